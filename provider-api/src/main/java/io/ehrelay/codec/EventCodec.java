@@ -1,0 +1,221 @@
+package io.ehrelay.codec;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import net.sf.ehcache.Element;
+
+/**
+ * The wire format of replication events and of batches of them. One encoding serves every transport.
+ *
+ * <pre>
+ * batch  := u8 formatVersion(=1) · i32 eventCount · event*
+ * event  := i32 length · u8 op · u16 nameLength · name(UTF-8) · key · [value · metadata]   (value for PUT only)
+ * metadata := i64 version · i64 creationTime · i64 lastAccessTime · i64 hitCount · i64 lastUpdateTime
+ *             · i32 timeToLive · i32 timeToIdle · u8 flags(bit 0: cacheDefaultLifespan)
+ * key, value := see {@link ValueCodec}
+ * </pre>
+ *
+ * Events are encoded once, on the writing thread, into self-contained byte arrays; a batch is a header
+ * followed by such arrays, so the same bytes go to every peer. Decoding checks every length against what is
+ * left before allocating. Stateless and thread-safe.
+ */
+public final class EventCodec {
+
+    public static final int FORMAT_VERSION = 1;
+    /** Bytes of the batch header. */
+    public static final int BATCH_HEADER_BYTES = 5;
+
+    private EventCodec() {
+    }
+
+    /** Encodes a put or update carrying the element. */
+    public static byte[] encodePut(String cacheName, Element e) throws IOException {
+        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), 64 + estimate(e.getObjectValue()));
+        ValueCodec.write(out, e.getObjectValue());
+        out.writeLong(e.getVersion());
+        out.writeLong(e.getCreationTime());
+        out.writeLong(e.getLastAccessTime());
+        out.writeLong(e.getHitCount());
+        out.writeLong(e.getLastUpdateTime());
+        out.writeInt(e.getTimeToLive());
+        out.writeInt(e.getTimeToIdle());
+        out.write(e.usesCacheDefaultLifespan() ? 1 : 0);
+        return finish(out);
+    }
+
+    /** Encodes an event that carries only a key: {@link Op#INVALIDATE} or {@link Op#REMOVE}. */
+    public static byte[] encodeKey(Op op, String cacheName, Object key) throws IOException {
+        if (op != Op.INVALIDATE && op != Op.REMOVE) {
+            throw new IllegalArgumentException("not a key operation: " + op);
+        }
+        return finish(start(op, cacheName, key, 16));
+    }
+
+    public static byte[] encodeRemoveAll(String cacheName) throws IOException {
+        ByteSink out = header(Op.REMOVE_ALL, cacheName, 8);
+        return finish(out);
+    }
+
+    private static ByteSink start(Op op, String cacheName, Object key, int sizeHint) throws IOException {
+        ByteSink out = header(op, cacheName, sizeHint + 16);
+        ValueCodec.write(out, key);
+        return out;
+    }
+
+    private static ByteSink header(Op op, String cacheName, int sizeHint) {
+        byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
+        if (name.length > 0xffff) {
+            throw new IllegalArgumentException("cache name longer than 65535 bytes");
+        }
+        ByteSink out = new ByteSink(sizeHint + name.length + 8);
+        out.writeInt(0);
+        out.write(op.code());
+        out.writeShort(name.length);
+        out.write(name, 0, name.length);
+        return out;
+    }
+
+    private static byte[] finish(ByteSink out) {
+        out.putInt(0, out.position() - 4);
+        return out.toByteArray();
+    }
+
+    private static int estimate(Object value) {
+        if (value instanceof byte[]) {
+            return ((byte[]) value).length;
+        }
+        if (value instanceof String) {
+            return ((String) value).length() * 3;
+        }
+        return 64;
+    }
+
+    /** The header that precedes {@code eventCount} encoded events. */
+    public static byte[] batchHeader(int eventCount) {
+        byte[] h = new byte[BATCH_HEADER_BYTES];
+        h[0] = (byte) FORMAT_VERSION;
+        h[1] = (byte) (eventCount >>> 24);
+        h[2] = (byte) (eventCount >>> 16);
+        h[3] = (byte) (eventCount >>> 8);
+        h[4] = (byte) eventCount;
+        return h;
+    }
+
+    /** A batch of one event, for synchronous sends and tests. */
+    public static byte[] singletonBatch(byte[] event) {
+        byte[] out = new byte[BATCH_HEADER_BYTES + event.length];
+        System.arraycopy(batchHeader(1), 0, out, 0, BATCH_HEADER_BYTES);
+        System.arraycopy(event, 0, out, BATCH_HEADER_BYTES, event.length);
+        return out;
+    }
+
+    /**
+     * Decodes a whole batch before anything is applied. An event whose value names a class outside the
+     * allow-list is skipped and reported in {@link DecodedBatch#rejections()}; any structural damage rejects the
+     * whole batch.
+     */
+    public static DecodedBatch decodeBatch(byte[] buf, int off, int len, CodecLimits limits)
+            throws MalformedFrameException {
+        if (len > limits.maxFrameBytes()) {
+            throw new MalformedFrameException("batch of " + len + " bytes exceeds maxFrameBytes=" + limits.maxFrameBytes());
+        }
+        ByteSource in = new ByteSource(buf, off, len);
+        int version = in.readByte("batch version");
+        if (version != FORMAT_VERSION) {
+            throw new MalformedFrameException("unsupported batch format version " + version);
+        }
+        int count = in.readInt("event count");
+        // every event takes at least 8 bytes: a bound on the list before allocating it
+        if (count < 0 || count > in.remaining() / 8) {
+            throw new MalformedFrameException("event count " + count + " impossible in " + in.remaining() + " bytes");
+        }
+        List<ReplicationEvent> events = new ArrayList<>(count);
+        List<Rejection> rejections = Collections.emptyList();
+        for (int i = 0; i < count; i++) {
+            int n = in.readLength("event");
+            ByteSource ev = new ByteSource(buf, in.position(), n);
+            in.skip(n, "event");
+            String cache = null;
+            try {
+                Op op = Op.of(ev.readByte("operation"));
+                cache = ev.readUtf8(ev.readShort("cache name length"), "cache name");
+                events.add(decodeEvent(op, cache, ev, limits));
+            } catch (RejectedClassException e) {
+                if (rejections.isEmpty()) {
+                    rejections = new ArrayList<>(2);
+                }
+                rejections.add(new Rejection(cache, e));
+            }
+        }
+        if (in.remaining() != 0) {
+            throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " events");
+        }
+        return new DecodedBatch(events, rejections);
+    }
+
+    private static ReplicationEvent decodeEvent(Op op, String cache, ByteSource in, CodecLimits limits)
+            throws MalformedFrameException {
+        if (op == Op.REMOVE_ALL) {
+            end(in);
+            return new ReplicationEvent(op, cache, null, null, 0, 0, 0, 0, 0, 0, 0, true);
+        }
+        Object key = ValueCodec.read(in, limits, "key");
+        if (key == null) {
+            throw new MalformedFrameException("null key in " + op + " event for cache " + cache);
+        }
+        if (op != Op.PUT) {
+            end(in);
+            return new ReplicationEvent(op, cache, key, null, 0, 0, 0, 0, 0, 0, 0, true);
+        }
+        Object value = ValueCodec.read(in, limits, "value");
+        long version = in.readLong("version");
+        long creation = in.readLong("creation time");
+        long access = in.readLong("last access time");
+        long hits = in.readLong("hit count");
+        long update = in.readLong("last update time");
+        int ttl = in.readInt("time to live");
+        int tti = in.readInt("time to idle");
+        int flags = in.readByte("flags");
+        end(in);
+        return new ReplicationEvent(op, cache, key, value, version, creation, access, hits, update, ttl, tti,
+                (flags & 1) != 0);
+    }
+
+    private static void end(ByteSource in) throws MalformedFrameException {
+        if (in.remaining() != 0) {
+            throw new MalformedFrameException(in.remaining() + " trailing bytes in event");
+        }
+    }
+
+    /** An event skipped because its value was rejected; {@code cacheName} may be null if it was unreadable. */
+    public static final class Rejection {
+        private final String cacheName;
+        private final RejectedClassException reason;
+
+        Rejection(String cacheName, RejectedClassException reason) {
+            this.cacheName = cacheName;
+            this.reason = reason;
+        }
+
+        public String cacheName() { return cacheName; }
+        public RejectedClassException reason() { return reason; }
+    }
+
+    /** The result of decoding a batch: the events to apply and the events rejected by the allow-list. */
+    public static final class DecodedBatch {
+        private final List<ReplicationEvent> events;
+        private final List<Rejection> rejections;
+
+        DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections) {
+            this.events = events;
+            this.rejections = rejections;
+        }
+
+        public List<ReplicationEvent> events() { return events; }
+        public List<Rejection> rejections() { return rejections; }
+    }
+}

@@ -1,0 +1,246 @@
+package io.ehrelay.codec;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InvalidClassException;
+import java.io.NotSerializableException;
+import java.io.ObjectInputFilter;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.ObjectStreamClass;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Encodes keys and values: fast paths for {@code byte[]}, {@code String} and boxed primitives, Java
+ * serialization for everything else. Decoding serialized data runs behind an {@link ObjectInputFilter} built
+ * from {@link CodecLimits}: a class outside the allow-list is rejected before it is loaded or instantiated.
+ * Stateless and thread-safe.
+ */
+public final class ValueCodec {
+
+    static final int NULL = 0;
+    static final int BYTES = 1;
+    static final int STRING = 2;
+    static final int INT = 3;
+    static final int LONG = 4;
+    static final int SHORT = 5;
+    static final int BYTE = 6;
+    static final int CHAR = 7;
+    static final int BOOLEAN = 8;
+    static final int FLOAT = 9;
+    static final int DOUBLE = 10;
+    static final int SERIALIZED = 11;
+
+    private ValueCodec() {
+    }
+
+    /**
+     * Appends one value.
+     *
+     * @throws NotSerializableException when the value is neither a fast-path type nor serializable
+     */
+    public static void write(ByteSink out, Object v) throws IOException {
+        if (v == null) {
+            out.write(NULL);
+        } else if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            out.write(BYTES);
+            out.writeInt(b.length);
+            out.write(b, 0, b.length);
+        } else if (v instanceof String) {
+            byte[] b = ((String) v).getBytes(StandardCharsets.UTF_8);
+            out.write(STRING);
+            out.writeInt(b.length);
+            out.write(b, 0, b.length);
+        } else if (v instanceof Integer) {
+            out.write(INT);
+            out.writeInt((Integer) v);
+        } else if (v instanceof Long) {
+            out.write(LONG);
+            out.writeLong((Long) v);
+        } else if (v instanceof Short) {
+            out.write(SHORT);
+            out.writeShort((Short) v);
+        } else if (v instanceof Byte) {
+            out.write(BYTE);
+            out.write((Byte) v);
+        } else if (v instanceof Character) {
+            out.write(CHAR);
+            out.writeShort((Character) v);
+        } else if (v instanceof Boolean) {
+            out.write(BOOLEAN);
+            out.write((Boolean) v ? 1 : 0);
+        } else if (v instanceof Float) {
+            out.write(FLOAT);
+            out.writeInt(Float.floatToRawIntBits((Float) v));
+        } else if (v instanceof Double) {
+            out.write(DOUBLE);
+            out.writeLong(Double.doubleToRawLongBits((Double) v));
+        } else {
+            out.write(SERIALIZED);
+            int lengthAt = out.position();
+            out.writeInt(0);
+            try (ObjectOutputStream oos = new ObjectOutputStream(out)) {
+                oos.writeObject(v);
+            }
+            out.putInt(lengthAt, out.position() - lengthAt - 4);
+        }
+    }
+
+    /** Reads one value written by {@link #write}. */
+    public static Object read(ByteSource in, CodecLimits limits, String what) throws MalformedFrameException {
+        int tag = in.readByte(what);
+        switch (tag) {
+            case NULL: return null;
+            case BYTES: return in.readBytes(in.readLength(what), what);
+            case STRING: return in.readUtf8(in.readLength(what), what);
+            case INT: return in.readInt(what);
+            case LONG: return in.readLong(what);
+            case SHORT: return (short) in.readShort(what);
+            case BYTE: return (byte) in.readByte(what);
+            case CHAR: return (char) in.readShort(what);
+            case BOOLEAN: return in.readByte(what) != 0;
+            case FLOAT: return Float.intBitsToFloat(in.readInt(what));
+            case DOUBLE: return Double.longBitsToDouble(in.readLong(what));
+            case SERIALIZED: {
+                int n = in.readLength(what);
+                int at = in.position();
+                in.skip(n, what);
+                return deserialize(in.array(), at, n, limits, what);
+            }
+            default:
+                throw new MalformedFrameException("unknown value tag " + tag + " in " + what);
+        }
+    }
+
+    private static Object deserialize(byte[] buf, int off, int len, CodecLimits limits, String what)
+            throws MalformedFrameException {
+        GuardFilter filter = new GuardFilter(limits, len);
+        try (ObjectInputStream in = new GuardedObjectInputStream(new ByteArrayInputStream(buf, off, len), filter,
+                limits.allowList())) {
+            Object value = in.readObject();
+            if (in.read() != -1) {
+                throw new MalformedFrameException("trailing bytes after serialized " + what);
+            }
+            return value;
+        } catch (InvalidClassException e) {
+            if (filter.rejected != null) {
+                throw filter.rejected;
+            }
+            throw new MalformedFrameException("cannot deserialize " + what + ": " + e.getMessage(), e);
+        } catch (ClassNotFoundException e) {
+            throw new MalformedFrameException("class of " + what + " not found on this node: " + e.getMessage(), e);
+        } catch (IOException | RuntimeException e) {
+            if (filter.rejected != null) {
+                throw filter.rejected;
+            }
+            throw new MalformedFrameException("cannot deserialize " + what + ": " + e, e);
+        }
+    }
+
+    /** Applies the allow-list and the size limits; remembers why it rejected, for the error message. */
+    private static final class GuardFilter implements ObjectInputFilter {
+        private final CodecLimits limits;
+        private final long maxBytes;
+        RejectedClassException rejected;
+
+        GuardFilter(CodecLimits limits, long maxBytes) {
+            this.limits = limits;
+            this.maxBytes = maxBytes;
+        }
+
+        @Override
+        public Status checkInput(FilterInfo info) {
+            Class<?> type = info.serialClass();
+            if (type != null && !limits.allowList().allows(type)) {
+                return rejectClass(type.getName());
+            }
+            if (info.depth() > limits.maxDepth()) {
+                return reject(null, "object graph deeper than maxObjectDepth=" + limits.maxDepth());
+            }
+            if (info.arrayLength() > limits.maxArrayLength()) {
+                return reject(null, "array of " + info.arrayLength() + " elements exceeds maxArrayLength="
+                        + limits.maxArrayLength());
+            }
+            if (info.references() > limits.maxReferences()) {
+                return reject(null, "more than maxObjectReferences=" + limits.maxReferences() + " references");
+            }
+            if (info.streamBytes() > maxBytes) {
+                return reject(null, "serialized value reads past its own length");
+            }
+            return type == null ? Status.UNDECIDED : Status.ALLOWED;
+        }
+
+        Status rejectClass(String className) {
+            return reject(className, "class " + className + " is not in the allow-list; add it (or its package as "
+                    + packagePatternOf(className) + ") to the provider property 'allowedClasses'");
+        }
+
+        private Status reject(String className, String message) {
+            if (rejected == null) {
+                rejected = new RejectedClassException(className, message);
+            }
+            return Status.REJECTED;
+        }
+
+        private static String packagePatternOf(String className) {
+            int dot = className.lastIndexOf('.');
+            return dot < 0 ? className : className.substring(0, dot) + ".*";
+        }
+    }
+
+    /**
+     * Checks the allow-list on the class name before the class is even loaded, refuses dynamic proxies, and
+     * resolves classes through the thread's context class loader first (application servers, containers).
+     */
+    private static final class GuardedObjectInputStream extends ObjectInputStream {
+        private final GuardFilter filter;
+        private final AllowList allowList;
+
+        GuardedObjectInputStream(ByteArrayInputStream in, GuardFilter filter, AllowList allowList) throws IOException {
+            super(in);
+            this.filter = filter;
+            this.allowList = allowList;
+            setObjectInputFilter(filter);
+        }
+
+        @Override
+        protected Class<?> resolveProxyClass(String[] interfaces) throws IOException {
+            filter.rejectClass("java.lang.reflect.Proxy" + java.util.Arrays.toString(interfaces));
+            throw new InvalidClassException("dynamic proxies are never deserialized");
+        }
+
+        @Override
+        protected Class<?> resolveClass(ObjectStreamClass desc) throws IOException, ClassNotFoundException {
+            String name = componentName(desc.getName());
+            if (name != null && !allowList.allows(name)) {
+                filter.rejectClass(name);
+                throw new InvalidClassException(name, "not in the allow-list");
+            }
+            ClassLoader tccl = Thread.currentThread().getContextClassLoader();
+            if (tccl != null) {
+                try {
+                    return Class.forName(desc.getName(), false, tccl);
+                } catch (ClassNotFoundException e) {
+                    // fall through to the default resolution
+                }
+            }
+            return super.resolveClass(desc);
+        }
+
+        /** The element class name of an array descriptor ("[[Lcom.x.Y;" gives "com.x.Y"); null for primitives. */
+        private static String componentName(String name) {
+            int i = 0;
+            while (i < name.length() && name.charAt(i) == '[') {
+                i++;
+            }
+            if (i == 0) {
+                return name;
+            }
+            if (i < name.length() && name.charAt(i) == 'L' && name.endsWith(";")) {
+                return name.substring(i + 1, name.length() - 1);
+            }
+            return null;
+        }
+    }
+}

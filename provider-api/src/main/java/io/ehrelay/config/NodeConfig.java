@@ -1,0 +1,92 @@
+package io.ehrelay.config;
+
+import io.ehrelay.codec.AllowList;
+import io.ehrelay.codec.CodecLimits;
+
+/**
+ * Immutable per-CacheManager settings, parsed from the properties of a {@code cacheManagerPeerProviderFactory}:
+ * the bounded queue, the shared dispatcher, the decoder's limits and allow-list, and peer discovery.
+ */
+public final class NodeConfig {
+
+    public static final String QUEUE_MAX_BYTES = "queueMaxBytes";
+    public static final String QUEUE_MAX_EVENTS = "queueMaxEvents";
+    public static final String OVERFLOW_POLICY = "overflowPolicy";
+    public static final String OVERFLOW_BLOCK_MILLIS = "overflowBlockMillis";
+    public static final String DISPATCHER_THREADS = "dispatcherThreads";
+    public static final String BATCH_MAX_EVENTS = "batchMaxEvents";
+    public static final String BATCH_MAX_BYTES = "batchMaxBytes";
+    public static final String BATCH_LINGER_MILLIS = "batchLingerMillis";
+    public static final String SHUTDOWN_DRAIN_MILLIS = "shutdownDrainMillis";
+    public static final String SEND_TIMEOUT_MILLIS = "sendTimeoutMillis";
+    public static final String ALLOWED_CLASSES = "allowedClasses";
+    public static final String MAX_FRAME_BYTES = "maxFrameBytes";
+    public static final String MAX_OBJECT_DEPTH = "maxObjectDepth";
+    public static final String MAX_ARRAY_LENGTH = "maxArrayLength";
+    public static final String MAX_OBJECT_REFERENCES = "maxObjectReferences";
+    public static final String REGISTER_JMX = "registerJmx";
+
+    private final long queueMaxBytes;
+    private final int queueMaxEvents;
+    private final OverflowPolicy overflowPolicy;
+    private final long overflowBlockMillis;
+    private final int dispatcherThreads;
+    private final int batchMaxEvents;
+    private final int batchMaxBytes;
+    private final long batchLingerMillis;
+    private final long shutdownDrainMillis;
+    private final long sendTimeoutMillis;
+    private final CodecLimits limits;
+    private final boolean registerJmx;
+    private final DiscoveryConfig discovery;
+
+    private NodeConfig(PropertyReader r, String manualPeersProperty) {
+        queueMaxBytes = r.bytesIn(QUEUE_MAX_BYTES, 64L << 20, 1024, 1L << 40);
+        queueMaxEvents = r.intIn(QUEUE_MAX_EVENTS, 100_000, 1, Integer.MAX_VALUE);
+        overflowPolicy = r.choice(OVERFLOW_POLICY, OverflowPolicy.DROP, OverflowPolicy.class);
+        overflowBlockMillis = r.longIn(OVERFLOW_BLOCK_MILLIS, 100, 0, 3_600_000);
+        dispatcherThreads = r.intIn(DISPATCHER_THREADS, 1, 1, 64);
+        batchMaxEvents = r.intIn(BATCH_MAX_EVENTS, 1000, 1, 1_000_000);
+        batchMaxBytes = (int) r.bytesIn(BATCH_MAX_BYTES, 1L << 20, 1024, 1L << 30);
+        batchLingerMillis = r.longIn(BATCH_LINGER_MILLIS, 0, 0, 60_000);
+        shutdownDrainMillis = r.longIn(SHUTDOWN_DRAIN_MILLIS, 5000, 0, 3_600_000);
+        sendTimeoutMillis = r.longIn(SEND_TIMEOUT_MILLIS, 10_000, 1, 3_600_000);
+        long maxFrame = r.bytesIn(MAX_FRAME_BYTES, 64L << 20, 4096, Integer.MAX_VALUE - 64);
+        int maxDepth = r.intIn(MAX_OBJECT_DEPTH, 64, 1, 10_000);
+        int maxArray = r.intIn(MAX_ARRAY_LENGTH, 16_777_216, 0, Integer.MAX_VALUE);
+        long maxRefs = r.longIn(MAX_OBJECT_REFERENCES, 1_000_000, 1, Long.MAX_VALUE);
+        AllowList allowList = AllowList.withDefaults(r.list(ALLOWED_CLASSES));
+        limits = new CodecLimits((int) maxFrame, maxDepth, maxArray, maxRefs, allowList);
+        registerJmx = r.bool(REGISTER_JMX, true);
+        discovery = DiscoveryConfig.read(r, manualPeersProperty);
+        if (batchMaxBytes > limits.maxFrameBytes()) {
+            throw r.invalid(BATCH_MAX_BYTES, Integer.toString(batchMaxBytes),
+                    "at most " + MAX_FRAME_BYTES + " (" + limits.maxFrameBytes() + ")");
+        }
+    }
+
+    /**
+     * Reads this node's settings from {@code reader}; the caller may read transport-specific properties from
+     * the same reader and must then call {@link PropertyReader#rejectUnknown()}.
+     *
+     * @param manualPeersProperty the transport's name for the manual peer list ({@code peers}, {@code rmiUrls}…)
+     */
+    public static NodeConfig read(PropertyReader reader, String manualPeersProperty) {
+        return new NodeConfig(reader, manualPeersProperty);
+    }
+
+    public long queueMaxBytes() { return queueMaxBytes; }
+    public int queueMaxEvents() { return queueMaxEvents; }
+    public OverflowPolicy overflowPolicy() { return overflowPolicy; }
+    public long overflowBlockMillis() { return overflowBlockMillis; }
+    public int dispatcherThreads() { return dispatcherThreads; }
+    public int batchMaxEvents() { return batchMaxEvents; }
+    public int batchMaxBytes() { return batchMaxBytes; }
+    public long batchLingerMillis() { return batchLingerMillis; }
+    public long shutdownDrainMillis() { return shutdownDrainMillis; }
+    /** How long the dispatcher waits for a peer to take a batch before counting it as failed for that peer. */
+    public long sendTimeoutMillis() { return sendTimeoutMillis; }
+    public CodecLimits limits() { return limits; }
+    public boolean registerJmx() { return registerJmx; }
+    public DiscoveryConfig discovery() { return discovery; }
+}

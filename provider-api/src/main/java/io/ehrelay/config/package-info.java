@@ -1,0 +1,2 @@
+/** Typed, immutable configuration parsed strictly from the {@code Properties} Ehcache hands to factories. */
+package io.ehrelay.config;

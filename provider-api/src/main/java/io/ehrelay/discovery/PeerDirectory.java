@@ -1,0 +1,79 @@
+package io.ehrelay.discovery;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.ehrelay.spi.Peer;
+
+/**
+ * Who a node's peers are: the manual list plus peers registered at run time ({@code registerPeer}) plus those
+ * heard by multicast heartbeat, which expire when their heartbeats stop. The node's own endpoint is never
+ * listed. Reads ({@link #peers()}) are a volatile snapshot, cheap enough for every batch. Thread-safe.
+ */
+public final class PeerDirectory {
+
+    private final Set<String> fixed = ConcurrentHashMap.newKeySet();
+    private final Map<String, Long> discovered = new ConcurrentHashMap<>();
+    private final long timeoutNanos;
+    private volatile String self;
+    private volatile List<Peer> snapshot = List.of();
+
+    public PeerDirectory(List<String> manual, long peerTimeoutMillis) {
+        fixed.addAll(manual);
+        this.timeoutNanos = peerTimeoutMillis * 1_000_000L;
+        rebuild();
+    }
+
+    /** The endpoint of this node, excluded from the peers. */
+    public void setSelf(String endpoint) {
+        this.self = endpoint;
+        rebuild();
+    }
+
+    public List<Peer> peers() {
+        return snapshot;
+    }
+
+    public void register(String endpoint) {
+        if (fixed.add(endpoint)) {
+            rebuild();
+        }
+    }
+
+    public void unregister(String endpoint) {
+        boolean changed = fixed.remove(endpoint);
+        changed |= discovered.remove(endpoint) != null;
+        if (changed) {
+            rebuild();
+        }
+    }
+
+    /** A heartbeat was heard from {@code endpoint}. */
+    public void heard(String endpoint, long nowNanos) {
+        if (discovered.put(endpoint, nowNanos) == null) {
+            rebuild();
+        }
+    }
+
+    /** Forgets discovered peers not heard from within the timeout. */
+    public void expire(long nowNanos) {
+        if (discovered.entrySet().removeIf(e -> nowNanos - e.getValue() > timeoutNanos)) {
+            rebuild();
+        }
+    }
+
+    private synchronized void rebuild() {
+        Set<String> all = new LinkedHashSet<>(fixed);
+        all.addAll(discovered.keySet());
+        all.remove(self);
+        List<Peer> out = new ArrayList<>(all.size());
+        for (String e : all) {
+            out.add(new Peer(e));
+        }
+        snapshot = List.copyOf(out);
+    }
+}

@@ -1,0 +1,2 @@
+/** Peer directory (manual list, run-time registration) and automatic discovery by multicast heartbeat. */
+package io.ehrelay.discovery;

@@ -1,0 +1,191 @@
+package io.ehrelay.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.codec.EventCodec;
+import io.ehrelay.config.NodeConfig;
+import io.ehrelay.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+
+/**
+ * The shared dispatcher of one CacheManager: {@code dispatcherThreads} threads, one per queue lane, however
+ * many caches replicate. Each takes a batch (bounded by count, bytes and linger), sends the same bytes to
+ * every peer, and waits up to {@code sendTimeoutMillis} for each peer to take it, so a slow peer pushes back
+ * into the bounded queue instead of growing memory. Outcomes are counted per event and peer.
+ *
+ * <p>Lifecycle: {@link #start()} once; {@link #stop(long)} closes the queue, lets the threads drain it up to
+ * the given time, then interrupts them and counts whatever is left as dropped.
+ */
+final class Dispatcher {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Dispatcher.class);
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private final ReplicationQueue queue;
+    private final NodeConfig config;
+    private final Supplier<List<Peer>> peers;
+    private final Transport transport;
+    private final ReplicationMetrics metrics;
+    private final ThreadFactory threads;
+    private final RateLimitedLog warn;
+    private final List<Thread> workers = new ArrayList<>();
+    private volatile boolean stopping;
+
+    Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
+               ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn) {
+        this.queue = queue;
+        this.config = config;
+        this.peers = peers;
+        this.transport = transport;
+        this.metrics = metrics;
+        this.threads = threads;
+        this.warn = warn;
+    }
+
+    void start() {
+        for (int lane = 0; lane < queue.laneCount(); lane++) {
+            final int l = lane;
+            Thread t = threads.newThread(() -> run(l));
+            workers.add(t);
+            t.start();
+        }
+    }
+
+    private void run(int lane) {
+        long linger = TimeUnit.MILLISECONDS.toNanos(config.batchLingerMillis());
+        try {
+            while (true) {
+                List<ReplicationQueue.Entry> batch =
+                        queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(), linger, POLL_NANOS);
+                if (batch.isEmpty()) {
+                    if (stopping) {
+                        return;
+                    }
+                    continue;
+                }
+                deliver(batch);
+            }
+        } catch (InterruptedException e) {
+            // stop() ran out of drain time; what is left is counted there
+        }
+    }
+
+    private void deliver(List<ReplicationQueue.Entry> batch) throws InterruptedException {
+        byte[][] parts = new byte[batch.size() + 1][];
+        parts[0] = EventCodec.batchHeader(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            ReplicationQueue.Entry e = batch.get(i);
+            parts[i + 1] = e.bytes;
+            e.cache.queueRemove(e.bytes.length);
+            e.cache.servedByCurrentThread();
+        }
+        List<Peer> targets = peers.get();
+        if (targets.isEmpty()) {
+            LOG.debug("no peers: {} events not addressed to anyone", batch.size());
+            return;
+        }
+        Batch bytes = new Batch(parts, batch.size());
+        metrics.markBatch(batch.size(), bytes.length());
+        List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
+        for (Peer p : targets) {
+            futures.add(sendQuietly(p, bytes));
+        }
+        for (int i = 0; i < targets.size(); i++) {
+            Peer peer = targets.get(i);
+            Throwable failure = await(futures.get(i), config.sendTimeoutMillis());
+            long now = System.nanoTime();
+            if (failure == null) {
+                metrics.markBytesSent(bytes.length());
+                for (ReplicationQueue.Entry e : batch) {
+                    e.cache.onSent(e.bytes.length, now - e.enqueuedNanos);
+                }
+            } else {
+                for (ReplicationQueue.Entry e : batch) {
+                    e.cache.onFailed();
+                }
+                warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
+                        batch.size(), peer, metrics.cacheManagerName(), describe(failure));
+            }
+        }
+    }
+
+    private CompletableFuture<Void> sendQuietly(Peer peer, Batch batch) {
+        try {
+            return transport.send(peer, batch, false);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Waits for a future; returns its failure, or null on success. */
+    static Throwable await(CompletableFuture<Void> f, long timeoutMillis) throws InterruptedException {
+        try {
+            f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause() == null ? e : e.getCause();
+        } catch (TimeoutException e) {
+            f.cancel(false);
+            return new TimeoutException("no answer within " + timeoutMillis + " ms");
+        }
+    }
+
+    static String describe(Throwable t) {
+        String m = t.getMessage();
+        return m == null ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + m;
+    }
+
+    /** Drains up to {@code drainMillis}, then interrupts; returns the number of events that could not be sent. */
+    int stop(long drainMillis) {
+        stopping = true;
+        queue.close();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(drainMillis);
+        for (Thread t : workers) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            try {
+                if (left > 0) {
+                    t.join(left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Thread t : workers) {
+            t.interrupt();
+        }
+        for (Thread t : workers) {
+            try {
+                t.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        List<ReplicationQueue.Entry> left = queue.clear();
+        long bytes = 0;
+        for (ReplicationQueue.Entry e : left) {
+            e.cache.queueRemove(e.bytes.length);
+            e.cache.onDropped();
+            bytes += e.bytes.length;
+        }
+        if (!left.isEmpty()) {
+            LOG.warn("ehrelay: CacheManager {} shut down with {} events ({} bytes) not sent within "
+                    + "shutdownDrainMillis={}; counted as dropped", metrics.cacheManagerName(), left.size(), bytes,
+                    drainMillis);
+        }
+        return left.size();
+    }
+}

@@ -1,0 +1,675 @@
+package io.ehrelay.engine;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.codec.CodecLimits;
+import io.ehrelay.codec.EventCodec;
+import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.codec.ReplicationEvent;
+import io.ehrelay.config.BootstrapConfig;
+import io.ehrelay.config.DiscoveryConfig;
+import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.ReplicatorConfig;
+import io.ehrelay.config.SyncFailurePolicy;
+import io.ehrelay.discovery.MulticastHeartbeat;
+import io.ehrelay.discovery.PeerDirectory;
+import io.ehrelay.metrics.CacheMetrics;
+import io.ehrelay.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.spi.TransportContext;
+import net.sf.ehcache.CacheException;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.Status;
+
+/**
+ * The replication engine of one CacheManager and one transport: queue, dispatcher, peer directory, discovery,
+ * metrics and the transport itself, shared by every cache of that CacheManager.
+ *
+ * <p>Lifecycle, driven by Ehcache: the listener and provider factories {@link #obtain} the node and configure
+ * it; the provider's {@code init()} calls {@link #start()}; the provider's {@code dispose()} (after every cache
+ * was disposed) calls {@link #stop()}, which drains the queue up to {@code shutdownDrainMillis}, stops the
+ * transport and discovery, waits for every ehrelay thread and unregisters the MBeans. Thread-safe.
+ */
+public final class ReplicationNode implements InboundHandler {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicationNode.class);
+    private static final Map<CacheManager, Map<String, ReplicationNode>> NODES = new IdentityHashMap<>();
+
+    /** Node states. */
+    private enum State { NEW, STARTED, STOPPED }
+
+    private final CacheManager cacheManager;
+    private final String scheme;
+    private final String transportName;
+    private final NodeThreads threads;
+    private final ReplicationMetrics metrics;
+    private final RateLimitedLog warn = new RateLimitedLog(LOG, 10_000);
+    private final Map<String, CacheBinding> bindings = new ConcurrentHashMap<>();
+    private final Map<String, Ehcache> initializing = new ConcurrentHashMap<>();
+    private volatile State state = State.NEW;
+    private NodeConfig config;
+    private Transport transport;
+    private ListenerConfig listener;
+    private PeerDirectory directory;
+    private ReplicationQueue queue;
+    private Dispatcher dispatcher;
+    private MulticastHeartbeat heartbeat;
+    private ThreadPoolExecutor bootstrapExecutor;
+
+    private ReplicationNode(CacheManager cacheManager, String scheme, String transportName) {
+        this.cacheManager = cacheManager;
+        this.scheme = scheme;
+        this.transportName = transportName;
+        this.threads = new NodeThreads(transportName, cacheManager.getName());
+        this.metrics = new ReplicationMetrics(cacheManager.getName(), transportName);
+    }
+
+    /** The node of {@code cacheManager} for {@code scheme}, created (unconfigured) if there is none yet. */
+    public static ReplicationNode obtain(CacheManager cacheManager, String scheme, String transportName) {
+        synchronized (NODES) {
+            return NODES.computeIfAbsent(cacheManager, cm -> new ConcurrentHashMap<>())
+                    .computeIfAbsent(scheme, s -> new ReplicationNode(cacheManager, scheme, transportName));
+        }
+    }
+
+    /** The node of {@code cacheManager} for {@code scheme}, or {@code null}. */
+    public static ReplicationNode find(CacheManager cacheManager, String scheme) {
+        synchronized (NODES) {
+            Map<String, ReplicationNode> m = NODES.get(cacheManager);
+            return m == null ? null : m.get(scheme);
+        }
+    }
+
+    /** Every node of {@code cacheManager} (one per ehrelay transport it configures). */
+    public static List<ReplicationNode> all(CacheManager cacheManager) {
+        synchronized (NODES) {
+            Map<String, ReplicationNode> m = NODES.get(cacheManager);
+            return m == null ? List.of() : new ArrayList<>(m.values());
+        }
+    }
+
+    private static void forget(ReplicationNode node) {
+        synchronized (NODES) {
+            Map<String, ReplicationNode> m = NODES.get(node.cacheManager);
+            if (m != null && m.get(node.scheme) == node) {
+                m.remove(node.scheme);
+                if (m.isEmpty()) {
+                    NODES.remove(node.cacheManager);
+                }
+            }
+        }
+    }
+
+    /** Called by the provider factory: the node's settings and its transport. */
+    public synchronized void configure(NodeConfig nodeConfig, Transport nodeTransport) {
+        if (config != null) {
+            throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " configures two "
+                    + scheme + " peer providers");
+        }
+        this.config = nodeConfig;
+        this.transport = nodeTransport;
+        DiscoveryConfig d = nodeConfig.discovery();
+        this.directory = new PeerDirectory(d.manualPeers(), d.peerTimeoutMillis());
+        this.queue = new ReplicationQueue(nodeConfig.dispatcherThreads(), nodeConfig.queueMaxBytes(),
+                nodeConfig.queueMaxEvents(), nodeConfig.overflowPolicy(), nodeConfig.overflowBlockMillis());
+        metrics.gauge("queueCapacityBytes", nodeConfig::queueMaxBytes);
+        metrics.gauge("queueCapacityEvents", nodeConfig::queueMaxEvents);
+        metrics.gauge("queueHighWaterBytes", queue::highWaterBytes);
+        metrics.gauge("queueHighWaterEvents", queue::highWaterEvents);
+        metrics.gauge("peersKnown", () -> directory.peers().size());
+        metrics.gauge("peersReachable", this::reachablePeers);
+        metrics.gauge("threads", threads::live);
+    }
+
+    /** Called by the listener factory: where this node listens. */
+    public synchronized void setListener(ListenerConfig listenerConfig) {
+        this.listener = listenerConfig;
+    }
+
+    public synchronized void start() {
+        if (state != State.NEW) {
+            return;
+        }
+        if (config == null) {
+            throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " has a " + scheme
+                    + " peer listener but no " + scheme + " cacheManagerPeerProviderFactory");
+        }
+        try {
+            transport.start(new Context());
+            directory.setSelf(transport.localEndpoint());
+            dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
+                    threads.factory("dispatcher"), warn);
+            dispatcher.start();
+            if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
+                heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
+                        directory, threads.factory("heartbeat"), metrics.meter("malformedHeartbeats"));
+                heartbeat.start();
+            }
+            if (config.registerJmx()) {
+                metrics.registerWith(ManagementFactory.getPlatformMBeanServer());
+            }
+        } catch (Exception e) {
+            stopQuietly();
+            throw new CacheException("ehrelay: could not start " + transportName + " replication for CacheManager "
+                    + cacheManager.getName() + ": " + e.getMessage(), e);
+        }
+        state = State.STARTED;
+        LOG.info("ehrelay: {} replication of CacheManager {} started at {}", transportName, cacheManager.getName(),
+                transport.localEndpoint());
+    }
+
+    public void stop() {
+        synchronized (this) {
+            if (state == State.STOPPED) {
+                return;
+            }
+            state = State.STOPPED;
+        }
+        if (dispatcher != null) {
+            dispatcher.stop(config.shutdownDrainMillis());
+        }
+        stopQuietly();
+        List<String> alive = threads.awaitTermination(5000);
+        if (!alive.isEmpty()) {
+            LOG.warn("ehrelay: threads still running after shutdown of CacheManager {}: {}", cacheManager.getName(),
+                    alive);
+        }
+        metrics.close();
+        forget(this);
+    }
+
+    private void stopQuietly() {
+        if (heartbeat != null) {
+            heartbeat.stop();
+        }
+        if (transport != null) {
+            try {
+                transport.stop();
+            } catch (RuntimeException e) {
+                LOG.warn("ehrelay: stopping the {} transport failed", transportName, e);
+            }
+        }
+        synchronized (this) {
+            if (bootstrapExecutor != null) {
+                bootstrapExecutor.shutdownNow();
+            }
+        }
+        if (state != State.STOPPED) {
+            metrics.close();
+            forget(this);
+        }
+    }
+
+    public boolean isAlive() {
+        return state == State.STARTED;
+    }
+
+    public Status status() {
+        return state == State.STARTED ? Status.STATUS_ALIVE
+                : state == State.NEW ? Status.STATUS_UNINITIALISED : Status.STATUS_SHUTDOWN;
+    }
+
+    public String scheme() {
+        return scheme;
+    }
+
+    public CacheManager cacheManager() {
+        return cacheManager;
+    }
+
+    public ReplicationMetrics metrics() {
+        return metrics;
+    }
+
+    public NodeThreads threads() {
+        return threads;
+    }
+
+    public synchronized NodeConfig config() {
+        return config;
+    }
+
+    public synchronized ListenerConfig listener() {
+        return listener;
+    }
+
+    /** This node's endpoint, or {@code null} before start or without a listener. */
+    public String localEndpoint() {
+        Transport t = transport;
+        return t == null || state == State.NEW ? null : t.localEndpoint();
+    }
+
+    public PeerDirectory directory() {
+        return directory;
+    }
+
+    public List<Peer> peers() {
+        PeerDirectory d = directory;
+        return d == null ? List.of() : d.peers();
+    }
+
+    private int reachablePeers() {
+        int n = 0;
+        for (Peer p : directory.peers()) {
+            if (transport.isReachable(p)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The transport, for tests and transport-level diagnostics. */
+    public Transport transport() {
+        return transport;
+    }
+
+    // ---- sending -------------------------------------------------------------------------------------------
+
+    /** The per-cache view the replicators use: metrics and queue lane. */
+    public CacheBinding bind(String cacheName) {
+        CacheBinding b = bindings.get(cacheName);
+        if (b != null) {
+            return b;
+        }
+        return bindings.computeIfAbsent(cacheName, n -> new CacheBinding(n, metrics.cache(n),
+                (n.hashCode() & 0x7fffffff) % config.dispatcherThreads()));
+    }
+
+    /** Queues an encoded event for asynchronous replication; a refused event is counted and logged. */
+    public void enqueue(CacheBinding binding, byte[] event) {
+        CacheMetrics m = binding.metrics;
+        m.queueAdd(event.length);
+        boolean accepted;
+        try {
+            accepted = state == State.STARTED
+                    && queue.offer(binding.lane, new ReplicationQueue.Entry(m, event, System.nanoTime()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            accepted = false;
+        }
+        if (accepted) {
+            m.onEnqueued();
+            return;
+        }
+        m.queueRemove(event.length);
+        m.onDropped();
+        if (state != State.STARTED) {
+            warn.warn("notstarted", "ehrelay: replication of CacheManager {} is not running; event for cache {} "
+                    + "dropped (counted in dropped)", cacheManager.getName(), binding.cacheName);
+        } else {
+            warn.warn("overflow", "ehrelay: replication queue of CacheManager {} is full (queueMaxEvents={}, "
+                    + "queueMaxBytes={}, overflowPolicy={}); event for cache {} dropped (counted in dropped). "
+                    + "Raise the bounds, or check the peers' health.", cacheManager.getName(),
+                    config.queueMaxEvents(), config.queueMaxBytes(), config.overflowPolicy(), binding.cacheName);
+        }
+    }
+
+    /**
+     * Sends one event to every peer and waits until each applied it, up to the replicator's timeout. Failures
+     * are counted; with {@link SyncFailurePolicy#THROW} they are thrown as a {@link CacheException} naming
+     * each peer and its reason.
+     */
+    public void replicateSynchronously(CacheBinding binding, byte[] event, ReplicatorConfig rc) {
+        List<Peer> targets = peers();
+        if (targets.isEmpty() || state != State.STARTED) {
+            return;
+        }
+        Batch batch = new Batch(new byte[][] {EventCodec.batchHeader(1), event}, 1);
+        long t0 = System.nanoTime();
+        List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
+        for (Peer p : targets) {
+            try {
+                futures.add(transport.send(p, batch, true));
+            } catch (RuntimeException e) {
+                futures.add(CompletableFuture.failedFuture(e));
+            }
+        }
+        long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(rc.syncTimeoutMillis());
+        List<String> failures = new ArrayList<>(0);
+        CacheMetrics m = binding.metrics;
+        for (int i = 0; i < targets.size(); i++) {
+            Throwable failure;
+            try {
+                long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+                failure = Dispatcher.await(futures.get(i), left == 0 ? 1 : left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure = e;
+            }
+            if (failure == null) {
+                m.onSent(event.length, System.nanoTime() - t0);
+                metrics.markBytesSent(batch.length());
+            } else {
+                m.onFailed();
+                failures.add(targets.get(i) + " (" + Dispatcher.describe(failure) + ")");
+            }
+        }
+        m.onSyncRoundTrip(System.nanoTime() - t0);
+        if (!failures.isEmpty()) {
+            String message = "ehrelay: synchronous replication for cache " + binding.cacheName + " of CacheManager "
+                    + cacheManager.getName() + " not acknowledged within syncTimeoutMillis=" + rc.syncTimeoutMillis()
+                    + " by " + failures;
+            if (rc.syncFailurePolicy() == SyncFailurePolicy.THROW) {
+                throw new CacheException(message);
+            }
+            warn.warn("sync:" + binding.cacheName, message);
+        }
+    }
+
+    // ---- receiving -------------------------------------------------------------------------------------------
+
+    private CodecLimits limits() {
+        return config.limits();
+    }
+
+    @Override
+    public void onEvents(String fromPeer, byte[] batch, int offset, int length) throws MalformedFrameException {
+        metrics.markBytesReceived(length);
+        EventCodec.DecodedBatch decoded;
+        try {
+            decoded = EventCodec.decodeBatch(batch, offset, length, limits());
+        } catch (MalformedFrameException e) {
+            metrics.markMalformedFrame();
+            warn.warn("malformed:" + fromPeer, "ehrelay: rejected a damaged batch from {} (counted in rejected): {}",
+                    fromPeer, e.getMessage());
+            throw e;
+        }
+        countRejections(fromPeer, decoded);
+        for (ReplicationEvent ev : decoded.events()) {
+            apply(fromPeer, ev);
+        }
+    }
+
+    private void countRejections(String fromPeer, EventCodec.DecodedBatch decoded) {
+        for (EventCodec.Rejection r : decoded.rejections()) {
+            Ehcache cache = r.cacheName() == null ? null : resolve(r.cacheName());
+            if (cache != null) {
+                metrics.cache(r.cacheName()).onRejected();
+            } else {
+                metrics.markRejected();
+            }
+            warn.warn("rejected:" + r.reason().className(),
+                    "ehrelay: rejected a replicated value from {} for cache {} (counted in rejected): {}", fromPeer,
+                    r.cacheName(), r.reason().getMessage());
+        }
+    }
+
+    private void apply(String fromPeer, ReplicationEvent ev) {
+        Ehcache cache = resolve(ev.cacheName());
+        if (cache == null) {
+            metrics.markUnknownCache();
+            warn.warn("unknown:" + ev.cacheName(), "ehrelay: event from {} for cache '{}', which CacheManager {} "
+                    + "does not have; dropped (counted in unknownCache)", fromPeer, ev.cacheName(),
+                    cacheManager.getName());
+            return;
+        }
+        CacheMetrics m = metrics.cache(ev.cacheName());
+        m.onReceived();
+        m.servedByCurrentThread();
+        long t0 = System.nanoTime();
+        try {
+            switch (ev.op()) {
+                case PUT:
+                    cache.put(ev.toElement(), true);
+                    break;
+                case INVALIDATE:
+                case REMOVE:
+                    cache.remove(ev.key(), true);
+                    break;
+                case REMOVE_ALL:
+                    cache.removeAll(true);
+                    break;
+                default:
+                    throw new IllegalStateException("unhandled " + ev.op());
+            }
+        } catch (RuntimeException e) {
+            m.onDropped();
+            warn.warn("apply:" + ev.cacheName(), "ehrelay: could not apply {} from {} (counted in dropped): {}", ev,
+                    fromPeer, e.toString());
+            return;
+        }
+        m.onApplied(System.nanoTime() - t0);
+    }
+
+    /** A live cache of this CacheManager, including one still bootstrapping during CacheManager start-up. */
+    private Ehcache resolve(String name) {
+        Ehcache cache;
+        try {
+            cache = cacheManager.getEhcache(name);
+        } catch (IllegalStateException e) {
+            return null;
+        }
+        if (cache != null) {
+            if (!initializing.isEmpty()) {
+                initializing.remove(name);
+            }
+            return cache.getStatus() == Status.STATUS_ALIVE ? cache : null;
+        }
+        cache = initializing.get(name);
+        return cache != null && cache.getStatus() == Status.STATUS_ALIVE ? cache : null;
+    }
+
+    @Override
+    public void onStateRequest(String cacheName, int maxChunkBytes, ChunkSink sink) throws Exception {
+        Ehcache cache = resolve(cacheName);
+        if (cache == null) {
+            throw new IllegalArgumentException("CacheManager " + cacheManager.getName() + " has no live cache named '"
+                    + cacheName + "'");
+        }
+        CacheMetrics m = metrics.cache(cacheName);
+        m.servedByCurrentThread();
+        List<byte[]> parts = new ArrayList<>();
+        int size = 0;
+        for (Object key : cache.getKeys()) {
+            Element e = cache.getQuiet(key);
+            if (e == null || e.isExpired()) {
+                continue;
+            }
+            byte[] ev;
+            try {
+                ev = EventCodec.encodePut(cacheName, e);
+            } catch (IOException | RuntimeException ex) {
+                warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded for "
+                        + "bootstrap and is skipped: {}", key, cacheName, ex.toString());
+                continue;
+            }
+            parts.add(ev);
+            size += ev.length;
+            if (size >= maxChunkBytes) {
+                sink.accept(chunk(parts, size));
+                parts.clear();
+                size = 0;
+            }
+        }
+        if (!parts.isEmpty()) {
+            sink.accept(chunk(parts, size));
+        }
+    }
+
+    private static byte[] chunk(List<byte[]> events, int size) {
+        byte[] out = new byte[EventCodec.BATCH_HEADER_BYTES + size];
+        System.arraycopy(EventCodec.batchHeader(events.size()), 0, out, 0, EventCodec.BATCH_HEADER_BYTES);
+        int at = EventCodec.BATCH_HEADER_BYTES;
+        for (byte[] e : events) {
+            System.arraycopy(e, 0, out, at, e.length);
+            at += e.length;
+        }
+        return out;
+    }
+
+    // ---- bootstrap -------------------------------------------------------------------------------------------
+
+    /**
+     * Loads {@code cache} from one peer, trying the next when one fails; asynchronously on the node's single
+     * bootstrap thread when configured so (that thread ends when idle, so it does not add a thread per cache).
+     */
+    public void bootstrap(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
+        initializing.put(cache.getName(), cache);
+        if (!bc.asynchronous()) {
+            load(cache, bc, clusterFormMillis);
+            return;
+        }
+        synchronized (this) {
+            if (state == State.STOPPED) {
+                return;
+            }
+            if (bootstrapExecutor == null) {
+                bootstrapExecutor = new ThreadPoolExecutor(1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                        threads.factory("bootstrap"));
+                bootstrapExecutor.allowCoreThreadTimeOut(true);
+            }
+            bootstrapExecutor.execute(() -> load(cache, bc, clusterFormMillis));
+        }
+    }
+
+    private void load(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
+        String name = cache.getName();
+        CacheMetrics m = metrics.cache(name);
+        long t0 = System.nanoTime();
+        long waitUntil = t0 + TimeUnit.MILLISECONDS.toNanos(clusterFormMillis);
+        while (peers().isEmpty() && System.nanoTime() < waitUntil && state != State.STOPPED) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        List<Peer> candidates = new ArrayList<>(peers());
+        if (candidates.isEmpty()) {
+            LOG.info("ehrelay: no peers to bootstrap cache {} of CacheManager {} from", name, cacheManager.getName());
+            return;
+        }
+        Collections.shuffle(candidates);
+        List<String> failures = new ArrayList<>();
+        for (Peer peer : candidates) {
+            AtomicLong loaded = new AtomicLong();
+            CompletableFuture<Void> f;
+            try {
+                f = transport.requestState(peer, name, bc.maximumChunkSizeBytes(),
+                        chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk)));
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            Throwable failure;
+            try {
+                failure = Dispatcher.await(f, bc.timeoutMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (failure == null) {
+                long nanos = System.nanoTime() - t0;
+                m.onBootstrap(nanos);
+                LOG.info("ehrelay: bootstrapped cache {} of CacheManager {} with {} elements from {} in {} ms", name,
+                        cacheManager.getName(), loaded.get(), peer, TimeUnit.NANOSECONDS.toMillis(nanos));
+                return;
+            }
+            failures.add(peer + " (" + Dispatcher.describe(failure) + ")");
+            LOG.warn("ehrelay: bootstrap of cache {} from {} failed: {}; trying the next peer", name, peer,
+                    Dispatcher.describe(failure));
+        }
+        m.onBootstrapFailure();
+        LOG.warn("ehrelay: could not bootstrap cache {} of CacheManager {} from any peer: {}", name,
+                cacheManager.getName(), failures);
+    }
+
+    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk)
+            throws MalformedFrameException {
+        EventCodec.DecodedBatch decoded;
+        try {
+            decoded = EventCodec.decodeBatch(chunk, 0, chunk.length, limits());
+        } catch (MalformedFrameException e) {
+            metrics.markMalformedFrame();
+            throw e;
+        }
+        countRejections(fromPeer, decoded);
+        m.servedByCurrentThread();
+        int n = 0;
+        for (ReplicationEvent ev : decoded.events()) {
+            if (ev.op() != io.ehrelay.codec.Op.PUT || !ev.cacheName().equals(cache.getName())) {
+                throw new MalformedFrameException("bootstrap chunk holds " + ev + ", not a put for " + cache.getName());
+            }
+            // an element replicated live while bootstrapping is newer than the snapshot's: keep it
+            cache.putIfAbsent(ev.toElement(), true);
+            n++;
+        }
+        return n;
+    }
+
+    /** What the transport sees of the node. */
+    private final class Context implements TransportContext {
+        @Override
+        public InboundHandler inbound() {
+            return ReplicationNode.this;
+        }
+
+        @Override
+        public ThreadFactory threads(String role) {
+            return threads.factory(role);
+        }
+
+        @Override
+        public CodecLimits limits() {
+            return config.limits();
+        }
+
+        @Override
+        public ListenerConfig listener() {
+            return listener;
+        }
+
+        @Override
+        public ReplicationMetrics metrics() {
+            return metrics;
+        }
+
+        @Override
+        public String cacheManagerName() {
+            return cacheManager.getName();
+        }
+    }
+
+    /** A cache's handle on the node: its metrics and its queue lane. Immutable. */
+    public static final class CacheBinding {
+        final String cacheName;
+        final CacheMetrics metrics;
+        final int lane;
+
+        CacheBinding(String cacheName, CacheMetrics metrics, int lane) {
+            this.cacheName = cacheName;
+            this.metrics = metrics;
+            this.lane = lane;
+        }
+
+        public String cacheName() {
+            return cacheName;
+        }
+
+        public CacheMetrics metrics() {
+            return metrics;
+        }
+    }
+}

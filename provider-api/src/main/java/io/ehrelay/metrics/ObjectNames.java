@@ -1,0 +1,51 @@
+package io.ehrelay.metrics;
+
+import javax.management.MalformedObjectNameException;
+import javax.management.ObjectName;
+
+/**
+ * The documented JMX names of ehrelay's metrics. All live in one domain, {@value #DOMAIN}:
+ *
+ * <pre>
+ * io.ehrelay:type=CacheManager,cacheManager=&lt;cm&gt;,transport=&lt;t&gt;,name=&lt;metric&gt;
+ * io.ehrelay:type=Cache,cacheManager=&lt;cm&gt;,transport=&lt;t&gt;,cache=&lt;cache&gt;,name=&lt;metric&gt;
+ * </pre>
+ *
+ * A value containing a character that JMX reserves ({@code , = : " * ? \n}) is quoted with
+ * {@link ObjectName#quote}. The metric's name in the Dropwizard {@code MetricRegistry} is the same string.
+ */
+public final class ObjectNames {
+
+    public static final String DOMAIN = "io.ehrelay";
+
+    private ObjectNames() {
+    }
+
+    public static String cacheManagerMetric(String cacheManager, String transport, String metric) {
+        return DOMAIN + ":type=CacheManager,cacheManager=" + value(cacheManager) + ",transport=" + value(transport)
+                + ",name=" + value(metric);
+    }
+
+    public static String cacheMetric(String cacheManager, String transport, String cache, String metric) {
+        return DOMAIN + ":type=Cache,cacheManager=" + value(cacheManager) + ",transport=" + value(transport)
+                + ",cache=" + value(cache) + ",name=" + value(metric);
+    }
+
+    public static ObjectName of(String name) {
+        try {
+            return new ObjectName(name);
+        } catch (MalformedObjectNameException e) {
+            throw new IllegalArgumentException("not an ObjectName: " + name, e);
+        }
+    }
+
+    static String value(String v) {
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            if (c == ',' || c == '=' || c == ':' || c == '"' || c == '*' || c == '?' || c == '\n' || c == '\\') {
+                return ObjectName.quote(v);
+            }
+        }
+        return v.isEmpty() ? ObjectName.quote(v) : v;
+    }
+}

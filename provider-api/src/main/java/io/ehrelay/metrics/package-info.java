@@ -1,0 +1,4 @@
+/**
+ * Replication metrics (Dropwizard Metrics) and their JMX ObjectNames: per CacheManager and per cache.
+ */
+package io.ehrelay.metrics;

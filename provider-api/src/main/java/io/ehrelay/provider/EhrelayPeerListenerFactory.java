@@ -1,0 +1,42 @@
+package io.ehrelay.provider;
+
+import java.util.Properties;
+
+import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.config.PropertyReader;
+import io.ehrelay.engine.ReplicationNode;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.distribution.CacheManagerPeerListener;
+import net.sf.ehcache.distribution.CacheManagerPeerListenerFactory;
+
+/**
+ * Base of every transport's {@code cacheManagerPeerListenerFactory}: parses {@code hostName} and {@code port}
+ * (plus the transport's own properties) and tells the CacheManager's node where to listen. The node itself
+ * starts with the peer provider.
+ */
+public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListenerFactory {
+
+    protected abstract String scheme();
+
+    protected abstract String transportName();
+
+    /** The port used when none is given; 0 picks any free port. */
+    protected int defaultPort() {
+        return 0;
+    }
+
+    /** Reads transport-specific listener properties (none by default). */
+    protected void readTransportProperties(PropertyReader reader) {
+    }
+
+    @Override
+    public CacheManagerPeerListener createCachePeerListener(CacheManager cacheManager, Properties properties) {
+        PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
+        ListenerConfig config = ListenerConfig.read(reader, defaultPort());
+        readTransportProperties(reader);
+        reader.rejectUnknown();
+        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme(), transportName());
+        node.setListener(config);
+        return new EhrelayPeerListener(node, config);
+    }
+}

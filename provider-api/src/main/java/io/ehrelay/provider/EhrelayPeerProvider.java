@@ -1,0 +1,74 @@
+package io.ehrelay.provider;
+
+import java.util.List;
+
+import javax.management.MBeanServer;
+
+import io.ehrelay.config.DiscoveryConfig;
+import io.ehrelay.engine.ReplicationNode;
+import net.sf.ehcache.CacheException;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.management.ManagedCacheManagerPeerProvider;
+
+/**
+ * The CacheManager's peer provider: starts and stops the node, answers who the peers are, and exposes the
+ * metrics to the MBeanServer Ehcache's {@code ManagementService} hands it. {@code registerPeer} and
+ * {@code unregisterPeer} take transport endpoints ({@code host:port} for TCP).
+ */
+public class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
+
+    private final ReplicationNode node;
+
+    public EhrelayPeerProvider(ReplicationNode node) {
+        this.node = node;
+    }
+
+    public ReplicationNode node() {
+        return node;
+    }
+
+    @Override
+    public void registerPeer(String endpoint) {
+        node.directory().register(endpoint);
+    }
+
+    @Override
+    public void unregisterPeer(String endpoint) {
+        node.directory().unregister(endpoint);
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes")
+    public List listRemoteCachePeers(Ehcache cache) throws CacheException {
+        return node.peers();
+    }
+
+    @Override
+    public void init() {
+        node.start();
+    }
+
+    @Override
+    public void dispose() throws CacheException {
+        node.stop();
+    }
+
+    /** Manual discovery: 0. Automatic: long enough to hear two heartbeats. */
+    @Override
+    public long getTimeForClusterToForm() {
+        DiscoveryConfig d = node.config().discovery();
+        return d.mode() == DiscoveryConfig.Mode.MANUAL ? 0 : 2 * d.heartbeatIntervalMillis() + 200;
+    }
+
+    @Override
+    public String getScheme() {
+        return node.scheme();
+    }
+
+    @Override
+    public void register(MBeanServer mBeanServer) {
+        if (node.config().registerJmx()) {
+            node.metrics().registerWith(mBeanServer);
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** Base classes of the Ehcache SPI implementations that each transport's public factories extend. */
+package io.ehrelay.provider;

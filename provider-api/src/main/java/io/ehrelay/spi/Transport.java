@@ -1,0 +1,42 @@
+package io.ehrelay.spi;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The only thing a transport module supplies: moving bytes between nodes.
+ *
+ * <p>Lifecycle: provider-api creates one transport per CacheManager, calls {@link #start} once when the
+ * CacheManager initialises its peer provider, and {@link #stop} once when it shuts down (after the replication
+ * queue drained). After {@code stop} every future a transport returned must be complete and every thread it
+ * created must end. Implementations must be thread-safe: any number of threads may call {@link #send}.
+ */
+public interface Transport {
+
+    /** Starts listening (when {@link TransportContext#listener()} is set) and readies outbound connections. */
+    void start(TransportContext context) throws Exception;
+
+    /** The endpoint other nodes use to reach this one, or {@code null} when it does not listen. */
+    String localEndpoint();
+
+    /**
+     * Sends an event batch to one peer, preserving order per peer.
+     *
+     * <p>With {@code acknowledge=false} the future completes when the bytes were handed to the network (or
+     * failed); with {@code true} when the peer applied the batch. The call itself must not block the caller for
+     * long: a peer that is down or slow fails the future instead (the dispatcher counts it).
+     */
+    CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge);
+
+    /**
+     * Asks a peer for a cache's content. Chunks (event batches of PUT events) are handed to {@code sink} in
+     * order, on a transport thread; the future completes when the peer has sent everything, or fails.
+     */
+    CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
+                                         InboundHandler.ChunkSink sink);
+
+    /** Whether the transport currently believes the peer can be reached (e.g. it holds a live connection). */
+    boolean isReachable(Peer peer);
+
+    /** Stops listening, closes connections, fails outstanding futures and ends the transport's threads. */
+    void stop();
+}

@@ -1,0 +1,29 @@
+package io.ehrelay.spi;
+
+import java.util.concurrent.ThreadFactory;
+
+import io.ehrelay.codec.CodecLimits;
+import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.metrics.ReplicationMetrics;
+
+/** What provider-api hands a transport when it starts it. */
+public interface TransportContext {
+
+    /** Where to deliver what arrives. */
+    InboundHandler inbound();
+
+    /** Creates daemon threads that are counted in the node's thread metrics; transports create no others. */
+    ThreadFactory threads(String role);
+
+    /** Decoder limits: transports must reject frames larger than {@code maxFrameBytes} before reading them. */
+    CodecLimits limits();
+
+    /** Where to listen, or {@code null} when the CacheManager configured no peer listener. */
+    ListenerConfig listener();
+
+    /** The node's metrics, for transport-level counts (bytes, rejected frames, connections). */
+    ReplicationMetrics metrics();
+
+    /** The CacheManager's name, for thread names and log lines. */
+    String cacheManagerName();
+}
