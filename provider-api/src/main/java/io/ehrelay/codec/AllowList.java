@@ -9,7 +9,8 @@ import java.util.List;
  *
  * <p>Patterns: an exact class name ({@code com.acme.Order}), a package ({@code com.acme.*}) or a package and
  * its sub-packages ({@code com.acme.**}). Arrays are judged by their component type; primitive arrays are
- * allowed. The defaults cover the JDK's value types: boxed primitives, {@code String}, {@code BigInteger},
+ * allowed ({@code java.lang.Object} is listed so that {@code Object[]} passes; a plain {@code Object} is not
+ * serializable). The defaults cover the JDK's value types: boxed primitives, {@code String}, {@code BigInteger},
  * {@code BigDecimal}, the common {@code java.util} collections, {@code Date}, {@code UUID} and
  * {@code java.time}. Immutable and thread-safe.
  */
@@ -19,7 +20,7 @@ public final class AllowList {
     public static final List<String> DEFAULTS = List.of(
             "java.lang.String", "java.lang.Boolean", "java.lang.Byte", "java.lang.Short", "java.lang.Character",
             "java.lang.Integer", "java.lang.Long", "java.lang.Float", "java.lang.Double", "java.lang.Number",
-            "java.lang.Enum", "java.math.BigInteger", "java.math.BigDecimal",
+            "java.lang.Enum", "java.lang.Object", "java.math.BigInteger", "java.math.BigDecimal",
             "java.util.ArrayList", "java.util.LinkedList", "java.util.ArrayDeque", "java.util.Vector",
             "java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap", "java.util.Hashtable",
             "java.util.HashSet", "java.util.LinkedHashSet", "java.util.TreeSet", "java.util.EnumMap",

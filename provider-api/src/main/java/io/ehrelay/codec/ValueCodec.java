@@ -153,7 +153,11 @@ public final class ValueCodec {
         public Status checkInput(FilterInfo info) {
             Class<?> type = info.serialClass();
             if (type != null && !limits.allowList().allows(type)) {
-                return rejectClass(type.getName());
+                Class<?> c = type;
+                while (c.isArray()) {
+                    c = c.getComponentType();
+                }
+                return rejectClass(c.getName());
             }
             if (info.depth() > limits.maxDepth()) {
                 return reject(null, "object graph deeper than maxObjectDepth=" + limits.maxDepth());

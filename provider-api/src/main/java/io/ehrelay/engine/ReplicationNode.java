@@ -69,6 +69,7 @@ public final class ReplicationNode implements InboundHandler {
     private final Map<String, CacheBinding> bindings = new ConcurrentHashMap<>();
     private final Map<String, Ehcache> initializing = new ConcurrentHashMap<>();
     private volatile State state = State.NEW;
+    private volatile boolean scannedCaches;
     private NodeConfig config;
     private Transport transport;
     private ListenerConfig listener;
@@ -287,14 +288,44 @@ public final class ReplicationNode implements InboundHandler {
 
     // ---- sending -------------------------------------------------------------------------------------------
 
-    /** The per-cache view the replicators use: metrics and queue lane. */
+    /**
+     * The per-cache view the replicators use: metrics and queue lane. The first call also registers the
+     * metrics of every other cache that replicates through this node, so operators see them all at once.
+     */
     public CacheBinding bind(String cacheName) {
         CacheBinding b = bindings.get(cacheName);
         if (b != null) {
             return b;
         }
-        return bindings.computeIfAbsent(cacheName, n -> new CacheBinding(n, metrics.cache(n),
+        b = bindings.computeIfAbsent(cacheName, n -> new CacheBinding(n, metrics.cache(n),
                 (n.hashCode() & 0x7fffffff) % config.dispatcherThreads()));
+        if (!scannedCaches) {
+            scannedCaches = true;
+            for (String name : cacheManager.getCacheNames()) {
+                bindIfReplicated(name);
+            }
+        }
+        return b;
+    }
+
+    /** Registers a cache's metrics if one of its listeners is a replicator of this node's scheme. */
+    public void bindIfReplicated(String cacheName) {
+        Ehcache cache;
+        try {
+            cache = cacheManager.getEhcache(cacheName);
+        } catch (IllegalStateException e) {
+            return;
+        }
+        if (cache == null) {
+            return;
+        }
+        for (Object listener : cache.getCacheEventNotificationService().getCacheEventListeners()) {
+            if (listener instanceof io.ehrelay.provider.EhrelayReplicator
+                    && ((io.ehrelay.provider.EhrelayReplicator) listener).scheme().equals(scheme)) {
+                bind(cacheName);
+                return;
+            }
+        }
     }
 
     /** Queues an encoded event for asynchronous replication; a refused event is counted and logged. */

@@ -75,7 +75,9 @@ public class EhrelayPeerListener implements CacheManagerPeerListener {
 
     @Override
     public void notifyCacheAdded(String cacheName) {
-        // caches bind to the node on their first event or bootstrap
+        if (node.isAlive()) {
+            node.bindIfReplicated(cacheName);
+        }
     }
 
     @Override

@@ -45,6 +45,11 @@ public class EhrelayReplicator implements CacheReplicator {
         return config;
     }
 
+    /** The scheme of the peer provider this replicator sends through. */
+    public String scheme() {
+        return scheme;
+    }
+
     @Override
     public void notifyElementPut(Ehcache cache, Element element) throws CacheException {
         if (config.replicatePuts()) {

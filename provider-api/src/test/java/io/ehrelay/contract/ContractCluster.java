@@ -1,0 +1,125 @@
+package io.ehrelay.contract;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.ehrelay.engine.ReplicationNode;
+import net.sf.ehcache.CacheManager;
+
+/**
+ * Starts real CacheManagers from the suite's {@code contract-ehcache.xml}, filled in for one transport, and
+ * wires them into a full mesh: each new node lists the running ones as manual peers (so its bootstrap can
+ * find them), and the running ones register the newcomer through {@code registerPeer}.
+ */
+public final class ContractCluster implements AutoCloseable {
+
+    private static final AtomicInteger IDS = new AtomicInteger();
+
+    private final TransportFixture fixture;
+    private final List<CacheManager> managers = new ArrayList<>();
+
+    public ContractCluster(TransportFixture fixture) {
+        this.fixture = fixture;
+    }
+
+    /** Starts a node that joins every node started before it. */
+    public CacheManager start(String label) {
+        return start(label, "");
+    }
+
+    /** Starts a node with extra provider properties (e.g. {@code queueMaxEvents=50}). */
+    public CacheManager start(String label, String extraProviderProperties) {
+        String name = label + "-" + IDS.incrementAndGet();
+        List<String> peers = new ArrayList<>();
+        for (CacheManager cm : managers) {
+            peers.add(endpoint(cm));
+        }
+        StringBuilder props = new StringBuilder("peerDiscovery=manual");
+        if (!peers.isEmpty()) {
+            props.append(", ").append(fixture.manualPeersProperty()).append('=').append(String.join("|", peers));
+        }
+        append(props, fixture.extraProviderProperties());
+        append(props, extraProviderProperties);
+        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml(name, props.toString())
+                .getBytes(StandardCharsets.UTF_8)));
+        String endpoint = endpoint(cm);
+        for (CacheManager other : managers) {
+            other.getCacheManagerPeerProvider(fixture.scheme()).registerPeer(endpoint);
+        }
+        managers.add(cm);
+        return cm;
+    }
+
+    private static void append(StringBuilder props, String extra) {
+        if (extra != null && !extra.isBlank()) {
+            props.append(", ").append(extra);
+        }
+    }
+
+    /** The filled-in ehcache.xml for a node. */
+    public String xml(String name, String providerProperties) {
+        String template;
+        try (InputStream in = ContractCluster.class.getResourceAsStream("contract-ehcache.xml")) {
+            template = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return template.replace("${name}", name)
+                .replace("${providerFactory}", fixture.providerFactory())
+                .replace("${providerProperties}", providerProperties)
+                .replace("${listenerFactory}", fixture.listenerFactory())
+                .replace("${listenerProperties}", fixture.listenerProperties())
+                .replace("${replicatorFactory}", fixture.replicatorFactory())
+                .replace("${bootstrapFactory}", fixture.bootstrapFactory());
+    }
+
+    public ReplicationNode node(CacheManager cm) {
+        ReplicationNode node = ReplicationNode.find(cm, fixture.scheme());
+        if (node == null) {
+            throw new AssertionError("no " + fixture.scheme() + " node for " + cm.getName());
+        }
+        return node;
+    }
+
+    public String endpoint(CacheManager cm) {
+        return node(cm).localEndpoint();
+    }
+
+    public Jmx jmx(CacheManager cm) {
+        return new Jmx(cm.getName(), fixture.transportName());
+    }
+
+    /** Shuts one node down and forgets it. */
+    public void stop(CacheManager cm) {
+        managers.remove(cm);
+        String endpoint = null;
+        try {
+            endpoint = endpoint(cm);
+        } catch (AssertionError e) {
+            // already stopped
+        }
+        cm.shutdown();
+        if (endpoint != null) {
+            for (CacheManager other : managers) {
+                other.getCacheManagerPeerProvider(fixture.scheme()).unregisterPeer(endpoint);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        for (CacheManager cm : new ArrayList<>(managers)) {
+            try {
+                cm.shutdown();
+            } catch (RuntimeException e) {
+                // keep shutting the others down
+            }
+        }
+        managers.clear();
+    }
+}

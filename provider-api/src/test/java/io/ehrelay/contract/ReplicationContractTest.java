@@ -1,0 +1,565 @@
+package io.ehrelay.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.engine.NodeThreads;
+import net.sf.ehcache.CacheException;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.event.CacheEventListenerAdapter;
+
+/**
+ * The contract every ehrelay transport meets, run by each transport module through one subclass that supplies
+ * its {@link TransportFixture}. Real CacheManagers, built from {@code contract-ehcache.xml}, replicate through
+ * the transport under test; the assertions read caches and, where metrics are concerned, JMX.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class ReplicationContractTest {
+
+    protected abstract TransportFixture fixture();
+
+    protected ContractCluster cluster;
+
+    @BeforeEach
+    void startCluster() {
+        cluster = new ContractCluster(fixture());
+        Gadget.readObjectRan = false;
+    }
+
+    @AfterEach
+    void stopCluster() {
+        cluster.close();
+    }
+
+    private static Ehcache cache(CacheManager cm, String name) {
+        return cm.getEhcache(name);
+    }
+
+    private static void awaitValue(CacheManager cm, String cache, Object key, Object expected) {
+        Await.until(() -> {
+            Element e = cm.getEhcache(cache).get(key);
+            return e != null && java.util.Objects.deepEquals(e.getObjectValue(), expected);
+        }, () -> cm.getName() + "/" + cache + " has " + cm.getEhcache(cache).get(key) + ", expected " + expected);
+    }
+
+    private static void awaitAbsent(CacheManager cm, String cache, Object key) {
+        Await.until(() -> cm.getEhcache(cache).get(key) == null,
+                () -> cm.getName() + "/" + cache + " still has " + key);
+    }
+
+    /** Quiet period check: a condition that must stay true while replication had time to act. */
+    private void settle(CacheManager a, String cache) {
+        // a marker put after the action: once it arrives, anything sent before it (same cache, same order) has too
+        Object marker = "marker-" + System.nanoTime();
+        a.getEhcache(cache).put(new Element(marker, "m"));
+        for (CacheManager other : peersOf(a)) {
+            awaitValue(other, cache, marker, "m");
+        }
+    }
+
+    private final List<CacheManager> started = new ArrayList<>();
+
+    private CacheManager node(String label) {
+        CacheManager cm = cluster.start(label);
+        started.add(cm);
+        return cm;
+    }
+
+    private CacheManager node(String label, String props) {
+        CacheManager cm = cluster.start(label, props);
+        started.add(cm);
+        return cm;
+    }
+
+    private List<CacheManager> peersOf(CacheManager cm) {
+        List<CacheManager> out = new ArrayList<>(started);
+        out.remove(cm);
+        out.removeIf(m -> m.getStatus() != net.sf.ehcache.Status.STATUS_ALIVE);
+        return out;
+    }
+
+    // ---- operations ----------------------------------------------------------------------------------------
+
+    @Test
+    void asyncPut_replicatesEveryValueKind() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        Object[] values = {"text", new byte[] {1, 2, 3}, 42, 42L, (short) 7, (byte) 3, 'c', true, 1.5f, 2.5d,
+            new java.util.ArrayList<>(List.of("x", "y")), new java.math.BigDecimal("12.50"),
+            java.util.UUID.randomUUID(), null};
+        for (int i = 0; i < values.length; i++) {
+            cache(a, "async").put(new Element("k" + i, values[i]));
+        }
+        for (int i = 0; i < values.length; i++) {
+            if (values[i] == null) {
+                final int at = i;
+                Await.until(() -> cache(b, "async").get("k" + at) != null, () -> "null value not replicated");
+                assertThat(cache(b, "async").get("k" + at).getObjectValue()).isNull();
+            } else {
+                awaitValue(b, "async", "k" + i, values[i]);
+            }
+        }
+    }
+
+    @Test
+    void nonStringKeys_replicate() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "async").put(new Element(17L, "long key"));
+        cache(a, "async").put(new Element(java.util.UUID.nameUUIDFromBytes(new byte[] {1}), "uuid key"));
+        awaitValue(b, "async", 17L, "long key");
+        awaitValue(b, "async", java.util.UUID.nameUUIDFromBytes(new byte[] {1}), "uuid key");
+    }
+
+    @Test
+    void update_replicatesLatestValue() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "async").put(new Element("k", "v1"));
+        awaitValue(b, "async", "k", "v1");
+        cache(a, "async").put(new Element("k", "v2"));
+        awaitValue(b, "async", "k", "v2");
+    }
+
+    @Test
+    void remove_andRemoveAll_replicate() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        for (int i = 0; i < 10; i++) {
+            cache(a, "async").put(new Element("k" + i, i));
+        }
+        awaitValue(b, "async", "k9", 9);
+        cache(a, "async").remove("k0");
+        awaitAbsent(b, "async", "k0");
+        assertThat(cache(b, "async").get("k1")).isNotNull();
+        cache(a, "async").removeAll();
+        Await.until(() -> cache(b, "async").getSize() == 0, () -> "removeAll left " + cache(b, "async").getSize());
+    }
+
+    @Test
+    void syncPut_isOnPeerWhenPutReturns() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        for (int i = 0; i < 200; i++) {
+            cache(a, "sync").put(new Element("k" + i, "v" + i));
+            Element e = cache(b, "sync").get("k" + i);
+            assertThat(e).as("element k%d on the peer right after a synchronous put", i).isNotNull();
+            assertThat(e.getObjectValue()).isEqualTo("v" + i);
+        }
+        cache(a, "sync").remove("k0");
+        assertThat(cache(b, "sync").get("k0")).isNull();
+        cache(a, "sync").removeAll();
+        assertThat(cache(b, "sync").getSize()).isZero();
+        assertThat(cluster.jmx(a).cacheCount("sync", "syncRoundTrip")).isGreaterThanOrEqualTo(202);
+    }
+
+    @Test
+    void syncPut_withPeerGone_throwsNamingThePeer() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        String bEndpoint = cluster.endpoint(b);
+        b.shutdown();
+        // a still lists b as a manual peer
+        assertThatThrownBy(() -> cache(a, "sync").put(new Element("k", "v")))
+                .isInstanceOf(CacheException.class)
+                .hasMessageContaining(bEndpoint);
+        assertThat(cluster.jmx(a).cacheCount("sync", "failed")).isEqualTo(1);
+    }
+
+    @Test
+    void invalidation_removesPeerCopyInsteadOfSendingValue() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(b, "invalidate").putQuiet(new Element("k", "stale"));
+        cache(a, "invalidate").put(new Element("k", "fresh"));
+        awaitAbsent(b, "invalidate", "k");
+        assertThat(cache(a, "invalidate").get("k").getObjectValue()).isEqualTo("fresh");
+        cache(a, "invalidate").put(new Element("other", "value"));
+        Jmx jb = cluster.jmx(b);
+        Await.until(() -> jb.cacheCount("invalidate", "applied") == 2, () -> "applied " + jb.cacheCount("invalidate", "applied"));
+        assertThat(cache(b, "invalidate").get("other")).as("an invalidation never carries the value").isNull();
+    }
+
+    @Test
+    void replicateRemovalsFalse_keepsPeerCopy() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "noRemovals").put(new Element("k", "v"));
+        awaitValue(b, "noRemovals", "k", "v");
+        cache(a, "noRemovals").remove("k");
+        cache(a, "noRemovals").removeAll();
+        settle(a, "noRemovals");
+        assertThat(cache(b, "noRemovals").get("k")).isNotNull();
+    }
+
+    @Test
+    void replicatePutsFalse_skipsNewKeysButReplicatesUpdates() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "noPuts").put(new Element("k", "v1"));
+        // with replicatePuts=false only updates travel: a marker written twice arrives by its update
+        cache(a, "noPuts").put(new Element("marker", "m1"));
+        cache(a, "noPuts").put(new Element("marker", "m2"));
+        awaitValue(b, "noPuts", "marker", "m2");
+        assertThat(cache(b, "noPuts").get("k")).isNull();
+        cache(a, "noPuts").put(new Element("k", "v2"));
+        awaitValue(b, "noPuts", "k", "v2");
+    }
+
+    @Test
+    void replicateUpdatesFalse_skipsUpdates() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "noUpdates").put(new Element("k", "v1"));
+        awaitValue(b, "noUpdates", "k", "v1");
+        cache(a, "noUpdates").put(new Element("k", "v2"));
+        cache(a, "noUpdates").put(new Element("marker", "m"));
+        awaitValue(b, "noUpdates", "marker", "m");
+        assertThat(cache(b, "noUpdates").get("k").getObjectValue()).isEqualTo("v1");
+    }
+
+    @Test
+    void elementMetadata_survivesTheTrip() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        Element e = new Element("k", "v");
+        e.setVersion(42);
+        e.setTimeToLive(300);
+        e.setTimeToIdle(120);
+        cache(a, "expiring").put(e);
+        Element eternal = new Element("eternal", "v");
+        eternal.setEternal(true);
+        cache(a, "expiring").put(eternal);
+        Element defaults = new Element("defaults", "v");
+        cache(a, "expiring").put(defaults);
+        awaitValue(b, "expiring", "defaults", "v");
+        Element local = cache(a, "expiring").getQuiet("k");
+        Element remote = cache(b, "expiring").getQuiet("k");
+        assertThat(remote.getVersion()).isEqualTo(42);
+        assertThat(remote.getTimeToLive()).isEqualTo(300);
+        assertThat(remote.getTimeToIdle()).isEqualTo(120);
+        assertThat(remote.getCreationTime()).isEqualTo(local.getCreationTime());
+        assertThat(remote.isEternal()).isFalse();
+        assertThat(cache(b, "expiring").getQuiet("eternal").isEternal()).isTrue();
+        Element remoteDefaults = cache(b, "expiring").getQuiet("defaults");
+        assertThat(remoteDefaults.usesCacheDefaultLifespan()).isTrue();
+        assertThat(remoteDefaults.getTimeToLive()).isEqualTo(3600);
+    }
+
+    @Test
+    void perCacheOrder_isPreserved() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        List<Integer> seen = Collections.synchronizedList(new ArrayList<>());
+        cache(b, "async").getCacheEventNotificationService().registerListener(new CacheEventListenerAdapter() {
+            @Override
+            public void notifyElementPut(Ehcache cache, Element element) {
+                if ("counter".equals(element.getObjectKey())) {
+                    seen.add((Integer) element.getObjectValue());
+                }
+            }
+
+            @Override
+            public void notifyElementUpdated(Ehcache cache, Element element) {
+                notifyElementPut(cache, element);
+            }
+        });
+        int n = 5000;
+        for (int i = 0; i < n; i++) {
+            cache(a, "async").put(new Element("counter", i));
+        }
+        awaitValue(b, "async", "counter", n - 1);
+        List<Integer> copy = new ArrayList<>(seen);
+        assertThat(copy).hasSize(n);
+        for (int i = 0; i < n; i++) {
+            assertThat(copy.get(i)).as("update #%d", i).isEqualTo(i);
+        }
+    }
+
+    @Test
+    void appliedEvents_doNotEchoBack() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        for (int i = 0; i < 100; i++) {
+            cache(a, "async").put(new Element("k" + i, i));
+        }
+        awaitValue(b, "async", "k99", 99);
+        settle(a, "async");
+        Jmx ja = cluster.jmx(a);
+        Jmx jb = cluster.jmx(b);
+        assertThat(jb.cacheCount("async", "applied")).isEqualTo(101);
+        assertThat(jb.cacheCount("async", "sent")).as("b re-sent what it applied").isZero();
+        assertThat(ja.cacheCount("async", "received")).as("a received its own events back").isZero();
+    }
+
+    @Test
+    void unknownCache_isCountedAndNotCreated() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        a.addCache("onlyOnA");
+        a.getEhcache("onlyOnA").put(new Element("k", "v"));
+        Jmx jb = cluster.jmx(b);
+        Await.until(() -> jb.managerCount("unknownCache") == 1, () -> "unknownCache=" + jb.managerCount("unknownCache"));
+        assertThat(b.getEhcache("onlyOnA")).isNull();
+    }
+
+    // ---- bootstrap -----------------------------------------------------------------------------------------
+
+    @Test
+    void lateJoiner_bootstrapsFullContentInChunks() {
+        CacheManager a = node("a");
+        int n = 2000;
+        for (int i = 0; i < n; i++) {
+            cache(a, "bootstrapped").put(new Element("k" + i, "value-" + i + "-" + "x".repeat(50)));
+        }
+        CacheManager c = node("c");
+        // synchronous bootstrap: complete when the CacheManager constructor returns
+        assertThat(cache(c, "bootstrapped").getSize()).isEqualTo(n);
+        assertThat(cache(c, "bootstrapped").get("k1234").getObjectValue()).isEqualTo("value-1234-" + "x".repeat(50));
+        assertThat(cluster.jmx(c).cacheCount("bootstrapped", "bootstraps")).isEqualTo(1);
+        // and it takes part in replication afterwards
+        cache(a, "bootstrapped").put(new Element("after", "join"));
+        awaitValue(c, "bootstrapped", "after", "join");
+    }
+
+    @Test
+    void lateJoiner_asyncBootstrapConverges() {
+        CacheManager a = node("a");
+        for (int i = 0; i < 500; i++) {
+            cache(a, "bootstrappedAsync").put(new Element(i, i));
+        }
+        CacheManager c = node("c");
+        Await.until(() -> cache(c, "bootstrappedAsync").getSize() == 500,
+                () -> "bootstrapped " + cache(c, "bootstrappedAsync").getSize());
+    }
+
+    // ---- bounded queue -------------------------------------------------------------------------------------
+
+    /** Blocks the receiving node's apply of one cache until released. */
+    private static CountDownLatch stall(CacheManager receiver, String cacheName) {
+        CountDownLatch release = new CountDownLatch(1);
+        cache(receiver, cacheName).getCacheEventNotificationService().registerListener(new CacheEventListenerAdapter() {
+            @Override
+            public void notifyElementPut(Ehcache cache, Element element) {
+                try {
+                    release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        return release;
+    }
+
+    @Test
+    void overflowDrop_countsEveryDropAndStaysWithinBound() {
+        int maxEvents = 50;
+        CacheManager a = node("a", "queueMaxEvents=" + maxEvents + ", overflowPolicy=drop, sendTimeoutMillis=60000");
+        CacheManager b = node("b");
+        CountDownLatch release = stall(b, "async");
+        int n = fixture().overflowEventCount();
+        byte[] value = new byte[fixture().overflowValueBytes()];
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            cache(a, "async").put(new Element(i, value));
+        }
+        long writeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        Jmx ja = cluster.jmx(a);
+        long dropped = ja.cacheCount("async", "dropped");
+        assertThat(dropped).as("events dropped by a full queue").isPositive();
+        assertThat(ja.managerGauge("queueHighWaterEvents").longValue()).isLessThanOrEqualTo(maxEvents);
+        assertThat(writeMillis).as("drop policy never blocks the writer for long").isLessThan(20_000);
+        release.countDown();
+        Await.until(() -> ja.managerCount("queueEvents") == 0, () -> "queue not drained");
+        Await.until(() -> ja.cacheCount("async", "sent") + ja.cacheCount("async", "failed") + dropped == n,
+                () -> "sent " + ja.cacheCount("async", "sent") + " + failed " + ja.cacheCount("async", "failed")
+                        + " + dropped " + dropped + " != " + n);
+        Jmx jb = cluster.jmx(b);
+        Await.until(() -> jb.cacheCount("async", "applied") == ja.cacheCount("async", "sent"),
+                () -> "applied " + jb.cacheCount("async", "applied") + " sent " + ja.cacheCount("async", "sent"));
+        assertThat(cache(b, "async").getSize()).isEqualTo(ja.cacheCount("async", "sent"));
+    }
+
+    @Test
+    void overflowBlock_holdsTheWriterUpToTheTimeout() {
+        CacheManager a = node("a", "queueMaxEvents=10, overflowPolicy=block, overflowBlockMillis=200, "
+                + "sendTimeoutMillis=60000");
+        CacheManager b = node("b");
+        CountDownLatch release = stall(b, "async");
+        byte[] value = new byte[fixture().overflowValueBytes()];
+        long slowest = 0;
+        int n = fixture().overflowEventCount();
+        Jmx ja = cluster.jmx(a);
+        cache(a, "async").put(new Element(-1, value));
+        for (int i = 0; i < n && ja.cacheCount("async", "dropped") == 0; i++) {
+            long t0 = System.nanoTime();
+            cache(a, "async").put(new Element(i, value));
+            slowest = Math.max(slowest, System.nanoTime() - t0);
+        }
+        assertThat(ja.cacheCount("async", "dropped")).as("dropped after blocking").isPositive();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(slowest)).as("slowest put blocked").isGreaterThanOrEqualTo(150);
+        release.countDown();
+    }
+
+    // ---- hostile values ------------------------------------------------------------------------------------
+
+    @Test
+    void classOutsideAllowList_isRejectedWithoutRunningReadObject() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "async").put(new Element("gadget", new Gadget("boom")));
+        cache(a, "async").put(new Element("after", "ok"));
+        awaitValue(b, "async", "after", "ok");
+        assertThat(cache(b, "async").get("gadget")).isNull();
+        assertThat(Gadget.readObjectRan).as("Gadget.readObject ran on the receiver").isFalse();
+        assertThat(cluster.jmx(b).cacheCount("async", "rejected")).isEqualTo(1);
+    }
+
+    @Test
+    void allowedClassesProperty_admitsApplicationClasses() {
+        CacheManager a = node("a");
+        CacheManager b = node("b", "allowedClasses=io.ehrelay.contract.AllowedValue");
+        cache(a, "async").put(new Element("k", new AllowedValue("x", 3)));
+        awaitValue(b, "async", "k", new AllowedValue("x", 3));
+        assertThat(cluster.jmx(b).cacheCount("async", "rejected")).isZero();
+    }
+
+    // ---- metrics -------------------------------------------------------------------------------------------
+
+    @Test
+    void jmxMetrics_matchWhatWasDone() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        int n = 500;
+        for (int i = 0; i < n; i++) {
+            cache(a, "async").put(new Element(i, new byte[100]));
+        }
+        Jmx ja = cluster.jmx(a);
+        Jmx jb = cluster.jmx(b);
+        Await.until(() -> jb.cacheCount("async", "applied") == n, () -> "applied " + jb.cacheCount("async", "applied"));
+        Await.until(() -> ja.cacheCount("async", "sent") == n, () -> "sent " + ja.cacheCount("async", "sent"));
+        assertThat(ja.cacheCount("async", "enqueued")).isEqualTo(n);
+        assertThat(ja.cacheCount("async", "queueEvents")).isZero();
+        assertThat(ja.cacheCount("async", "queueBytes")).isZero();
+        assertThat(ja.managerCount("queueEvents")).isZero();
+        assertThat(ja.cacheCount("async", "dropped")).isZero();
+        assertThat(ja.cacheCount("async", "failed")).isZero();
+        assertThat(ja.cacheCount("async", "sendLatency")).isEqualTo(n);
+        assertThat(((Number) Jmx.attribute(ja.cacheName("async", "sendLatency"), "99thPercentile")).doubleValue())
+                .isPositive();
+        assertThat(jb.cacheCount("async", "received")).isEqualTo(n);
+        assertThat(jb.cacheCount("async", "applyLatency")).isEqualTo(n);
+        assertThat(ja.cacheCount("async", "bytesSent")).isGreaterThan(100L * n);
+        assertThat(jb.managerCount("bytesReceived")).isGreaterThan(100L * n);
+        assertThat(ja.managerGauge("peersKnown").intValue()).isEqualTo(1);
+        assertThat(ja.managerGauge("peersReachable").intValue()).isEqualTo(1);
+        assertThat(ja.cacheGauge("async", "threadsPerRegion").intValue()).isBetween(1, 4);
+        assertThat(jb.cacheGauge("async", "threadsPerRegion").intValue()).isBetween(1, 4);
+        assertThat(ja.managerGauge("threads").intValue()).isPositive();
+        assertThat(cluster.node(a).metrics().registry()).isSameAs(io.ehrelay.provider.Ehrelay.metricRegistry(a));
+    }
+
+    // ---- threads and lifecycle -----------------------------------------------------------------------------
+
+    private static List<String> ehrelayThreadsOf(CacheManager cm) {
+        List<String> names = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().startsWith(NodeThreads.PREFIX) && t.getName().contains("-" + cm.getName() + "-")) {
+                names.add(t.getName());
+            }
+        }
+        return names;
+    }
+
+    @Test
+    void threads_doNotGrowWithTheNumberOfCaches() {
+        CacheManager one = node("one");
+        CacheManager many = node("many");
+        CacheManager sink = node("sink");
+        one.addCache("region-0");
+        one.getEhcache("region-0").put(new Element("k", "v"));
+        for (int i = 0; i < 1000; i++) {
+            many.addCache("region-" + i);
+            many.getEhcache("region-" + i).put(new Element("k", "v"));
+        }
+        sink.addCache("region-0");
+        Jmx jm = cluster.jmx(many);
+        Await.until(() -> jm.managerCount("sent") == 2 * 1000, () -> "sent " + jm.managerCount("sent"));
+        int threadsOne = ehrelayThreadsOf(one).size();
+        int threadsMany = ehrelayThreadsOf(many).size();
+        assertThat(threadsMany).as("ehrelay threads with 1,000 caches %s vs 1 cache %s", ehrelayThreadsOf(many),
+                ehrelayThreadsOf(one)).isLessThanOrEqualTo(threadsOne);
+        assertThat(jm.managerGauge("threads").intValue()).isEqualTo(threadsMany);
+        for (int i = 0; i < 1000; i += 111) {
+            assertThat(jm.cacheGauge("region-" + i, "threadsPerRegion").intValue()).isBetween(1, threadsMany);
+        }
+    }
+
+    @Test
+    void shutdown_leavesNoThreadsAndNoMBeans() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "async").put(new Element("k", "v"));
+        awaitValue(b, "async", "k", "v");
+        assertThat(ehrelayThreadsOf(a)).isNotEmpty();
+        String name = a.getName();
+        cluster.stop(a);
+        Await.until(Duration.ofSeconds(10), () -> ehrelayThreadsOf(a).isEmpty(), () -> "left " + ehrelayThreadsOf(a));
+        assertThat(Jmx.query("io.ehrelay:cacheManager=" + name + ",*")).isEmpty();
+        assertThat(Jmx.query("io.ehrelay:cacheManager=" + b.getName() + ",*")).isNotEmpty();
+    }
+
+    @Test
+    void shutdown_drainsQueuedEvents() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        int n = 3000;
+        for (int i = 0; i < n; i++) {
+            cache(a, "async").put(new Element(i, new byte[200]));
+        }
+        cluster.stop(a);
+        assertThat(cache(b, "async").getSize()).as("elements delivered before shutdown returned").isEqualTo(n);
+    }
+
+    // ---- configuration -------------------------------------------------------------------------------------
+
+    @Test
+    void unknownProviderProperty_failsNamingIt() {
+        assertThatThrownBy(() -> cluster.start("bad", "queueMaxEvent=10"))
+                .hasStackTraceContaining("queueMaxEvent");
+    }
+
+    @Test
+    void malformedProviderProperty_failsNamingPropertyAndValue() {
+        assertThatThrownBy(() -> cluster.start("bad", "queueMaxBytes=lots"))
+                .hasStackTraceContaining("queueMaxBytes")
+                .hasStackTraceContaining("lots");
+    }
+
+    @Test
+    void byteSizes_acceptSuffixes() {
+        CacheManager a = node("a", "queueMaxBytes=2m, batchMaxBytes=256k");
+        assertThat(cluster.node(a).config().queueMaxBytes()).isEqualTo(2L << 20);
+        assertThat(cluster.node(a).config().batchMaxBytes()).isEqualTo(256 << 10);
+    }
+
+    /** For subclasses: the bytes of a list of values, to compare byte for byte. */
+    protected static boolean sameBytes(byte[] x, byte[] y) {
+        return Arrays.equals(x, y);
+    }
+}
