@@ -9,8 +9,9 @@ import java.util.List;
  *
  * <p>Patterns: an exact class name ({@code com.acme.Order}), a package ({@code com.acme.*}) or a package and
  * its sub-packages ({@code com.acme.**}). Arrays are judged by their component type; primitive arrays are
- * allowed ({@code java.lang.Object} is listed so that {@code Object[]} passes; a plain {@code Object} is not
- * serializable). The defaults cover the JDK's value types: boxed primitives, {@code String}, {@code BigInteger},
+ * allowed. {@code java.lang.Object} and {@code java.util.Map$Entry} are listed because the JDK's own
+ * collections check {@code Object[]} and {@code Map.Entry[]} while they deserialize; neither can itself be
+ * instantiated from a stream. The defaults cover the JDK's value types: boxed primitives, {@code String}, {@code BigInteger},
  * {@code BigDecimal}, the common {@code java.util} collections, {@code Date}, {@code UUID} and
  * {@code java.time}. Immutable and thread-safe.
  */
@@ -22,7 +23,7 @@ public final class AllowList {
             "java.lang.Integer", "java.lang.Long", "java.lang.Float", "java.lang.Double", "java.lang.Number",
             "java.lang.Enum", "java.lang.Object", "java.math.BigInteger", "java.math.BigDecimal",
             "java.util.ArrayList", "java.util.LinkedList", "java.util.ArrayDeque", "java.util.Vector",
-            "java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap", "java.util.Hashtable",
+            "java.util.Map$Entry", "java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap", "java.util.Hashtable",
             "java.util.HashSet", "java.util.LinkedHashSet", "java.util.TreeSet", "java.util.EnumMap",
             "java.util.Arrays$ArrayList", "java.util.Collections$*", "java.util.ImmutableCollections$*",
             "java.util.CollSer", "java.util.concurrent.ConcurrentHashMap",

@@ -39,17 +39,20 @@ public final class ContractCluster implements AutoCloseable {
         for (CacheManager cm : managers) {
             peers.add(endpoint(cm));
         }
-        StringBuilder props = new StringBuilder("peerDiscovery=manual");
-        if (!peers.isEmpty()) {
+        boolean manual = fixture.manualDiscovery();
+        StringBuilder props = new StringBuilder(manual ? "peerDiscovery=manual" : "registerJmx=true");
+        if (manual && !peers.isEmpty()) {
             props.append(", ").append(fixture.manualPeersProperty()).append('=').append(String.join("|", peers));
         }
         append(props, fixture.extraProviderProperties());
         append(props, extraProviderProperties);
         CacheManager cm = new CacheManager(new ByteArrayInputStream(xml(name, props.toString())
                 .getBytes(StandardCharsets.UTF_8)));
-        String endpoint = endpoint(cm);
-        for (CacheManager other : managers) {
-            other.getCacheManagerPeerProvider(fixture.scheme()).registerPeer(endpoint);
+        if (manual) {
+            String endpoint = endpoint(cm);
+            for (CacheManager other : managers) {
+                other.getCacheManagerPeerProvider(fixture.scheme()).registerPeer(endpoint);
+            }
         }
         managers.add(cm);
         return cm;
@@ -104,7 +107,7 @@ public final class ContractCluster implements AutoCloseable {
             // already stopped
         }
         cm.shutdown();
-        if (endpoint != null) {
+        if (endpoint != null && fixture.manualDiscovery()) {
             for (CacheManager other : managers) {
                 other.getCacheManagerPeerProvider(fixture.scheme()).unregisterPeer(endpoint);
             }

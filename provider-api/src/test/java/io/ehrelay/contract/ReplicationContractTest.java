@@ -100,7 +100,8 @@ public abstract class ReplicationContractTest {
         CacheManager a = node("a");
         CacheManager b = node("b");
         Object[] values = {"text", new byte[] {1, 2, 3}, 42, 42L, (short) 7, (byte) 3, 'c', true, 1.5f, 2.5d,
-            new java.util.ArrayList<>(List.of("x", "y")), new java.math.BigDecimal("12.50"),
+            new java.util.ArrayList<>(List.of("x", "y")), new java.util.HashMap<>(java.util.Map.of("a", 1)),
+            new java.util.HashSet<>(List.of(1L, 2L)), new java.util.Date(1234), new java.math.BigDecimal("12.50"),
             java.util.UUID.randomUUID(), null};
         for (int i = 0; i < values.length; i++) {
             cache(a, "async").put(new Element("k" + i, values[i]));

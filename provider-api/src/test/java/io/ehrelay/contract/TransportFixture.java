@@ -30,6 +30,14 @@ public interface TransportFixture {
         return "peers";
     }
 
+    /**
+     * Whether the suite wires nodes itself (manual peer list plus {@code registerPeer}); {@code false} when the
+     * extra provider properties configure automatic discovery.
+     */
+    default boolean manualDiscovery() {
+        return true;
+    }
+
     /** Extra provider properties the transport needs in tests (none by default). */
     default String extraProviderProperties() {
         return "";

@@ -1,0 +1,126 @@
+package io.ehrelay.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Properties;
+
+import org.junit.jupiter.api.Test;
+
+class ConfigTest {
+
+    private static Properties props(String... kv) {
+        Properties p = new Properties();
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    @Test
+    void replicatorDefaults_areTheStockOnes() {
+        ReplicatorConfig c = ReplicatorConfig.parse("test", null);
+        assertThat(c.replicatePuts()).isTrue();
+        assertThat(c.replicatePutsViaCopy()).isTrue();
+        assertThat(c.replicateUpdates()).isTrue();
+        assertThat(c.replicateUpdatesViaCopy()).isTrue();
+        assertThat(c.replicateRemovals()).isTrue();
+        assertThat(c.asynchronous()).isTrue();
+        assertThat(c.asyncIntervalMillis()).isEqualTo(1000);
+        assertThat(c.asyncMaxBatchSize()).isEqualTo(1000);
+        assertThat(c.syncFailurePolicy()).isEqualTo(SyncFailurePolicy.THROW);
+    }
+
+    @Test
+    void stockPropertyNames_areRead() {
+        ReplicatorConfig c = ReplicatorConfig.parse("test", props("replicatePuts", "false", "replicateUpdatesViaCopy",
+                " FALSE ", "replicateAsynchronously", "false", "syncFailurePolicy", "count", "syncTimeoutMillis", "250"));
+        assertThat(c.replicatePuts()).isFalse();
+        assertThat(c.replicateUpdatesViaCopy()).isFalse();
+        assertThat(c.asynchronous()).isFalse();
+        assertThat(c.syncFailurePolicy()).isEqualTo(SyncFailurePolicy.COUNT);
+        assertThat(c.syncTimeoutMillis()).isEqualTo(250);
+    }
+
+    @Test
+    void malformedBoolean_namesPropertyValueAndAccepted() {
+        assertThatThrownBy(() -> ReplicatorConfig.parse("TcpCacheReplicatorFactory", props("replicatePuts", "yes")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("TcpCacheReplicatorFactory")
+                .hasMessageContaining("'replicatePuts'")
+                .hasMessageContaining("'yes'")
+                .hasMessageContaining("true or false");
+    }
+
+    @Test
+    void unknownProperty_isRejectedListingTheAcceptedOnes() {
+        assertThatThrownBy(() -> ReplicatorConfig.parse("f", props("replicatePut", "false")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("[replicatePut]")
+                .hasMessageContaining("replicatePuts");
+    }
+
+    @Test
+    void intervalBelowStockMinimum_isRejected() {
+        assertThatThrownBy(() -> ReplicatorConfig.parse("f", props("asynchronousReplicationIntervalMillis", "5")))
+                .hasMessageContaining("from 10");
+    }
+
+    @Test
+    void bootstrapChunkSize_followsStockBounds() {
+        assertThat(BootstrapConfig.parse("f", null).maximumChunkSizeBytes()).isEqualTo(5_000_000);
+        assertThat(BootstrapConfig.parse("f", null).asynchronous()).isTrue();
+        assertThatThrownBy(() -> BootstrapConfig.parse("f", props("maximumChunkSizeBytes", "100")))
+                .hasMessageContaining("maximumChunkSizeBytes");
+    }
+
+    @Test
+    void byteSizes_acceptSuffixesAndRejectGarbage() {
+        PropertyReader r = new PropertyReader("f", props("a", "64m", "b", "512K", "c", "1g", "d", "12", "e", "7x"));
+        assertThat(r.bytesIn("a", 0, 0, Long.MAX_VALUE)).isEqualTo(64L << 20);
+        assertThat(r.bytesIn("b", 0, 0, Long.MAX_VALUE)).isEqualTo(512L << 10);
+        assertThat(r.bytesIn("c", 0, 0, Long.MAX_VALUE)).isEqualTo(1L << 30);
+        assertThat(r.bytesIn("d", 0, 0, Long.MAX_VALUE)).isEqualTo(12);
+        assertThatThrownBy(() -> r.bytesIn("e", 0, 0, Long.MAX_VALUE)).hasMessageContaining("'7x'");
+    }
+
+    @Test
+    void nodeDefaults_areBounded() {
+        NodeConfig c = NodeConfig.read(new PropertyReader("f", null), "peers");
+        assertThat(c.queueMaxBytes()).isEqualTo(64L << 20);
+        assertThat(c.queueMaxEvents()).isEqualTo(100_000);
+        assertThat(c.overflowPolicy()).isEqualTo(OverflowPolicy.DROP);
+        assertThat(c.dispatcherThreads()).isEqualTo(1);
+        assertThat(c.discovery().mode()).isEqualTo(DiscoveryConfig.Mode.MANUAL);
+        assertThat(c.limits().allowList().allows("java.lang.String")).isTrue();
+        assertThat(c.limits().allowList().allows("com.acme.Order")).isFalse();
+    }
+
+    @Test
+    void manualPeers_areSplitOnBar() {
+        NodeConfig c = NodeConfig.read(new PropertyReader("f", props("peers", "h1:1| h2:2 |")), "peers");
+        assertThat(c.discovery().manualPeers()).containsExactly("h1:1", "h2:2");
+    }
+
+    @Test
+    void automaticDiscovery_needsAMulticastGroup() {
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "automatic")), "peers"))
+                .hasMessageContaining("multicastGroupAddress");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "automatic",
+                "multicastGroupAddress", "10.1.2.3", "multicastGroupPort", "4446")), "peers"))
+                .hasMessageContaining("multicast address");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "sometimes")), "peers"))
+                .hasMessageContaining("manual, automatic");
+        NodeConfig ok = NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "automatic",
+                "multicastGroupAddress", "230.0.0.1", "multicastGroupPort", "4446", "timeToLive", "0",
+                "hostName", "127.0.0.1")), "peers");
+        assertThat(ok.discovery().groupPort()).isEqualTo(4446);
+        assertThat(ok.discovery().timeToLive()).isZero();
+    }
+
+    @Test
+    void batchLargerThanFrame_isRejected() {
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("batchMaxBytes", "2m",
+                "maxFrameBytes", "1m")), "peers")).hasMessageContaining("batchMaxBytes");
+    }
+}
