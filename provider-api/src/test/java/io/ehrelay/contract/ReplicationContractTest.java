@@ -382,6 +382,9 @@ public abstract class ReplicationContractTest {
         long writeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         Jmx ja = cluster.jmx(a);
         long dropped = ja.cacheCount("async", "dropped");
+        System.out.printf("[%s] overflow run: %d puts of %d B in %d ms, dropped %d, queue high water %s events / %s "
+                + "bytes (bound %d events)%n", fixture().transportName(), n, value.length, writeMillis, dropped,
+                ja.managerGauge("queueHighWaterEvents"), ja.managerGauge("queueHighWaterBytes"), maxEvents);
         assertThat(dropped).as("events dropped by a full queue").isPositive();
         assertThat(ja.managerGauge("queueHighWaterEvents").longValue()).isLessThanOrEqualTo(maxEvents);
         assertThat(writeMillis).as("drop policy never blocks the writer for long").isLessThan(20_000);
@@ -503,6 +506,9 @@ public abstract class ReplicationContractTest {
         Await.until(() -> jm.managerCount("sent") == 2 * 1000, () -> "sent " + jm.managerCount("sent"));
         int threadsOne = ehrelayThreadsOf(one).size();
         int threadsMany = ehrelayThreadsOf(many).size();
+        System.out.printf("[%s] ehrelay threads: 1 cache -> %d %s, 1000 caches -> %d %s; live JVM threads %d%n",
+                fixture().transportName(), threadsOne, ehrelayThreadsOf(one), threadsMany, ehrelayThreadsOf(many),
+                Thread.activeCount());
         assertThat(threadsMany).as("ehrelay threads with 1,000 caches %s vs 1 cache %s", ehrelayThreadsOf(many),
                 ehrelayThreadsOf(one)).isLessThanOrEqualTo(threadsOne);
         assertThat(jm.managerGauge("threads").intValue()).isEqualTo(threadsMany);
