@@ -1,0 +1,391 @@
+package io.ehrelay.tcp;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.codahale.metrics.Meter;
+
+import io.ehrelay.codec.Frames;
+import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.TransportContext;
+
+/**
+ * This node's connection to one peer: a writer thread that connects (with exponential backoff after a
+ * failure), and writes queued frames with gathering writes; and, while connected, a reader thread for the
+ * peer's answers (acknowledgements and state chunks). Outbound memory is bounded by
+ * {@code peerOutboundMaxBytes}: past it, and while the peer is unreachable, sends fail at once instead of
+ * queueing. Thread-safe.
+ */
+final class OutboundConnection {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OutboundConnection.class);
+    private static final int MAX_COALESCED_FRAMES = 256;
+    private static final long MAX_COALESCED_BYTES = 4L << 20;
+
+    /** A frame waiting to be written. */
+    private static final class Pending {
+        final Frames.Type type;
+        final long correlation;
+        final ByteBuffer[] body;
+        final int length;
+        final CompletableFuture<Void> future;
+        final boolean completeOnWrite;
+
+        Pending(Frames.Type type, long correlation, ByteBuffer[] body, int length, CompletableFuture<Void> future,
+                boolean completeOnWrite) {
+            this.type = type;
+            this.correlation = correlation;
+            this.body = body;
+            this.length = length;
+            this.future = future;
+            this.completeOnWrite = completeOnWrite;
+        }
+    }
+
+    /** A state transfer in progress. */
+    private static final class Transfer {
+        final InboundHandler.ChunkSink sink;
+        final CompletableFuture<Void> future;
+
+        Transfer(InboundHandler.ChunkSink sink, CompletableFuture<Void> future) {
+            this.sink = sink;
+            this.future = future;
+        }
+    }
+
+    private final Peer peer;
+    private final InetSocketAddress address;
+    private final TcpSettings settings;
+    private final TransportContext context;
+    private final String localEndpoint;
+    private final Meter connectFailures;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition notEmpty = lock.newCondition();
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private long pendingBytes;
+    private final Map<Long, CompletableFuture<Void>> awaiting = new ConcurrentHashMap<>();
+    private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
+    private final AtomicLong correlations = new AtomicLong();
+    private final Thread writer;
+    private volatile FrameChannel channel;
+    private volatile Thread reader;
+    private volatile boolean closed;
+    private volatile long nextAttemptNanos;
+    private volatile String lastFailure;
+    private long backoffMillis;
+
+    OutboundConnection(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint) {
+        this.peer = peer;
+        this.address = Endpoints.parse(peer.endpoint());
+        this.settings = settings;
+        this.context = context;
+        this.localEndpoint = localEndpoint == null ? "" : localEndpoint;
+        this.connectFailures = context.metrics().meter("connectFailures");
+        this.writer = context.threads("tcp-out").newThread(this::writeLoop);
+        writer.start();
+    }
+
+    boolean isConnected() {
+        return channel != null;
+    }
+
+    CompletableFuture<Void> send(Batch batch, boolean acknowledge) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        long corr = acknowledge ? correlations.incrementAndGet() : 0;
+        if (acknowledge) {
+            awaiting.put(corr, f);
+            f.whenComplete((v, t) -> awaiting.remove(corr));
+        }
+        offer(new Pending(acknowledge ? Frames.Type.EVENTS_ACK : Frames.Type.EVENTS, corr, batch.buffers(),
+                batch.length(), f, !acknowledge));
+        return f;
+    }
+
+    CompletableFuture<Void> requestState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        long corr = correlations.incrementAndGet();
+        transfers.put(corr, new Transfer(sink, f));
+        f.whenComplete((v, t) -> transfers.remove(corr));
+        byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer body = ByteBuffer.allocate(4 + name.length).putInt(maxChunkBytes).put(name);
+        body.flip();
+        offer(new Pending(Frames.Type.STATE_REQUEST, corr, new ByteBuffer[] {body}, body.remaining(), f, false));
+        return f;
+    }
+
+    private void offer(Pending p) {
+        if (closed) {
+            p.future.completeExceptionally(new ConnectException("transport stopped"));
+            return;
+        }
+        if (channel == null && System.nanoTime() - nextAttemptNanos < 0) {
+            p.future.completeExceptionally(new ConnectException("peer " + peer + " unreachable (" + lastFailure
+                    + "); next attempt in " + TimeUnit.NANOSECONDS.toMillis(nextAttemptNanos - System.nanoTime())
+                    + " ms"));
+            return;
+        }
+        lock.lock();
+        try {
+            if (!pending.isEmpty() && pendingBytes + p.length > settings.peerOutboundMaxBytes) {
+                p.future.completeExceptionally(new IOException("outbound buffer to peer " + peer + " is full ("
+                        + pendingBytes + " bytes queued, peerOutboundMaxBytes=" + settings.peerOutboundMaxBytes + ")"));
+                return;
+            }
+            pending.addLast(p);
+            pendingBytes += p.length;
+            notEmpty.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private List<Pending> takeSome() throws InterruptedException {
+        lock.lock();
+        try {
+            while (pending.isEmpty() && !closed) {
+                notEmpty.await();
+            }
+            List<Pending> out = new ArrayList<>();
+            long bytes = 0;
+            while (!pending.isEmpty() && out.size() < MAX_COALESCED_FRAMES
+                    && (out.isEmpty() || bytes + pending.peekFirst().length <= MAX_COALESCED_BYTES)) {
+                Pending p = pending.pollFirst();
+                pendingBytes -= p.length;
+                bytes += p.length;
+                out.add(p);
+            }
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void writeLoop() {
+        try {
+            while (!closed) {
+                List<Pending> frames = takeSome();
+                frames.removeIf(p -> p.future.isDone());
+                if (frames.isEmpty()) {
+                    continue;
+                }
+                FrameChannel ch;
+                try {
+                    ch = connect();
+                } catch (IOException e) {
+                    fail(frames, e);
+                    continue;
+                }
+                List<ByteBuffer> buffers = new ArrayList<>(frames.size() * 4);
+                for (Pending p : frames) {
+                    buffers.add(Frames.header(p.type, p.correlation, p.length));
+                    for (ByteBuffer b : p.body) {
+                        buffers.add(b);
+                    }
+                }
+                try {
+                    ch.writeAll(buffers.toArray(new ByteBuffer[0]));
+                    for (Pending p : frames) {
+                        if (p.completeOnWrite) {
+                            p.future.complete(null);
+                        }
+                    }
+                } catch (IOException e) {
+                    disconnect(ch, e);
+                    fail(frames, e);
+                }
+            }
+        } catch (InterruptedException e) {
+            // closing
+        } finally {
+            failAll(new ConnectException("transport stopped"));
+        }
+    }
+
+    private static void fail(List<Pending> frames, Throwable cause) {
+        for (Pending p : frames) {
+            p.future.completeExceptionally(cause);
+        }
+    }
+
+    private FrameChannel connect() throws IOException {
+        FrameChannel ch = channel;
+        if (ch != null) {
+            return ch;
+        }
+        long now = System.nanoTime();
+        if (now - nextAttemptNanos < 0) {
+            throw new ConnectException("peer " + peer + " unreachable (" + lastFailure + ")");
+        }
+        SocketChannel sc = SocketChannel.open();
+        try {
+            sc.socket().setTcpNoDelay(true);
+            sc.socket().setKeepAlive(true);
+            InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
+            if (resolved.isUnresolved()) {
+                throw new ConnectException("cannot resolve " + address.getHostString());
+            }
+            sc.socket().connect(resolved, (int) settings.connectTimeoutMillis);
+            ch = new FrameChannel(sc, context.limits().maxFrameBytes());
+            ch.write(Frames.Type.HELLO, 0, localEndpoint.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException | RuntimeException e) {
+            sc.close();
+            backoffMillis = backoffMillis == 0 ? 100 : Math.min(settings.reconnectBackoffMaxMillis, backoffMillis * 2);
+            nextAttemptNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
+            lastFailure = e.toString();
+            connectFailures.mark();
+            throw e instanceof IOException ? (IOException) e : new IOException(e);
+        }
+        backoffMillis = 0;
+        lastFailure = null;
+        channel = ch;
+        FrameChannel connected = ch;
+        Thread t = context.threads("tcp-ack").newThread(() -> readLoop(connected));
+        reader = t;
+        t.start();
+        LOG.debug("connected to {}", peer);
+        return ch;
+    }
+
+    private void readLoop(FrameChannel ch) {
+        Throwable cause = new ConnectException("connection to peer " + peer + " closed");
+        try {
+            while (true) {
+                FrameChannel.Frame f = ch.read();
+                if (f == null) {
+                    break;
+                }
+                long corr = f.header.correlationId();
+                switch (f.header.type()) {
+                    case ACK: {
+                        CompletableFuture<Void> done = awaiting.get(corr);
+                        if (done != null) {
+                            done.complete(null);
+                        }
+                        break;
+                    }
+                    case NACK: {
+                        String reason = new String(f.body, StandardCharsets.UTF_8);
+                        Exception e = new IOException("peer " + peer + " refused: " + reason);
+                        CompletableFuture<Void> done = awaiting.get(corr);
+                        if (done != null) {
+                            done.completeExceptionally(e);
+                        }
+                        Transfer t = transfers.get(corr);
+                        if (t != null) {
+                            t.future.completeExceptionally(e);
+                        }
+                        break;
+                    }
+                    case STATE_CHUNK: {
+                        Transfer t = transfers.get(corr);
+                        if (t != null && !t.future.isDone()) {
+                            try {
+                                t.sink.accept(f.body);
+                            } catch (Exception e) {
+                                t.future.completeExceptionally(e);
+                            }
+                        }
+                        break;
+                    }
+                    case STATE_END: {
+                        Transfer t = transfers.get(corr);
+                        if (t != null) {
+                            t.future.complete(null);
+                        }
+                        break;
+                    }
+                    default:
+                        throw new MalformedFrameException("unexpected " + f.header.type() + " frame from " + peer);
+                }
+            }
+        } catch (MalformedFrameException e) {
+            context.metrics().markMalformedFrame();
+            LOG.warn("ehrelay: closing connection to {}: {}", peer, e.getMessage());
+            cause = e;
+        } catch (IOException e) {
+            cause = e;
+        } finally {
+            disconnect(ch, cause);
+        }
+    }
+
+    private void disconnect(FrameChannel ch, Throwable cause) {
+        synchronized (this) {
+            if (channel == ch) {
+                channel = null;
+            }
+        }
+        try {
+            ch.channel().close();
+        } catch (IOException e) {
+            LOG.debug("closing {}: {}", peer, e.toString());
+        }
+        IOException lost = new IOException("connection to peer " + peer + " lost: " + cause);
+        awaiting.values().forEach(f -> f.completeExceptionally(lost));
+        transfers.values().forEach(t -> t.future.completeExceptionally(lost));
+    }
+
+    private void failAll(Throwable cause) {
+        lock.lock();
+        try {
+            for (Pending p : pending) {
+                p.future.completeExceptionally(cause);
+            }
+            pending.clear();
+            pendingBytes = 0;
+        } finally {
+            lock.unlock();
+        }
+        awaiting.values().forEach(f -> f.completeExceptionally(cause));
+        transfers.values().forEach(t -> t.future.completeExceptionally(cause));
+    }
+
+    void close() {
+        closed = true;
+        lock.lock();
+        try {
+            notEmpty.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        FrameChannel ch = channel;
+        if (ch != null) {
+            disconnect(ch, new ConnectException("transport stopped"));
+        }
+        writer.interrupt();
+        join(writer);
+        Thread r = reader;
+        if (r != null) {
+            join(r);
+        }
+        failAll(new ConnectException("transport stopped"));
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package io.ehrelay.tcp;
+
+import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.PropertyReader;
+import io.ehrelay.provider.EhrelayPeerProviderFactory;
+import io.ehrelay.spi.Transport;
+
+/**
+ * {@code cacheManagerPeerProviderFactory} of the TCP transport: {@code peerDiscovery=manual} with
+ * {@code peers=host:port|host:port}, or {@code automatic} with the stock multicast properties; plus the
+ * provider-api node properties and {@code connectTimeoutMillis}, {@code reconnectBackoffMaxMillis},
+ * {@code peerOutboundMaxBytes}, {@code maxInboundConnections}.
+ */
+public class TcpCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
+
+    @Override
+    protected String scheme() {
+        return TcpSettings.SCHEME;
+    }
+
+    @Override
+    protected String transportName() {
+        return TcpSettings.NAME;
+    }
+
+    @Override
+    protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
+        TcpSettings settings = TcpSettings.read(reader);
+        for (String peer : nodeConfig.discovery().manualPeers()) {
+            try {
+                Endpoints.parse(peer);
+            } catch (IllegalArgumentException e) {
+                throw reader.invalid("peers", peer, "host:port entries separated by |");
+            }
+        }
+        return new TcpTransport(settings);
+    }
+}

@@ -1,0 +1,35 @@
+package io.ehrelay.tcp;
+
+import io.ehrelay.config.PropertyReader;
+
+/** TCP-specific provider settings. Immutable. */
+final class TcpSettings {
+
+    static final String SCHEME = "ehrelay-tcp";
+    static final String NAME = "tcp";
+    static final String CONNECT_TIMEOUT_MILLIS = "connectTimeoutMillis";
+    static final String RECONNECT_BACKOFF_MAX_MILLIS = "reconnectBackoffMaxMillis";
+    static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
+    static final String MAX_INBOUND_CONNECTIONS = "maxInboundConnections";
+
+    final long connectTimeoutMillis;
+    final long reconnectBackoffMaxMillis;
+    final long peerOutboundMaxBytes;
+    final int maxInboundConnections;
+
+    TcpSettings(long connectTimeoutMillis, long reconnectBackoffMaxMillis, long peerOutboundMaxBytes,
+                int maxInboundConnections) {
+        this.connectTimeoutMillis = connectTimeoutMillis;
+        this.reconnectBackoffMaxMillis = reconnectBackoffMaxMillis;
+        this.peerOutboundMaxBytes = peerOutboundMaxBytes;
+        this.maxInboundConnections = maxInboundConnections;
+    }
+
+    static TcpSettings read(PropertyReader r) {
+        return new TcpSettings(
+                r.longIn(CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
+                r.longIn(RECONNECT_BACKOFF_MAX_MILLIS, 5000, 10, 600_000),
+                r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34),
+                r.intIn(MAX_INBOUND_CONNECTIONS, 64, 1, 65_536));
+    }
+}

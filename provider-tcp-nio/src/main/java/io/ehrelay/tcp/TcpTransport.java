@@ -1,0 +1,200 @@
+package io.ehrelay.tcp;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.spi.TransportContext;
+
+/**
+ * Replication over TCP: length-prefixed {@link io.ehrelay.codec.Frames} on blocking {@code java.nio} socket
+ * channels with {@code TCP_NODELAY}. One outbound connection per peer carries this node's batches (gathering
+ * writes) and brings back acknowledgements and state chunks; each peer's own connection to this node carries
+ * its batches the other way. Threads: one acceptor, one thread per inbound connection (at most
+ * {@code maxInboundConnections}), and per peer one writer plus one reader while connected — O(peers), never
+ * O(caches). Thread-safe.
+ */
+final class TcpTransport implements Transport {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+
+    private final TcpSettings settings;
+    private final Map<Peer, OutboundConnection> outbound = new ConcurrentHashMap<>();
+    private final Set<InboundConnection> inbound = ConcurrentHashMap.newKeySet();
+    private final Set<Thread> inboundThreads = ConcurrentHashMap.newKeySet();
+    private volatile TransportContext context;
+    private volatile ServerSocketChannel server;
+    private volatile String endpoint;
+    private volatile boolean stopped;
+    private Thread acceptor;
+
+    TcpTransport(TcpSettings settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public void start(TransportContext ctx) throws IOException {
+        this.context = ctx;
+        ListenerConfig listener = ctx.listener();
+        if (listener == null) {
+            LOG.info("ehrelay: CacheManager {} has no tcp peer listener: it sends to its peers but receives nothing",
+                    ctx.cacheManagerName());
+            return;
+        }
+        ServerSocketChannel ssc = ServerSocketChannel.open();
+        try {
+            ssc.bind(new InetSocketAddress(listener.hostName(), listener.port()), 128);
+        } catch (IOException e) {
+            ssc.close();
+            throw new IOException("cannot listen on " + listener.hostName() + ":" + listener.port() + ": " + e, e);
+        }
+        server = ssc;
+        endpoint = Endpoints.format(listener.hostName(), ((InetSocketAddress) ssc.getLocalAddress()).getPort());
+        ctx.metrics().gauge("connectionsIn", inbound::size);
+        ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(OutboundConnection::isConnected).count());
+        acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);
+        acceptor.start();
+    }
+
+    private void acceptLoop() {
+        while (!stopped) {
+            SocketChannel sc;
+            try {
+                sc = server.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                if (!stopped) {
+                    LOG.warn("ehrelay: accept on {} failed: {}", endpoint, e.toString());
+                }
+                continue;
+            }
+            if (inbound.size() >= settings.maxInboundConnections) {
+                context.metrics().meter("refusedConnections").mark();
+                LOG.warn("ehrelay: refusing connection from {}: maxInboundConnections={} reached", remote(sc),
+                        settings.maxInboundConnections);
+                closeQuietly(sc);
+                continue;
+            }
+            try {
+                InboundConnection[] holder = new InboundConnection[1];
+                InboundConnection c = new InboundConnection(sc, context, () -> inbound.remove(holder[0]));
+                holder[0] = c;
+                inbound.add(c);
+                Thread t = context.threads("tcp-in").newThread(() -> {
+                    try {
+                        c.run();
+                    } finally {
+                        inboundThreads.remove(Thread.currentThread());
+                    }
+                });
+                inboundThreads.add(t);
+                t.start();
+            } catch (IOException e) {
+                closeQuietly(sc);
+            }
+        }
+    }
+
+    private static String remote(SocketChannel sc) {
+        try {
+            return String.valueOf(sc.getRemoteAddress());
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
+    private static void closeQuietly(SocketChannel sc) {
+        try {
+            sc.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+    }
+
+    @Override
+    public String localEndpoint() {
+        return endpoint;
+    }
+
+    private OutboundConnection connection(Peer peer) {
+        OutboundConnection c = outbound.get(peer);
+        if (c != null) {
+            return c;
+        }
+        return outbound.computeIfAbsent(peer, p -> new OutboundConnection(p, settings, context, endpoint));
+    }
+
+    @Override
+    public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
+        if (stopped) {
+            return CompletableFuture.failedFuture(new ConnectException("transport stopped"));
+        }
+        try {
+            return connection(peer).send(batch, acknowledge);
+        } catch (IllegalArgumentException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
+                                                InboundHandler.ChunkSink sink) {
+        if (stopped) {
+            return CompletableFuture.failedFuture(new ConnectException("transport stopped"));
+        }
+        try {
+            return connection(peer).requestState(cacheName, maxChunkBytes, sink);
+        } catch (IllegalArgumentException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public boolean isReachable(Peer peer) {
+        OutboundConnection c = outbound.get(peer);
+        return c != null && c.isConnected();
+    }
+
+    @Override
+    public void stop() {
+        stopped = true;
+        if (server != null) {
+            try {
+                server.close();
+            } catch (IOException e) {
+                LOG.debug("closing server: {}", e.toString());
+            }
+        }
+        if (acceptor != null) {
+            join(acceptor);
+        }
+        outbound.values().forEach(OutboundConnection::close);
+        outbound.clear();
+        inbound.forEach(InboundConnection::close);
+        inboundThreads.forEach(TcpTransport::join);
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
