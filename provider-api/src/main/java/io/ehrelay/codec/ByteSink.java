@@ -67,7 +67,8 @@ public final class ByteSink extends OutputStream {
         return pos;
     }
 
+    /** The bytes written; the internal array itself, without a copy, when it was sized exactly. */
     public byte[] toByteArray() {
-        return Arrays.copyOf(buf, pos);
+        return pos == buf.length ? buf : Arrays.copyOf(buf, pos);
     }
 }

@@ -32,9 +32,17 @@ public final class EventCodec {
     private EventCodec() {
     }
 
+    /** Bytes of an event besides its cache name, key and value: length, op, name length, metadata. */
+    private static final int PUT_OVERHEAD = 4 + 1 + 2 + 5 * 8 + 2 * 4 + 1;
+
     /** Encodes a put or update carrying the element. */
     public static byte[] encodePut(String cacheName, Element e) throws IOException {
-        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), 64 + estimate(e.getObjectValue()));
+        int keySize = ValueCodec.sizeOf(e.getObjectKey());
+        int valueSize = ValueCodec.sizeOf(e.getObjectValue());
+        // exact when key and value are fast-path types of known size: the array is then used without a copy
+        int hint = (keySize < 0 ? 64 : keySize) + (valueSize < 0 ? estimate(e.getObjectValue()) : valueSize)
+                + PUT_OVERHEAD - 7;
+        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), hint);
         ValueCodec.write(out, e.getObjectValue());
         out.writeLong(e.getVersion());
         out.writeLong(e.getCreationTime());
@@ -52,26 +60,28 @@ public final class EventCodec {
         if (op != Op.INVALIDATE && op != Op.REMOVE) {
             throw new IllegalArgumentException("not a key operation: " + op);
         }
-        return finish(start(op, cacheName, key, 16));
+        int keySize = ValueCodec.sizeOf(key);
+        return finish(start(op, cacheName, key, keySize < 0 ? 32 : keySize));
     }
 
     public static byte[] encodeRemoveAll(String cacheName) throws IOException {
-        ByteSink out = header(Op.REMOVE_ALL, cacheName, 8);
+        ByteSink out = header(Op.REMOVE_ALL, cacheName, 0);
         return finish(out);
     }
 
     private static ByteSink start(Op op, String cacheName, Object key, int sizeHint) throws IOException {
-        ByteSink out = header(op, cacheName, sizeHint + 16);
+        ByteSink out = header(op, cacheName, sizeHint);
         ValueCodec.write(out, key);
         return out;
     }
 
+    /** Starts an event; {@code sizeHint} is the expected size of what follows the cache name. */
     private static ByteSink header(Op op, String cacheName, int sizeHint) {
         byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
         if (name.length > 0xffff) {
             throw new IllegalArgumentException("cache name longer than 65535 bytes");
         }
-        ByteSink out = new ByteSink(sizeHint + name.length + 8);
+        ByteSink out = new ByteSink(7 + name.length + sizeHint);
         out.writeInt(0);
         out.write(op.code());
         out.writeShort(name.length);

@@ -34,6 +34,24 @@ public final class ValueCodec {
     private ValueCodec() {
     }
 
+    /** The exact encoded size of a fast-path value, or -1 when it cannot be known without encoding it. */
+    static int sizeOf(Object v) {
+        if (v == null) {
+            return 1;
+        } else if (v instanceof byte[]) {
+            return 5 + ((byte[]) v).length;
+        } else if (v instanceof Integer || v instanceof Float) {
+            return 5;
+        } else if (v instanceof Long || v instanceof Double) {
+            return 9;
+        } else if (v instanceof Short || v instanceof Character) {
+            return 3;
+        } else if (v instanceof Byte || v instanceof Boolean) {
+            return 2;
+        }
+        return -1;
+    }
+
     /**
      * Appends one value.
      *

@@ -10,10 +10,11 @@ import io.ehrelay.codec.Frames;
 import io.ehrelay.codec.MalformedFrameException;
 
 /**
- * Reads and writes {@link Frames} on a blocking socket channel. A frame's body buffer grows with the bytes
- * that actually arrive (from 64 KiB, doubling), so a header announcing a large body costs nothing until the
- * peer really sends it, and never more than {@code maxFrameBytes}. Not thread-safe: one reader and one writer
- * thread per channel.
+ * Reads and writes {@link Frames} on a blocking socket channel. Frames are read into one receive buffer per
+ * channel, reused from frame to frame; it grows with the bytes that actually arrive (from 64 KiB, doubling),
+ * so a header announcing a large body costs nothing until the peer really sends it, and never more than
+ * {@code maxFrameBytes}. A frame's body is valid until the next {@link #read()}. Not thread-safe: one reader
+ * and one writer thread per channel.
  */
 final class FrameChannel {
 
@@ -23,14 +24,22 @@ final class FrameChannel {
     private final int maxFrameBytes;
     private final ByteBuffer header = ByteBuffer.allocate(Frames.HEADER_BYTES);
 
-    /** A received frame. */
+    private byte[] buffer = new byte[INITIAL_BODY];
+
+    /** A received frame: its body is {@code body[0, length)}, valid until the next read. */
     static final class Frame {
         final Frames.Header header;
         final byte[] body;
+        final int length;
 
-        Frame(Frames.Header header, byte[] body) {
+        Frame(Frames.Header header, byte[] body, int length) {
             this.header = header;
             this.body = body;
+            this.length = length;
+        }
+
+        byte[] copy() {
+            return Arrays.copyOf(body, length);
         }
     }
 
@@ -52,19 +61,20 @@ final class FrameChannel {
         header.flip();
         Frames.Header h = Frames.readHeader(header, maxFrameBytes);
         int length = h.bodyLength();
-        byte[] body = new byte[Math.min(length, INITIAL_BODY)];
+        byte[] body = buffer;
         int read = 0;
         while (read < length) {
             if (read == body.length) {
                 body = Arrays.copyOf(body, (int) Math.min(length, 2L * body.length));
+                buffer = body;
             }
-            int n = channel.read(ByteBuffer.wrap(body, read, body.length - read));
+            int n = channel.read(ByteBuffer.wrap(body, read, Math.min(body.length, length) - read));
             if (n < 0) {
                 throw new EOFException("connection closed inside a frame body (" + read + " of " + length + " bytes)");
             }
             read += n;
         }
-        return new Frame(h, body);
+        return new Frame(h, body, length);
     }
 
     private boolean fill(ByteBuffer b, boolean eofAllowedAtStart) throws IOException {

@@ -284,7 +284,7 @@ final class OutboundConnection {
                         break;
                     }
                     case NACK: {
-                        String reason = new String(f.body, StandardCharsets.UTF_8);
+                        String reason = new String(f.body, 0, f.length, StandardCharsets.UTF_8);
                         Exception e = new IOException("peer " + peer + " refused: " + reason);
                         CompletableFuture<Void> done = awaiting.get(corr);
                         if (done != null) {
@@ -300,7 +300,7 @@ final class OutboundConnection {
                         Transfer t = transfers.get(corr);
                         if (t != null && !t.future.isDone()) {
                             try {
-                                t.sink.accept(f.body);
+                                t.sink.accept(f.copy());
                             } catch (Exception e) {
                                 t.future.completeExceptionally(e);
                             }

@@ -1,0 +1,121 @@
+package io.ehrelay.replay;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/** A {@link ReplayNode} JVM started by the harness, and the line protocol to it. */
+final class NodeProcess implements AutoCloseable {
+
+    private final Process process;
+    private final Writer stdin;
+    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final String label;
+
+    private NodeProcess(String label, Process process) {
+        this.label = label;
+        this.process = process;
+        this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        Thread pump = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    lines.add(line);
+                }
+            } catch (IOException e) {
+                lines.add("ERROR " + e);
+            }
+            lines.add("EOF");
+        }, "replay-pump-" + label);
+        pump.setDaemon(true);
+        pump.start();
+    }
+
+    static NodeProcess start(String label, String heap, List<String> args, Path log) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xms" + heap);
+        cmd.add("-Xmx" + heap);
+        cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        String extra = System.getenv("EHRELAY_REPLAY_JVM_OPTS");
+        if (extra != null && !extra.isBlank()) {
+            cmd.addAll(List.of(extra.trim().replace("{label}", label).split("\\s+")));
+        }
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(ReplayNode.class.getName());
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        return new NodeProcess(label, pb.start());
+    }
+
+    /**
+     * Waits for a line starting with {@code prefix}; other lines go to {@code other}. Throws when the node
+     * reports an error, exits, or the deadline passes.
+     */
+    String expect(String prefix, long deadlineNanos, Consumer<String> other) throws Exception {
+        while (true) {
+            long left = deadlineNanos - System.nanoTime();
+            String line = left <= 0 ? null : lines.poll(left, TimeUnit.NANOSECONDS);
+            if (line == null) {
+                throw new StepFailure("timeout waiting for " + label + " " + prefix.trim());
+            }
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+            if (line.startsWith("ERROR")) {
+                throw new StepFailure(label + ": " + line.substring(5).trim());
+            }
+            if (line.equals("EOF")) {
+                throw new StepFailure(label + " exited (code " + waitExit() + ")");
+            }
+            other.accept(line);
+        }
+    }
+
+    private int waitExit() throws InterruptedException {
+        return process.waitFor(5, TimeUnit.SECONDS) ? process.exitValue() : -1;
+    }
+
+    void send(String line) {
+        try {
+            stdin.write(line + "\n");
+            stdin.flush();
+        } catch (IOException e) {
+            // the node is gone; close() reports nothing more
+        }
+    }
+
+    @Override
+    public void close() {
+        send("EXIT");
+        try {
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A step that did not complete: the reason goes into the table as FAIL(reason). */
+    static final class StepFailure extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        StepFailure(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.ehrelay.replay;
+
+import java.util.List;
+
+/**
+ * The transports the replay knows, and the {@code ehcache.xml} each node of a step is built from. A
+ * transport that lands adds itself here. {@code raw} is not a cache: it is one TCP loopback socket carrying
+ * the same bytes, the physical reference.
+ */
+final class Profiles {
+
+    static final String RAW = "raw";
+    static final List<String> ALL = List.of("tcp", RAW);
+
+    private Profiles() {
+    }
+
+    static String queueMaxBytes() {
+        return System.getProperty("ehrelay.replay.queueMaxBytes", "64m");
+    }
+
+    static boolean isCacheTransport(String transport) {
+        return !RAW.equals(transport);
+    }
+
+    /**
+     * @param discovery {@code manual} or {@code multicast:<port>} (loopback only, TTL 0)
+     * @param peer      the reader's endpoint, for a writer with manual discovery; may be null
+     * @param writer    whether this is the writing node (both keep every element, as in the original setup)
+     * @param sync      synchronous replication
+     */
+    static String ehcacheXml(String transport, String nodeName, String discovery, String peer, boolean writer,
+                             boolean sync) {
+        if (!"tcp".equals(transport)) {
+            throw new IllegalArgumentException("unknown transport '" + transport + "'; known: " + ALL);
+        }
+        StringBuilder provider = new StringBuilder();
+        if (discovery.startsWith("multicast:")) {
+            provider.append("peerDiscovery=automatic, multicastGroupAddress=230.0.0.64, multicastGroupPort=")
+                    .append(discovery.substring("multicast:".length()))
+                    .append(", timeToLive=0, hostName=127.0.0.1, heartbeatIntervalMillis=200");
+        } else {
+            provider.append("peerDiscovery=manual");
+            if (peer != null) {
+                provider.append(", peers=").append(peer);
+            }
+        }
+        // a bulk load waits for the queue rather than dropping: the replay moves every element
+        provider.append(", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=").append(queueMaxBytes());
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
+                + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\"\n"
+                + "      properties=\"" + provider + "\"/>\n"
+                + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=127.0.0.1, port=0\"/>\n"
+                + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
+                + "    <cacheEventListenerFactory class=\"io.ehrelay.tcp.TcpCacheReplicatorFactory\"\n"
+                + "        properties=\"replicateAsynchronously=" + !sync + ", syncTimeoutMillis=10000\"/>\n"
+                + "  </cache>\n"
+                + "</ehcache>\n";
+    }
+}

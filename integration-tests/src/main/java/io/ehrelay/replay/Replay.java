@@ -1,0 +1,303 @@
+package io.ehrelay.replay;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The two-node replay of EXPERIMENTS.md: E1 (10,000 elements of growing size), E2 (growing count of 1,280 B
+ * elements) and E3 (synchronous put latency by payload), between two JVM processes on this machine, for each
+ * transport and for a raw TCP loopback stream of the same bytes. Prints a table per step, writes CSV, a
+ * Markdown table and an HTML page with charts. Run with {@code --help} for the options.
+ */
+public final class Replay {
+
+    static final int[] E1_SIZES = {1280, 2560, 5120, 10240, 20480, 40960, 81920, 163840, 327680};
+    static final int[] E2_COUNTS = {10_000, 20_000, 40_000, 80_000, 160_000, 320_000, 640_000, 1_280_000, 2_560_000};
+    static final int[] E1_QUICK = {1280, 10240, 40960, 81920};
+    static final int[] E2_QUICK = {10_000, 40_000, 160_000, 320_000};
+    static final int[] E3_PAYLOADS = {0, 1024, 2048, 4096, 8192, 16384};
+
+    final List<String> transports = new ArrayList<>(Profiles.ALL);
+    final List<String> experiments = new ArrayList<>(List.of("e1", "e2", "e3"));
+    int[] e1Sizes = E1_QUICK;
+    int[] e2Counts = E2_QUICK;
+    int e1Count = 10_000;
+    int e2Size = 1280;
+    int e3Calls = 2000;
+    String heap = "2g";
+    int reps = 1;
+    long stepTimeoutSeconds = 600;
+    String discovery = "manual";
+    Path out = Path.of("results");
+    private final List<StepResult> results = new ArrayList<>();
+
+    public static void main(String[] args) throws Exception {
+        Replay r = new Replay();
+        if (!r.parse(args)) {
+            return;
+        }
+        r.run();
+        boolean anyFailed = r.results.stream().anyMatch(s -> !s.ok());
+        System.exit(anyFailed ? 1 : 0);
+    }
+
+    boolean parse(String[] args) {
+        boolean heapGiven = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--help":
+                    System.out.println(usage());
+                    return false;
+                case "--full":
+                    e1Sizes = E1_SIZES;
+                    e2Counts = E2_COUNTS;
+                    if (!heapGiven) {
+                        heap = "6g";
+                    }
+                    break;
+                case "--transports":
+                    transports.clear();
+                    transports.addAll(Arrays.asList(args[++i].split(",")));
+                    break;
+                case "--experiments":
+                    experiments.clear();
+                    experiments.addAll(Arrays.asList(args[++i].toLowerCase(Locale.ROOT).split(",")));
+                    break;
+                case "--e1-sizes":
+                    e1Sizes = ints(args[++i]);
+                    break;
+                case "--e2-counts":
+                    e2Counts = ints(args[++i]);
+                    break;
+                case "--e1-count":
+                    e1Count = Integer.parseInt(args[++i]);
+                    break;
+                case "--e3-calls":
+                    e3Calls = Integer.parseInt(args[++i]);
+                    break;
+                case "--heap":
+                    heap = args[++i];
+                    heapGiven = true;
+                    break;
+                case "--reps":
+                    reps = Integer.parseInt(args[++i]);
+                    break;
+                case "--step-timeout":
+                    stepTimeoutSeconds = Long.parseLong(args[++i]);
+                    break;
+                case "--discovery":
+                    discovery = args[++i];
+                    break;
+                case "--out":
+                    out = Path.of(args[++i]);
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
+            }
+        }
+        for (String t : transports) {
+            if (!Profiles.ALL.contains(t)) {
+                throw new IllegalArgumentException("unknown transport " + t + "; known: " + Profiles.ALL);
+            }
+        }
+        return true;
+    }
+
+    static String usage() {
+        return String.join("\n",
+                "usage: ./replay [options]",
+                "  --transports tcp,raw     transports to run (default: all: " + String.join(",", Profiles.ALL) + ")",
+                "  --experiments e1,e2,e3   experiments to run (default: all three)",
+                "  --full                   all 9 steps of E1 and E2 (default: quick subset), heap 6g",
+                "  --e1-sizes a,b,...       E1 element sizes (default quick: 1280,10240,40960,81920)",
+                "  --e2-counts a,b,...      E2 element counts (default quick: 10000,40000,160000,320000)",
+                "  --e1-count n             elements per E1 step (default 10000)",
+                "  --e3-calls n             synchronous puts per E3 payload (default 2000)",
+                "  --heap 2g                -Xms/-Xmx of each node (default 2g, 6g with --full)",
+                "  --reps n                 repetitions per step; the median is reported (default 1)",
+                "  --step-timeout s         a step taking longer is a FAIL (default 600)",
+                "  --discovery manual|multicast   how the writer finds the reader (default manual)",
+                "  --out dir                where CSV, Markdown and HTML go (default results)");
+    }
+
+    private static int[] ints(String csv) {
+        return Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
+    }
+
+    void run() throws Exception {
+        Files.createDirectories(out);
+        String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+        Path log = out.resolve("replay-" + stamp + ".log");
+        System.out.printf("ehrelay replay: transports %s, experiments %s, heap %s per node, %d rep(s)%n", transports,
+                experiments, heap, reps);
+        System.out.println(Report.tableHeader());
+        if (experiments.contains("e1")) {
+            for (int size : e1Sizes) {
+                for (String t : transports) {
+                    record(median(() -> transfer("E1", t, e1Count, size, log)));
+                }
+            }
+        }
+        if (experiments.contains("e2")) {
+            for (int count : e2Counts) {
+                for (String t : transports) {
+                    record(median(() -> transfer("E2", t, count, e2Size, log)));
+                }
+            }
+        }
+        if (experiments.contains("e3")) {
+            for (String t : transports) {
+                if (Profiles.isCacheTransport(t)) {
+                    for (StepResult r : latency(t, log)) {
+                        record(r);
+                    }
+                }
+            }
+        }
+        Path csv = out.resolve("replay-" + stamp + ".csv");
+        Report.writeCsv(results, csv);
+        Path md = out.resolve("replay-" + stamp + ".md");
+        Files.writeString(md, Report.markdown(results, this));
+        Path html = out.resolve("replay-" + stamp + ".html");
+        Files.writeString(html, Report.html(results, this));
+        System.out.println();
+        System.out.println(Report.ratios(results));
+        System.out.println("results: " + csv + ", " + md + ", " + html + " (node logs: " + log + ")");
+    }
+
+    private void record(StepResult r) {
+        results.add(r);
+        System.out.println("\r" + Report.tableRow(r) + " ".repeat(10));
+    }
+
+    private interface Step {
+        StepResult run() throws Exception;
+    }
+
+    private StepResult median(Step step) throws Exception {
+        List<StepResult> runs = new ArrayList<>();
+        for (int i = 0; i < reps; i++) {
+            StepResult r = step.run();
+            if (!r.ok()) {
+                return r;
+            }
+            runs.add(r);
+        }
+        runs.sort(Comparator.comparingDouble(r -> r.seconds));
+        return runs.get(runs.size() / 2);
+    }
+
+    private List<String> nodeArgs(String role, String transport, int count, int size, String mode) {
+        return new ArrayList<>(List.of("role=" + role, "transport=" + transport, "count=" + count, "size=" + size,
+                "discovery=" + discoveryArg(), "mode=" + mode));
+    }
+
+    private String multicastPort;
+
+    private String discoveryArg() {
+        if (!"multicast".equals(discovery)) {
+            return "manual";
+        }
+        if (multicastPort == null) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                multicastPort = Integer.toString(s.getLocalPort());
+            } catch (IOException e) {
+                multicastPort = "45588";
+            }
+        }
+        return "multicast:" + multicastPort;
+    }
+
+    StepResult transfer(String experiment, String transport, int count, int size, Path log) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stepTimeoutSeconds);
+        int[] progress = {0};
+        NodeProcess reader = null;
+        NodeProcess writer = null;
+        try {
+            reader = NodeProcess.start("reader", heap, nodeArgs("reader", transport, count, size, "async"), log);
+            String endpoint = reader.expect("READY", deadline, l -> { }).substring(6).trim();
+            List<String> wargs = nodeArgs("writer", transport, count, size, "async");
+            wargs.add("peer=" + endpoint);
+            writer = NodeProcess.start("writer", heap, wargs, log);
+            writer.expect("READY", deadline, l -> { });
+            String[] wrote = writer.expect("WROTE", deadline, l -> { }).split(" ");
+            String[] done = reader.expect("DONE", deadline, l -> {
+                if (l.startsWith("PROGRESS")) {
+                    progress[0] = Integer.parseInt(l.substring(9).trim());
+                    System.out.printf("\r  %s %-5s %,10d x %,7d B: %,d arrived", experiment, transport, count, size,
+                            progress[0]);
+                }
+            }).split(" ");
+            long firstPut = Long.parseLong(wrote[1]);
+            long dropped = Long.parseLong(wrote[4]);
+            long failed = Long.parseLong(wrote[5]);
+            long firstArrival = Long.parseLong(done[1]);
+            long lastArrival = Long.parseLong(done[2]);
+            int missing = Integer.parseInt(done[3]);
+            int bad = Integer.parseInt(done[4]);
+            String outcome = missing == 0 && bad == 0 && dropped == 0 ? "ok"
+                    : "FAIL(missing " + missing + ", bad " + bad + ", dropped " + dropped + ", failed " + failed + ")";
+            return new StepResult(experiment, transport, count, size, (lastArrival - firstPut) / 1e6,
+                    (lastArrival - firstArrival) / 1e6, Long.parseLong(wrote[3]), Long.parseLong(done[5]), Double.NaN,
+                    Double.NaN, Double.NaN, outcome);
+        } catch (NodeProcess.StepFailure e) {
+            return StepResult.failed(experiment, transport, count, size, e.getMessage() + ", reader had "
+                    + progress[0] + " of " + count);
+        } catch (Exception e) {
+            return StepResult.failed(experiment, transport, count, size, e.toString());
+        } finally {
+            if (writer != null) {
+                writer.close();
+            }
+            if (reader != null) {
+                reader.close();
+            }
+        }
+    }
+
+    List<StepResult> latency(String transport, Path log) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stepTimeoutSeconds);
+        List<StepResult> out = new ArrayList<>();
+        NodeProcess reader = null;
+        NodeProcess writer = null;
+        String payloads = Arrays.stream(E3_PAYLOADS).mapToObj(Integer::toString).reduce((a, b) -> a + "," + b)
+                .orElse("0");
+        try {
+            reader = NodeProcess.start("reader", heap, nodeArgs("reader", transport, Integer.MAX_VALUE, 0, "hold"), log);
+            String endpoint = reader.expect("READY", deadline, l -> { }).substring(6).trim();
+            List<String> wargs = nodeArgs("writer", transport, 0, 0, "latency");
+            wargs.add("peer=" + endpoint);
+            wargs.add("payloads=" + payloads);
+            wargs.add("calls=" + e3Calls);
+            writer = NodeProcess.start("writer", heap, wargs, log);
+            writer.expect("READY", deadline, l -> { });
+            for (int ignored : E3_PAYLOADS) {
+                String[] lat = writer.expect("LAT", deadline, l -> { }).split(" ");
+                double p99 = Double.parseDouble(lat[3]);
+                out.add(new StepResult("E3", transport, e3Calls, Integer.parseInt(lat[1]), Double.NaN, Double.NaN, 0,
+                        0, Double.parseDouble(lat[2]), p99, Double.parseDouble(lat[4]), "ok"));
+            }
+        } catch (Exception e) {
+            out.add(StepResult.failed("E3", transport, e3Calls, 0, e.getMessage()));
+        } finally {
+            if (writer != null) {
+                writer.close();
+            }
+            if (reader != null) {
+                reader.close();
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,307 @@
+package io.ehrelay.replay;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.net.InetSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.ehrelay.metrics.ObjectNames;
+import io.ehrelay.provider.Ehrelay;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.event.CacheEventListenerAdapter;
+
+/**
+ * One node of a replay step, run as its own JVM by {@link Replay}. Arguments are {@code key=value}:
+ * {@code role} (reader|writer), {@code transport}, {@code count}, {@code size}, {@code discovery}
+ * (manual|multicast:port), {@code peer} (writer, manual), {@code mode} (async|sync|latency), and for latency
+ * {@code payloads} and {@code calls}. It talks to the harness in lines on stdout:
+ *
+ * <pre>
+ * reader: READY endpoint · PROGRESS n · DONE firstArrivalMicros lastArrivalMicros missing badValues peakHeap
+ * writer: READY · WROTE firstPutMicros lastPutMicros peakHeap dropped failed · LAT payload p50us p99us maxus · BYE
+ * </pre>
+ *
+ * A writer waits for {@code EXIT} on stdin before shutting down, so the reader is done before it stops.
+ */
+public final class ReplayNode {
+
+    private final Map<String, String> args;
+
+    private ReplayNode(Map<String, String> args) {
+        this.args = args;
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = new HashMap<>();
+        for (String s : argv) {
+            int eq = s.indexOf('=');
+            a.put(s.substring(0, eq), s.substring(eq + 1));
+        }
+        ReplayNode node = new ReplayNode(a);
+        try {
+            if ("reader".equals(a.get("role"))) {
+                node.reader();
+            } else {
+                node.writer();
+            }
+        } catch (Throwable t) {
+            System.out.println("ERROR " + t.toString().replace('\n', ' '));
+            t.printStackTrace();
+            System.exit(2);
+        }
+        System.exit(0);
+    }
+
+    private String arg(String name) {
+        String v = args.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException("missing argument " + name);
+        }
+        return v;
+    }
+
+    private int intArg(String name) {
+        return Integer.parseInt(arg(name));
+    }
+
+    private static void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    static long peakHeap() {
+        long sum = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP && pool.getPeakUsage() != null) {
+                sum += pool.getPeakUsage().getUsed();
+            }
+        }
+        return sum;
+    }
+
+    private CacheManager cacheManager(boolean writer, String peer) {
+        String xml = Profiles.ehcacheXml(arg("transport"), arg("role") + "-" + ProcessHandle.current().pid(),
+                arg("discovery"), peer, writer, "sync".equals(args.getOrDefault("mode", "async"))
+                        || "latency".equals(args.get("mode")));
+        return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    // ---- reader ----------------------------------------------------------------------------------------------
+
+    private void reader() throws Exception {
+        int count = intArg("count");
+        int size = intArg("size");
+        Values values = new Values(size);
+        if (!Profiles.isCacheTransport(arg("transport"))) {
+            rawReader(count, values);
+            return;
+        }
+        CacheManager cm = cacheManager(false, null);
+        Ehcache cache = cm.getEhcache("replay");
+        AtomicInteger arrived = new AtomicInteger();
+        AtomicLong first = new AtomicLong();
+        AtomicLong last = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(1);
+        cache.getCacheEventNotificationService().registerListener(new CacheEventListenerAdapter() {
+            @Override
+            public void notifyElementPut(Ehcache c, Element e) {
+                long now = Clock.micros();
+                int n = arrived.incrementAndGet();
+                if (n == 1) {
+                    first.set(now);
+                }
+                if (n >= count) {
+                    last.set(now);
+                    done.countDown();
+                }
+            }
+
+            @Override
+            public void notifyElementUpdated(Ehcache c, Element e) {
+                notifyElementPut(c, e);
+            }
+        });
+        String endpoint = io.ehrelay.engine.ReplicationNode.all(cm).get(0).localEndpoint();
+        say("READY " + endpoint);
+        if ("hold".equals(args.get("mode"))) {
+            waitForExit();
+            cm.shutdown();
+            return;
+        }
+        while (!done.await(1, TimeUnit.SECONDS)) {
+            say("PROGRESS " + arrived.get());
+        }
+        int missing = 0;
+        int bad = 0;
+        int stride = Math.max(1, count / 1000);
+        for (int k = 0; k < count; k++) {
+            Element e = cache.getQuiet(k);
+            if (e == null) {
+                missing++;
+            } else if (k % stride == 0 && !values.matches(k, (byte[]) e.getObjectValue())) {
+                bad++;
+            }
+        }
+        say("DONE " + first.get() + " " + last.get() + " " + missing + " " + bad + " " + peakHeap());
+        waitForExit();
+        cm.shutdown();
+    }
+
+    private void rawReader(int count, Values values) throws IOException {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            say("READY 127.0.0.1:" + ((InetSocketAddress) server.getLocalAddress()).getPort());
+            try (SocketChannel ch = server.accept()) {
+                DataInputStream in = new DataInputStream(new BufferedInputStream(Channels.newInputStream(ch), 1 << 20));
+                long first = 0;
+                long last = 0;
+                int bad = 0;
+                int stride = Math.max(1, count / 1000);
+                byte[][] kept = new byte[count][];
+                for (int n = 0; n < count; n++) {
+                    int key = in.readInt();
+                    int len = in.readInt();
+                    byte[] value = new byte[len];
+                    in.readFully(value);
+                    long now = Clock.micros();
+                    if (n == 0) {
+                        first = now;
+                    }
+                    last = now;
+                    kept[key] = value;
+                }
+                int missing = 0;
+                for (int k = 0; k < count; k++) {
+                    if (kept[k] == null) {
+                        missing++;
+                    } else if (k % stride == 0 && !values.matches(k, kept[k])) {
+                        bad++;
+                    }
+                }
+                say("DONE " + first + " " + last + " " + missing + " " + bad + " " + peakHeap());
+            }
+        }
+        waitForExit();
+    }
+
+    // ---- writer ----------------------------------------------------------------------------------------------
+
+    private void writer() throws Exception {
+        String mode = args.getOrDefault("mode", "async");
+        if (!Profiles.isCacheTransport(arg("transport"))) {
+            rawWriter(intArg("count"), new Values(intArg("size")));
+            return;
+        }
+        CacheManager cm = cacheManager(true, args.get("peer"));
+        Ehcache cache = cm.getEhcache("replay");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (cm.getCacheManagerPeerProvider("ehrelay-" + arg("transport")).listRemoteCachePeers(cache).isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no peer discovered within 30 s");
+            }
+            Thread.sleep(20);
+        }
+        say("READY");
+        if ("latency".equals(mode)) {
+            latency(cache);
+        } else {
+            int count = intArg("count");
+            Values values = new Values(intArg("size"));
+            long first = Clock.micros();
+            for (int k = 0; k < count; k++) {
+                cache.put(new Element(k, values.make(k)));
+            }
+            long last = Clock.micros();
+            String on = ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "dropped");
+            long dropped = Ehrelay.metricRegistry(cm).meter(on).getCount();
+            long failed = Ehrelay.metricRegistry(cm)
+                    .meter(ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "failed")).getCount();
+            say("WROTE " + first + " " + last + " " + peakHeap() + " " + dropped + " " + failed);
+        }
+        waitForExit();
+        cm.shutdown();
+        say("BYE");
+    }
+
+    private void latency(Ehcache cache) {
+        int calls = intArg("calls");
+        for (String p : arg("payloads").split(",")) {
+            int payload = Integer.parseInt(p);
+            byte[] value = new byte[payload];
+            long[] nanos = new long[calls];
+            int warmup = Math.min(200, calls);
+            for (int i = 0; i < warmup; i++) {
+                cache.put(new Element(-1 - i, value));
+            }
+            for (int i = 0; i < calls; i++) {
+                long t0 = System.nanoTime();
+                cache.put(new Element(i, value));
+                nanos[i] = System.nanoTime() - t0;
+            }
+            Arrays.sort(nanos);
+            say("LAT " + payload + " " + nanos[calls / 2] / 1000.0 + " " + nanos[(int) Math.min(calls - 1,
+                    Math.ceil(calls * 0.99) - 1)] / 1000.0 + " " + nanos[calls - 1] / 1000.0);
+        }
+    }
+
+    private void rawWriter(int count, Values values) throws IOException {
+        InetSocketAddress to = parse(arg("peer"));
+        try (SocketChannel out = SocketChannel.open()) {
+            out.socket().setTcpNoDelay(true);
+            out.connect(to);
+            say("READY");
+            DataOutputStream data = new DataOutputStream(new BufferedOutputStream(Channels.newOutputStream(out), 1 << 20));
+            // the writing node holds what it sends, as the writing cache does in E1/E2
+            byte[][] held = new byte[count][];
+            long first = Clock.micros();
+            for (int k = 0; k < count; k++) {
+                byte[] v = values.make(k);
+                held[k] = v;
+                data.writeInt(k);
+                data.writeInt(v.length);
+                data.write(v);
+            }
+            data.flush();
+            long last = Clock.micros();
+            say("WROTE " + first + " " + last + " " + peakHeap() + " 0 0");
+            waitForExit();
+        }
+        say("BYE");
+    }
+
+    private static InetSocketAddress parse(String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        return new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
+    }
+
+    private static void waitForExit() throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if ("EXIT".equals(line.trim())) {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,233 @@
+package io.ehrelay.replay;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/** Formats replay results: console table, CSV, Markdown, and a self-contained HTML page with SVG charts. */
+final class Report {
+
+    private Report() {
+    }
+
+    static String tableHeader() {
+        return String.format(Locale.ROOT, "%-3s %-6s %10s %9s %9s %9s %9s %11s %8s %8s  %s", "exp", "transp", "count",
+                "size B", "s(put)", "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "result");
+    }
+
+    static String tableRow(StepResult r) {
+        if ("E3".equals(r.experiment)) {
+            return String.format(Locale.ROOT, "%-3s %-6s %10s %9d  sync put latency: p50 %.1f us, p99 %.1f us, max %.1f us"
+                    + " (%d calls)  %s", r.experiment, r.transport, "", r.size, r.p50Micros, r.p99Micros, r.maxMicros,
+                    r.count, r.outcome);
+        }
+        return String.format(Locale.ROOT, "%-3s %-6s %,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d  %s", r.experiment,
+                r.transport, r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(),
+                r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.outcome);
+    }
+
+    static void writeCsv(List<StepResult> results, Path file) throws IOException {
+        List<String> lines = new ArrayList<>();
+        lines.add(StepResult.CSV_HEADER);
+        for (StepResult r : results) {
+            lines.add(r.csv());
+        }
+        Files.write(file, lines);
+    }
+
+    /** Throughput of each transport relative to the raw stream, step by step. */
+    static String ratios(List<StepResult> results) {
+        StringBuilder sb = new StringBuilder("throughput relative to the raw TCP stream, same run:\n");
+        boolean any = false;
+        for (StepResult r : results) {
+            if (!r.ok() || "raw".equals(r.transport) || "E3".equals(r.experiment)) {
+                continue;
+            }
+            for (StepResult raw : results) {
+                if (raw.ok() && "raw".equals(raw.transport) && raw.experiment.equals(r.experiment)
+                        && raw.count == r.count && raw.size == r.size) {
+                    sb.append(String.format(Locale.ROOT, "  %s %,d x %,d B: %s %.1f MB/s, raw %.1f MB/s -> %.0f%%%n",
+                            r.experiment, r.count, r.size, r.transport, r.megabytesPerSecond(),
+                            raw.megabytesPerSecond(), 100 * raw.seconds / r.seconds));
+                    any = true;
+                }
+            }
+        }
+        return any ? sb.toString() : "";
+    }
+
+    private static String machine() {
+        return String.format(Locale.ROOT, "%d cores, %s %s, JVM %s %s, %s", Runtime.getRuntime().availableProcessors(),
+                System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.vm.name"),
+                System.getProperty("java.version"), ManagementFactory.getRuntimeMXBean().getVmVendor());
+    }
+
+    static String markdown(List<StepResult> results, Replay run) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("Replay of ").append(LocalDateTime.now().withNano(0)).append(" on ").append(machine())
+                .append(", heap ").append(run.heap).append(" per node, ").append(run.reps).append(" rep(s)\n\n");
+        sb.append("| exp | transport | count | size B | s (first put → last arrival) | s (first → last arrival) | MB/s "
+                + "| elements/s | writer heap MB | reader heap MB | result |\n");
+        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        for (StepResult r : results) {
+            if ("E3".equals(r.experiment)) {
+                continue;
+            }
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %.3f | %.3f | %.1f | %,.0f | %d | %d | %s |%n",
+                    r.experiment, r.transport, r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(),
+                    r.elementsPerSecond(), r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.outcome));
+        }
+        boolean e3 = results.stream().anyMatch(r -> "E3".equals(r.experiment));
+        if (e3) {
+            sb.append("\n| E3 transport | payload B | calls | p50 µs | p99 µs | max µs | result |\n");
+            sb.append("|---|---:|---:|---:|---:|---:|---|\n");
+            for (StepResult r : results) {
+                if ("E3".equals(r.experiment)) {
+                    sb.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %.1f | %.1f | %.1f | %s |%n", r.transport,
+                            r.size, r.count, r.p50Micros, r.p99Micros, r.maxMicros, r.outcome));
+                }
+            }
+        }
+        String ratios = ratios(results);
+        if (!ratios.isEmpty()) {
+            sb.append("\n```\n").append(ratios).append("```\n");
+        }
+        return sb.toString();
+    }
+
+    static String html(List<StepResult> results, Replay run) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ehrelay replay</title><style>")
+                .append("body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}")
+                .append("td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}")
+                .append("svg{border:1px solid #ddd;margin:1em 0}</style></head><body>");
+        sb.append("<h1>ehrelay two-node replay</h1><p>").append(escape(LocalDateTime.now().withNano(0) + " on "
+                + machine() + ", heap " + run.heap + " per node, " + run.reps + " rep(s)")).append("</p>");
+        sb.append(chart("E1: 10,000 elements of growing size", "element size (bytes)", "seconds, first put → last arrival",
+                select(results, "E1"), r -> r.size, r -> r.seconds));
+        sb.append(chart("E2: growing count of 1,280-byte elements", "elements", "seconds, first put → last arrival",
+                select(results, "E2"), r -> r.count, r -> r.seconds));
+        sb.append(chart("E3: synchronous put latency by payload (p99)", "payload (bytes, +1)", "p99 microseconds",
+                select(results, "E3"), r -> r.size + 1, r -> r.p99Micros));
+        sb.append("<h2>Table</h2><pre>").append(escape(markdown(results, run))).append("</pre></body></html>");
+        return sb.toString();
+    }
+
+    private static List<StepResult> select(List<StepResult> results, String experiment) {
+        List<StepResult> out = new ArrayList<>();
+        for (StepResult r : results) {
+            if (experiment.equals(r.experiment) && r.ok()) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
+
+    /** A log-log line chart, one series per transport. */
+    static String chart(String title, String xLabel, String yLabel, List<StepResult> points,
+                        ToDoubleFunction<StepResult> x, ToDoubleFunction<StepResult> y) {
+        if (points.isEmpty()) {
+            return "";
+        }
+        int w = 760;
+        int h = 380;
+        int left = 80;
+        int right = 150;
+        int top = 40;
+        int bottom = 60;
+        double minX = Double.MAX_VALUE;
+        double maxX = 0;
+        double minY = Double.MAX_VALUE;
+        double maxY = 0;
+        Map<String, List<double[]>> series = new LinkedHashMap<>();
+        for (StepResult r : points) {
+            double px = x.applyAsDouble(r);
+            double py = y.applyAsDouble(r);
+            if (!(px > 0) || !(py > 0)) {
+                continue;
+            }
+            series.computeIfAbsent(r.transport, k -> new ArrayList<>()).add(new double[] {px, py});
+            minX = Math.min(minX, px);
+            maxX = Math.max(maxX, px);
+            minY = Math.min(minY, py);
+            maxY = Math.max(maxY, py);
+        }
+        if (series.isEmpty()) {
+            return "";
+        }
+        double lx0 = Math.floor(Math.log10(minX));
+        double lx1 = Math.max(lx0 + 1, Math.ceil(Math.log10(maxX)));
+        double ly0 = Math.floor(Math.log10(minY));
+        double ly1 = Math.max(ly0 + 1, Math.ceil(Math.log10(maxY)));
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "<h2>%s</h2><svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\">",
+                escape(title), w, h));
+        int pw = w - left - right;
+        int ph = h - top - bottom;
+        for (double d = lx0; d <= lx1; d++) {
+            double px = left + (d - lx0) / (lx1 - lx0) * pw;
+            sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
+                    + "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s</text>", px, top, px, top + ph,
+                    px, top + ph + 15, tick(d)));
+        }
+        for (double d = ly0; d <= ly1; d++) {
+            double py = top + ph - (d - ly0) / (ly1 - ly0) * ph;
+            sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                    + "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>", left, py, left + pw, py,
+                    left - 5, py + 4, tick(d)));
+        }
+        sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>",
+                left, top, pw, ph));
+        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%s (log)</text>",
+                left + pw / 2, h - 15, escape(xLabel)));
+        sb.append(String.format(Locale.ROOT, "<text x=\"15\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\" "
+                + "transform=\"rotate(-90 15 %d)\">%s (log)</text>", top + ph / 2, top + ph / 2, escape(yLabel)));
+        int i = 0;
+        for (Map.Entry<String, List<double[]>> s : series.entrySet()) {
+            String color = COLORS[i % COLORS.length];
+            StringBuilder path = new StringBuilder();
+            s.getValue().sort((a, b) -> Double.compare(a[0], b[0]));
+            for (double[] p : s.getValue()) {
+                double px = left + (Math.log10(p[0]) - lx0) / (lx1 - lx0) * pw;
+                double py = top + ph - (Math.log10(p[1]) - ly0) / (ly1 - ly0) * ph;
+                path.append(path.length() == 0 ? "M" : " L").append(String.format(Locale.ROOT, "%.1f %.1f", px, py));
+                sb.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
+                        color));
+            }
+            sb.append(String.format(Locale.ROOT, "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>", path,
+                    color));
+            sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+                    + "stroke-width=\"3\"/><text x=\"%d\" y=\"%d\" font-size=\"12\">%s</text>", left + pw + 15,
+                    top + 15 + 20 * i, left + pw + 40, top + 15 + 20 * i, color, left + pw + 45, top + 19 + 20 * i,
+                    escape(s.getKey())));
+            i++;
+        }
+        sb.append("</svg>");
+        return sb.toString();
+    }
+
+    private static String tick(double exponent) {
+        double v = Math.pow(10, exponent);
+        if (v >= 1e6) {
+            return String.format(Locale.ROOT, "%.0fM", v / 1e6);
+        }
+        if (v >= 1e3) {
+            return String.format(Locale.ROOT, "%.0fk", v / 1e3);
+        }
+        return v >= 1 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.3g", v);
+    }
+
+    static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+}

@@ -1,0 +1,64 @@
+package io.ehrelay.replay;
+
+import java.util.Locale;
+
+/** One measured step of E1/E2 (a transfer) or E3 (a latency sweep point). Immutable. */
+final class StepResult {
+
+    final String experiment;
+    final String transport;
+    final int count;
+    final int size;
+    final double seconds;
+    final double blogSeconds;
+    final long writerPeakHeap;
+    final long readerPeakHeap;
+    final double p50Micros;
+    final double p99Micros;
+    final double maxMicros;
+    final String outcome;
+
+    StepResult(String experiment, String transport, int count, int size, double seconds, double blogSeconds,
+               long writerPeakHeap, long readerPeakHeap, double p50Micros, double p99Micros, double maxMicros,
+               String outcome) {
+        this.experiment = experiment;
+        this.transport = transport;
+        this.count = count;
+        this.size = size;
+        this.seconds = seconds;
+        this.blogSeconds = blogSeconds;
+        this.writerPeakHeap = writerPeakHeap;
+        this.readerPeakHeap = readerPeakHeap;
+        this.p50Micros = p50Micros;
+        this.p99Micros = p99Micros;
+        this.maxMicros = maxMicros;
+        this.outcome = outcome;
+    }
+
+    static StepResult failed(String experiment, String transport, int count, int size, String reason) {
+        return new StepResult(experiment, transport, count, size, Double.NaN, Double.NaN, 0, 0, Double.NaN,
+                Double.NaN, Double.NaN, "FAIL(" + reason + ")");
+    }
+
+    boolean ok() {
+        return "ok".equals(outcome);
+    }
+
+    double megabytesPerSecond() {
+        return (double) count * size / 1e6 / seconds;
+    }
+
+    double elementsPerSecond() {
+        return count / seconds;
+    }
+
+    static final String CSV_HEADER = "experiment,transport,count,size,seconds,blog_seconds,mb_per_s,elements_per_s,"
+            + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome";
+
+    String csv() {
+        return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s", experiment,
+                transport, count, size, seconds, blogSeconds, megabytesPerSecond(), elementsPerSecond(),
+                writerPeakHeap >> 20, readerPeakHeap >> 20, p50Micros, p99Micros, maxMicros,
+                outcome.replace(',', ';'));
+    }
+}
