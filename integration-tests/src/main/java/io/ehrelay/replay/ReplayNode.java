@@ -90,6 +90,24 @@ public final class ReplayNode {
         System.out.flush();
     }
 
+    /** Writes each live thread's CPU time and the GC time to stderr (the replay's node log): where the time went. */
+    static void logCpu(String role) {
+        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        StringBuilder sb = new StringBuilder(role + " " + ProcessHandle.current().pid() + " cpu ms:");
+        for (long id : mx.getAllThreadIds()) {
+            java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
+            long cpu = mx.getThreadCpuTime(id);
+            if (info != null && cpu > 50_000_000L) {
+                sb.append(' ').append(info.getThreadName()).append('=').append(cpu / 1_000_000);
+            }
+        }
+        for (java.lang.management.GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            sb.append(" | ").append(gc.getName()).append(": ").append(gc.getCollectionCount()).append(" in ")
+                    .append(gc.getCollectionTime()).append(" ms");
+        }
+        System.err.println(sb);
+    }
+
     static long peakHeap() {
         long sum = 0;
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
@@ -163,6 +181,7 @@ public final class ReplayNode {
                 bad++;
             }
         }
+        logCpu("reader " + arg("transport") + " " + count + "x" + size);
         say("DONE " + first.get() + " " + last.get() + " " + missing + " " + bad + " " + peakHeap());
         waitForExit();
         cm.shutdown();
@@ -199,6 +218,7 @@ public final class ReplayNode {
                         bad++;
                     }
                 }
+                logCpu("reader raw " + count);
                 say("DONE " + first + " " + last + " " + missing + " " + bad + " " + peakHeap());
             }
         }
@@ -237,6 +257,8 @@ public final class ReplayNode {
             long dropped = Ehrelay.metricRegistry(cm).meter(on).getCount();
             long failed = Ehrelay.metricRegistry(cm)
                     .meter(ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "failed")).getCount();
+            Thread.sleep(500);
+            logCpu("writer " + arg("transport") + " " + count + "x" + arg("size") + " put loop " + (last - first) / 1000 + " ms");
             say("WROTE " + first + " " + last + " " + peakHeap() + " " + dropped + " " + failed);
         }
         waitForExit();
@@ -246,14 +268,20 @@ public final class ReplayNode {
 
     private void latency(Ehcache cache) {
         int calls = intArg("calls");
-        for (String p : arg("payloads").split(",")) {
+        String[] payloads = arg("payloads").split(",");
+        // warm both JVMs up (JIT) on every payload before measuring any
+        for (int round = 0; round < 5; round++) {
+            for (String p : payloads) {
+                byte[] value = new byte[Integer.parseInt(p)];
+                for (int i = 0; i < 400; i++) {
+                    cache.put(new Element(-1 - i, value));
+                }
+            }
+        }
+        for (String p : payloads) {
             int payload = Integer.parseInt(p);
             byte[] value = new byte[payload];
             long[] nanos = new long[calls];
-            int warmup = Math.min(200, calls);
-            for (int i = 0; i < warmup; i++) {
-                cache.put(new Element(-1 - i, value));
-            }
             for (int i = 0; i < calls; i++) {
                 long t0 = System.nanoTime();
                 cache.put(new Element(i, value));
@@ -284,6 +312,7 @@ public final class ReplayNode {
             }
             data.flush();
             long last = Clock.micros();
+            logCpu("writer raw " + count + " put loop " + (last - first) / 1000 + " ms");
             say("WROTE " + first + " " + last + " " + peakHeap() + " 0 0");
             waitForExit();
         }

@@ -67,6 +67,16 @@ public final class ByteSink extends OutputStream {
         return pos;
     }
 
+    /** Empties the sink for reuse, keeping its array. */
+    public void reset() {
+        pos = 0;
+    }
+
+    /** The internal array; valid bytes are {@code [0, position())}. */
+    public byte[] array() {
+        return buf;
+    }
+
     /** The bytes written; the internal array itself, without a copy, when it was sized exactly. */
     public byte[] toByteArray() {
         return pos == buf.length ? buf : Arrays.copyOf(buf, pos);

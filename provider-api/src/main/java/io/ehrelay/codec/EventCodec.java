@@ -35,6 +35,28 @@ public final class EventCodec {
     /** Bytes of an event besides its cache name, key and value: length, op, name length, metadata. */
     private static final int PUT_OVERHEAD = 4 + 1 + 2 + 5 * 8 + 2 * 4 + 1;
 
+    /**
+     * The exact encoded size of a put of {@code e}, or -1 when its key or value needs Java serialization (then
+     * the size is only known by encoding).
+     */
+    public static int putSize(byte[] cacheNameUtf8, Element e) {
+        int keySize = ValueCodec.sizeOf(e.getObjectKey());
+        int valueSize = ValueCodec.sizeOf(e.getObjectValue());
+        return keySize < 0 || valueSize < 0 ? -1 : PUT_OVERHEAD + cacheNameUtf8.length + keySize + valueSize;
+    }
+
+    /** Appends a put event for {@code e} (length prefix included) to {@code out}, e.g. a batch being built. */
+    public static void writePut(ByteSink out, byte[] cacheNameUtf8, Element e) throws IOException {
+        int start = out.position();
+        out.writeInt(0);
+        out.write(Op.PUT.code());
+        out.writeShort(cacheNameUtf8.length);
+        out.write(cacheNameUtf8, 0, cacheNameUtf8.length);
+        ValueCodec.write(out, e.getObjectKey());
+        writeValueAndMetadata(out, e);
+        out.putInt(start, out.position() - start - 4);
+    }
+
     /** Encodes a put or update carrying the element. */
     public static byte[] encodePut(String cacheName, Element e) throws IOException {
         int keySize = ValueCodec.sizeOf(e.getObjectKey());
@@ -43,6 +65,11 @@ public final class EventCodec {
         int hint = (keySize < 0 ? 64 : keySize) + (valueSize < 0 ? estimate(e.getObjectValue()) : valueSize)
                 + PUT_OVERHEAD - 7;
         ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), hint);
+        writeValueAndMetadata(out, e);
+        return finish(out);
+    }
+
+    private static void writeValueAndMetadata(ByteSink out, Element e) throws IOException {
         ValueCodec.write(out, e.getObjectValue());
         out.writeLong(e.getVersion());
         out.writeLong(e.getCreationTime());
@@ -52,7 +79,6 @@ public final class EventCodec {
         out.writeInt(e.getTimeToLive());
         out.writeInt(e.getTimeToIdle());
         out.write(e.usesCacheDefaultLifespan() ? 1 : 0);
-        return finish(out);
     }
 
     /** Encodes an event that carries only a key: {@link Op#INVALIDATE} or {@link Op#REMOVE}. */
@@ -113,6 +139,13 @@ public final class EventCodec {
         h[3] = (byte) (eventCount >>> 8);
         h[4] = (byte) eventCount;
         return h;
+    }
+
+    /** Writes a batch header for {@code eventCount} events at {@code at} (over a placeholder). */
+    public static void putBatchHeader(ByteSink out, int at, int eventCount) {
+        byte[] h = out.array();
+        h[at] = (byte) FORMAT_VERSION;
+        out.putInt(at + 1, eventCount);
     }
 
     /** A batch of one event, for synchronous sends and tests. */

@@ -1,5 +1,6 @@
 package io.ehrelay.engine;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +13,7 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.ehrelay.codec.ByteSink;
 import io.ehrelay.codec.EventCodec;
 import io.ehrelay.config.NodeConfig;
 import io.ehrelay.metrics.ReplicationMetrics;
@@ -65,6 +67,7 @@ final class Dispatcher {
 
     private void run(int lane) {
         long linger = TimeUnit.MILLISECONDS.toNanos(config.batchLingerMillis());
+        ByteSink buffer = new ByteSink(config.batchMaxBytes() + 1024);
         try {
             while (true) {
                 List<ReplicationQueue.Entry> batch =
@@ -75,33 +78,54 @@ final class Dispatcher {
                     }
                     continue;
                 }
-                deliver(batch);
+                if (!deliver(batch, buffer)) {
+                    // a transport may still hold the old buffer after a timed-out send: never reuse it
+                    buffer = new ByteSink(config.batchMaxBytes() + 1024);
+                }
             }
         } catch (InterruptedException e) {
             // stop() ran out of drain time; what is left is counted there
         }
     }
 
-    private void deliver(List<ReplicationQueue.Entry> batch) throws InterruptedException {
-        byte[][] parts = new byte[batch.size() + 1][];
-        parts[0] = EventCodec.batchHeader(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            ReplicationQueue.Entry e = batch.get(i);
-            parts[i + 1] = e.bytes;
-            e.cache.queueRemove(e.bytes.length);
+    /**
+     * Encodes the batch into {@code buffer} (reused from batch to batch, so steady replication allocates nothing
+     * per event) and sends it to every peer. Returns false when a send timed out.
+     */
+    private boolean deliver(List<ReplicationQueue.Entry> batch, ByteSink buffer) throws InterruptedException {
+        buffer.reset();
+        buffer.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
+        int count = 0;
+        for (ReplicationQueue.Entry e : batch) {
+            e.cache.queueRemove(e.size);
             e.cache.servedByCurrentThread();
+            if (e.bytes != null) {
+                buffer.write(e.bytes, 0, e.bytes.length);
+                count++;
+            } else {
+                try {
+                    EventCodec.writePut(buffer, e.cacheName, e.element);
+                    count++;
+                } catch (IOException | RuntimeException ex) {
+                    e.cache.onFailed();
+                    warn.warn("encode", "ehrelay: could not encode an event of CacheManager {}: {}",
+                            metrics.cacheManagerName(), ex.toString());
+                }
+            }
         }
+        EventCodec.putBatchHeader(buffer, 0, count);
         List<Peer> targets = peers.get();
         if (targets.isEmpty()) {
             LOG.debug("no peers: {} events not addressed to anyone", batch.size());
-            return;
+            return true;
         }
-        Batch bytes = new Batch(parts, batch.size());
+        Batch bytes = new Batch(buffer.array(), buffer.position(), count);
         metrics.markBatch(batch.size(), bytes.length());
         List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
         for (Peer p : targets) {
             futures.add(sendQuietly(p, bytes));
         }
+        boolean reusable = true;
         for (int i = 0; i < targets.size(); i++) {
             Peer peer = targets.get(i);
             Throwable failure = await(futures.get(i), config.sendTimeoutMillis());
@@ -109,9 +133,10 @@ final class Dispatcher {
             if (failure == null) {
                 metrics.markBytesSent(bytes.length());
                 for (ReplicationQueue.Entry e : batch) {
-                    e.cache.onSent(e.bytes.length, now - e.enqueuedNanos);
+                    e.cache.onSent(e.size, now - e.enqueuedNanos);
                 }
             } else {
+                reusable &= !(failure instanceof TimeoutException);
                 for (ReplicationQueue.Entry e : batch) {
                     e.cache.onFailed();
                 }
@@ -119,6 +144,7 @@ final class Dispatcher {
                         batch.size(), peer, metrics.cacheManagerName(), describe(failure));
             }
         }
+        return reusable;
     }
 
     private CompletableFuture<Void> sendQuietly(Peer peer, Batch batch) {
@@ -177,9 +203,9 @@ final class Dispatcher {
         List<ReplicationQueue.Entry> left = queue.clear();
         long bytes = 0;
         for (ReplicationQueue.Entry e : left) {
-            e.cache.queueRemove(e.bytes.length);
+            e.cache.queueRemove(e.size);
             e.cache.onDropped();
-            bytes += e.bytes.length;
+            bytes += e.size;
         }
         if (!left.isEmpty()) {
             LOG.warn("ehrelay: CacheManager {} shut down with {} events ({} bytes) not sent within "

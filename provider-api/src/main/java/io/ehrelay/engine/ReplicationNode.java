@@ -330,12 +330,30 @@ public final class ReplicationNode implements InboundHandler {
 
     /** Queues an encoded event for asynchronous replication; a refused event is counted and logged. */
     public void enqueue(CacheBinding binding, byte[] event) {
+        offer(binding, new ReplicationQueue.Entry(binding.metrics, event, System.nanoTime()));
+    }
+
+    /**
+     * Queues a put for asynchronous replication, to be encoded by the dispatcher straight into its batch when
+     * key and value are fast-path types (no per-event array); otherwise encodes it now. Like Ehcache's own RMI
+     * replication, the element's value is read when the batch is built.
+     */
+    public void enqueuePut(CacheBinding binding, Element element) throws IOException {
+        int size = EventCodec.putSize(binding.nameUtf8, element);
+        if (size < 0) {
+            enqueue(binding, EventCodec.encodePut(binding.cacheName, element));
+        } else {
+            offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
+                    System.nanoTime()));
+        }
+    }
+
+    private void offer(CacheBinding binding, ReplicationQueue.Entry entry) {
         CacheMetrics m = binding.metrics;
-        m.queueAdd(event.length);
+        m.queueAdd(entry.size);
         boolean accepted;
         try {
-            accepted = state == State.STARTED
-                    && queue.offer(binding.lane, new ReplicationQueue.Entry(m, event, System.nanoTime()));
+            accepted = state == State.STARTED && queue.offer(binding.lane, entry);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             accepted = false;
@@ -344,7 +362,7 @@ public final class ReplicationNode implements InboundHandler {
             m.onEnqueued();
             return;
         }
-        m.queueRemove(event.length);
+        m.queueRemove(entry.size);
         m.onDropped();
         if (state != State.STARTED) {
             warn.warn("notstarted", "ehrelay: replication of CacheManager {} is not running; event for cache {} "
@@ -367,7 +385,8 @@ public final class ReplicationNode implements InboundHandler {
         if (targets.isEmpty() || state != State.STARTED) {
             return;
         }
-        Batch batch = new Batch(new byte[][] {EventCodec.batchHeader(1), event}, 1);
+        byte[] single = EventCodec.singletonBatch(event);
+        Batch batch = new Batch(single, single.length, 1);
         long t0 = System.nanoTime();
         List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
         for (Peer p : targets) {
@@ -686,11 +705,13 @@ public final class ReplicationNode implements InboundHandler {
     /** A cache's handle on the node: its metrics and its queue lane. Immutable. */
     public static final class CacheBinding {
         final String cacheName;
+        final byte[] nameUtf8;
         final CacheMetrics metrics;
         final int lane;
 
         CacheBinding(String cacheName, CacheMetrics metrics, int lane) {
             this.cacheName = cacheName;
+            this.nameUtf8 = cacheName.getBytes(java.nio.charset.StandardCharsets.UTF_8);
             this.metrics = metrics;
             this.lane = lane;
         }

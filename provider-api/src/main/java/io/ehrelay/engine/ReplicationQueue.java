@@ -9,6 +9,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.metrics.CacheMetrics;
+import net.sf.ehcache.Element;
 
 /**
  * The asynchronous replication queue of one CacheManager: bounded in bytes and in events, split into lanes
@@ -21,15 +22,34 @@ import io.ehrelay.metrics.CacheMetrics;
  */
 final class ReplicationQueue {
 
-    /** One encoded event waiting to be sent. */
+    /**
+     * One event waiting to be sent: already encoded ({@code bytes}), or a put whose element has fast-path key and
+     * value types and is encoded by the dispatcher straight into the batch ({@code element}); {@code size} is the
+     * exact encoded size either way, which is what the byte bound counts.
+     */
     static final class Entry {
         final CacheMetrics cache;
         final byte[] bytes;
+        final Element element;
+        final byte[] cacheName;
+        final int size;
         final long enqueuedNanos;
 
         Entry(CacheMetrics cache, byte[] bytes, long enqueuedNanos) {
             this.cache = cache;
             this.bytes = bytes;
+            this.element = null;
+            this.cacheName = null;
+            this.size = bytes.length;
+            this.enqueuedNanos = enqueuedNanos;
+        }
+
+        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos) {
+            this.cache = cache;
+            this.bytes = null;
+            this.element = element;
+            this.cacheName = cacheName;
+            this.size = size;
             this.enqueuedNanos = enqueuedNanos;
         }
     }
@@ -68,7 +88,7 @@ final class ReplicationQueue {
 
     /** Adds an event; returns {@code false} when it was refused (full, or closed). */
     boolean offer(int lane, Entry e) throws InterruptedException {
-        int size = e.bytes.length;
+        int size = e.size;
         if (size > maxBytes) {
             return false;
         }
@@ -131,12 +151,12 @@ final class ReplicationQueue {
             long taken = 0;
             while (!q.isEmpty() && out.size() < maxCount) {
                 Entry e = q.peekFirst();
-                if (!out.isEmpty() && taken + e.bytes.length > maxBatchBytes) {
+                if (!out.isEmpty() && taken + e.size > maxBatchBytes) {
                     break;
                 }
                 q.pollFirst();
                 out.add(e);
-                taken += e.bytes.length;
+                taken += e.size;
             }
             bytes -= taken;
             events -= out.size();

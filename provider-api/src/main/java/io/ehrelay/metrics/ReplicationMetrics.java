@@ -10,10 +10,10 @@ import javax.management.MBeanServer;
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Histogram;
-import com.codahale.metrics.LockFreeExponentiallyDecayingReservoir;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.Metric;
 import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.SlidingWindowReservoir;
 import com.codahale.metrics.Timer;
 import com.codahale.metrics.jmx.JmxReporter;
 
@@ -71,15 +71,22 @@ public final class ReplicationMetrics {
         sendLatency = timer(registry, name("sendLatency"));
         syncRoundTrip = timer(registry, name("syncRoundTrip"));
         applyLatency = timer(registry, name("applyLatency"));
-        batchEvents = registry.register(name("batchEvents"), new Histogram(LockFreeExponentiallyDecayingReservoir.builder().build()));
-        batchBytes = registry.register(name("batchBytes"), new Histogram(LockFreeExponentiallyDecayingReservoir.builder().build()));
+        batchEvents = registry.register(name("batchEvents"), new Histogram(new SlidingWindowReservoir(WINDOW)));
+        batchBytes = registry.register(name("batchBytes"), new Histogram(new SlidingWindowReservoir(WINDOW)));
         bootstraps = registry.meter(name("bootstraps"));
         bootstrapFailures = registry.meter(name("bootstrapFailures"));
         bootstrapDuration = timer(registry, name("bootstrapDuration"));
     }
 
+    /** Latency and size distributions cover the most recent {@value #WINDOW} measurements. */
+    static final int WINDOW = 2048;
+
+    /**
+     * A timer over a sliding window of recent measurements: O(1) per update (these are updated per event on
+     * the replication path), and percentiles that describe now rather than the whole uptime.
+     */
     static Timer timer(MetricRegistry registry, String name) {
-        return registry.register(name, new Timer(LockFreeExponentiallyDecayingReservoir.builder().build()));
+        return registry.register(name, new Timer(new SlidingWindowReservoir(WINDOW)));
     }
 
     String name(String metric) {

@@ -102,6 +102,15 @@ public class EhrelayReplicator implements CacheReplicator {
             send(cache, element.getObjectKey(), Op.INVALIDATE);
             return;
         }
+        if (config.asynchronous()) {
+            ReplicationNode.CacheBinding b = bindingFor(cache);
+            try {
+                node.enqueuePut(b, element);
+            } catch (IOException | RuntimeException e) {
+                notEncodable(cache, element.getObjectKey(), e);
+            }
+            return;
+        }
         byte[] event;
         try {
             event = EventCodec.encodePut(cache.getName(), element);

@@ -1,32 +1,28 @@
 package io.ehrelay.spi;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
- * An encoded event batch ready to send: a header part followed by one part per event, so that stream
- * transports can write it with one gathering write and every peer gets the same bytes. Immutable; the parts
- * must not be modified.
+ * An encoded event batch ready to send ({@link io.ehrelay.codec.EventCodec} format), the same bytes for every
+ * peer: {@code data[0, length)}. The array may be a buffer the dispatcher reuses once every peer's send
+ * completed: a transport must not keep it after completing (or failing) the send's future. Immutable view.
  */
 public final class Batch {
 
-    private final byte[][] parts;
+    private final byte[] data;
     private final int length;
     private final int eventCount;
 
-    public Batch(byte[][] parts, int eventCount) {
-        this.parts = parts;
+    public Batch(byte[] data, int length, int eventCount) {
+        if (length < 0 || length > data.length) {
+            throw new IllegalArgumentException("length " + length + " outside the array");
+        }
+        this.data = data;
+        this.length = length;
         this.eventCount = eventCount;
-        long n = 0;
-        for (byte[] p : parts) {
-            n += p.length;
-        }
-        if (n > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("batch larger than 2 GiB");
-        }
-        this.length = (int) n;
     }
 
-    /** Total bytes of all parts. */
     public int length() {
         return length;
     }
@@ -35,34 +31,13 @@ public final class Batch {
         return eventCount;
     }
 
-    public int partCount() {
-        return parts.length;
+    /** A read-only buffer over the batch, for a (gathering) channel write. */
+    public ByteBuffer buffer() {
+        return ByteBuffer.wrap(data, 0, length).asReadOnlyBuffer();
     }
 
-    public byte[] part(int i) {
-        return parts[i];
-    }
-
-    /** Fresh read-only buffers over the parts, for a gathering write. */
-    public ByteBuffer[] buffers() {
-        ByteBuffer[] out = new ByteBuffer[parts.length];
-        for (int i = 0; i < parts.length; i++) {
-            out[i] = ByteBuffer.wrap(parts[i]).asReadOnlyBuffer();
-        }
-        return out;
-    }
-
-    /** The batch as one contiguous array (a copy), for transports that send a single byte array. */
+    /** A copy of the batch, for transports that keep the bytes beyond the send. */
     public byte[] toByteArray() {
-        if (parts.length == 1) {
-            return parts[0];
-        }
-        byte[] out = new byte[length];
-        int at = 0;
-        for (byte[] p : parts) {
-            System.arraycopy(p, 0, out, at, p.length);
-            at += p.length;
-        }
-        return out;
+        return Arrays.copyOf(data, length);
     }
 }

@@ -116,8 +116,8 @@ final class OutboundConnection {
             awaiting.put(corr, f);
             f.whenComplete((v, t) -> awaiting.remove(corr));
         }
-        offer(new Pending(acknowledge ? Frames.Type.EVENTS_ACK : Frames.Type.EVENTS, corr, batch.buffers(),
-                batch.length(), f, !acknowledge));
+        offer(new Pending(acknowledge ? Frames.Type.EVENTS_ACK : Frames.Type.EVENTS, corr,
+                new ByteBuffer[] {batch.buffer()}, batch.length(), f, !acknowledge));
         return f;
     }
 
