@@ -47,6 +47,8 @@ final class NodeProcess implements AutoCloseable {
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xms" + heap);
         cmd.add("-Xmx" + heap);
+        // touch the whole heap at start: first-touch page faults otherwise dominate the timed window
+        cmd.add("-XX:+AlwaysPreTouch");
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         String extra = System.getenv("EHRELAY_REPLAY_JVM_OPTS");
         if (extra != null && !extra.isBlank()) {

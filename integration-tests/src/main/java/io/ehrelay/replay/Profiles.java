@@ -47,6 +47,10 @@ final class Profiles {
         }
         // a bulk load waits for the queue rather than dropping: the replay moves every element
         provider.append(", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=").append(queueMaxBytes());
+        String extra = System.getProperty("ehrelay.replay.providerProperties");
+        if (extra != null && !extra.isBlank()) {
+            provider.append(", ").append(extra.replace(';', ','));
+        }
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
                 + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\"\n"

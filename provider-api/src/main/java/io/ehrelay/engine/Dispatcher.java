@@ -1,6 +1,7 @@
 package io.ehrelay.engine;
 
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -65,86 +66,133 @@ final class Dispatcher {
         }
     }
 
-    private void run(int lane) {
-        long linger = TimeUnit.MILLISECONDS.toNanos(config.batchLingerMillis());
-        ByteSink buffer = new ByteSink(config.batchMaxBytes() + 1024);
-        try {
-            while (true) {
-                List<ReplicationQueue.Entry> batch =
-                        queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(), linger, POLL_NANOS);
-                if (batch.isEmpty()) {
-                    if (stopping) {
-                        return;
-                    }
-                    continue;
-                }
-                if (!deliver(batch, buffer)) {
-                    // a transport may still hold the old buffer after a timed-out send: never reuse it
-                    buffer = new ByteSink(config.batchMaxBytes() + 1024);
-                }
-            }
-        } catch (InterruptedException e) {
-            // stop() ran out of drain time; what is left is counted there
+    /** A batch handed to the transport whose outcome has not been counted yet, and the buffer it lives in. */
+    private static final class InFlight {
+        final List<ReplicationQueue.Entry> events;
+        final List<Peer> targets;
+        final List<CompletableFuture<Void>> futures;
+        final int bytes;
+        final ByteSink buffer;
+
+        InFlight(List<ReplicationQueue.Entry> events, List<Peer> targets, List<CompletableFuture<Void>> futures,
+                 int bytes, ByteSink buffer) {
+            this.events = events;
+            this.targets = targets;
+            this.futures = futures;
+            this.bytes = bytes;
+            this.buffer = buffer;
         }
     }
 
     /**
-     * Encodes the batch into {@code buffer} (reused from batch to batch, so steady replication allocates nothing
-     * per event) and sends it to every peer. Returns false when a send timed out.
+     * One lane's loop. Two batch buffers alternate, so the next batch is encoded while the transport still
+     * writes the previous one; at most two batches per lane are in flight, and each peer receives them in order.
      */
-    private boolean deliver(List<ReplicationQueue.Entry> batch, ByteSink buffer) throws InterruptedException {
+    private void run(int lane) {
+        long linger = TimeUnit.MILLISECONDS.toNanos(config.batchLingerMillis());
+        ArrayDeque<ByteSink> free = new ArrayDeque<>(2);
+        free.add(newBuffer());
+        free.add(newBuffer());
+        InFlight previous = null;
+        try {
+            while (true) {
+                List<ReplicationQueue.Entry> batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(),
+                        linger, previous == null ? POLL_NANOS : 0);
+                if (batch.isEmpty()) {
+                    if (previous != null) {
+                        free.add(settle(previous));
+                        previous = null;
+                    } else if (stopping) {
+                        return;
+                    }
+                    continue;
+                }
+                InFlight current = send(batch, free.poll());
+                if (previous != null) {
+                    free.add(settle(previous));
+                }
+                previous = current;
+            }
+        } catch (InterruptedException e) {
+            // stop() ran out of drain time; what is still queued is counted there, what is in flight here
+            if (previous != null) {
+                for (ReplicationQueue.Entry ev : previous.events) {
+                    ev.cache.onFailed();
+                }
+            }
+        }
+    }
+
+    private ByteSink newBuffer() {
+        return new ByteSink(config.batchMaxBytes() + 1024);
+    }
+
+    /**
+     * Encodes the batch into {@code buffer} (reused, so steady replication allocates nothing per event) and
+     * hands the same bytes to every peer's transport.
+     */
+    private InFlight send(List<ReplicationQueue.Entry> batch, ByteSink buffer) {
         buffer.reset();
         buffer.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
-        int count = 0;
+        List<ReplicationQueue.Entry> included = new ArrayList<>(batch.size());
         for (ReplicationQueue.Entry e : batch) {
             e.cache.queueRemove(e.size);
             e.cache.servedByCurrentThread();
             if (e.bytes != null) {
                 buffer.write(e.bytes, 0, e.bytes.length);
-                count++;
+                included.add(e);
             } else {
                 try {
                     EventCodec.writePut(buffer, e.cacheName, e.element);
-                    count++;
+                    included.add(e);
                 } catch (IOException | RuntimeException ex) {
                     e.cache.onFailed();
-                    warn.warn("encode", "ehrelay: could not encode an event of CacheManager {}: {}",
+                    warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in failed): {}",
                             metrics.cacheManagerName(), ex.toString());
                 }
             }
         }
-        EventCodec.putBatchHeader(buffer, 0, count);
+        EventCodec.putBatchHeader(buffer, 0, included.size());
         List<Peer> targets = peers.get();
-        if (targets.isEmpty()) {
-            LOG.debug("no peers: {} events not addressed to anyone", batch.size());
-            return true;
-        }
-        Batch bytes = new Batch(buffer.array(), buffer.position(), count);
-        metrics.markBatch(batch.size(), bytes.length());
         List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
-        for (Peer p : targets) {
-            futures.add(sendQuietly(p, bytes));
+        if (targets.isEmpty()) {
+            LOG.debug("no peers: {} events not addressed to anyone", included.size());
+        } else {
+            Batch bytes = new Batch(buffer.array(), buffer.position(), included.size());
+            metrics.markBatch(included.size(), bytes.length());
+            for (Peer p : targets) {
+                futures.add(sendQuietly(p, bytes));
+            }
         }
+        return new InFlight(included, targets, futures, buffer.position(), buffer);
+    }
+
+    /**
+     * Waits for every peer to take the batch (up to {@code sendTimeoutMillis}) and counts each event as sent or
+     * failed per peer. Returns the batch's buffer for reuse, or a fresh one when a send timed out (the transport
+     * may still hold the old buffer then).
+     */
+    private ByteSink settle(InFlight f) throws InterruptedException {
         boolean reusable = true;
-        for (int i = 0; i < targets.size(); i++) {
-            Peer peer = targets.get(i);
-            Throwable failure = await(futures.get(i), config.sendTimeoutMillis());
+        for (int i = 0; i < f.targets.size(); i++) {
+            Peer peer = f.targets.get(i);
+            Throwable failure = await(f.futures.get(i), config.sendTimeoutMillis());
             long now = System.nanoTime();
             if (failure == null) {
-                metrics.markBytesSent(bytes.length());
-                for (ReplicationQueue.Entry e : batch) {
+                metrics.markBytesSent(f.bytes);
+                for (ReplicationQueue.Entry e : f.events) {
                     e.cache.onSent(e.size, now - e.enqueuedNanos);
                 }
             } else {
                 reusable &= !(failure instanceof TimeoutException);
-                for (ReplicationQueue.Entry e : batch) {
+                for (ReplicationQueue.Entry e : f.events) {
                     e.cache.onFailed();
                 }
                 warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
-                        batch.size(), peer, metrics.cacheManagerName(), describe(failure));
+                        f.events.size(), peer, metrics.cacheManagerName(), describe(failure));
             }
         }
-        return reusable;
+        return reusable ? f.buffer : newBuffer();
     }
 
     private CompletableFuture<Void> sendQuietly(Peer peer, Batch batch) {

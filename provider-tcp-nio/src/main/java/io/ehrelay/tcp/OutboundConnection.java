@@ -240,6 +240,10 @@ final class OutboundConnection {
         try {
             sc.socket().setTcpNoDelay(true);
             sc.socket().setKeepAlive(true);
+            if (settings.socketBufferBytes > 0) {
+                sc.socket().setSendBufferSize(settings.socketBufferBytes);
+                sc.socket().setReceiveBufferSize(settings.socketBufferBytes);
+            }
             InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
             if (resolved.isUnresolved()) {
                 throw new ConnectException("cannot resolve " + address.getHostString());

@@ -11,14 +11,17 @@ final class TcpSettings {
     static final String RECONNECT_BACKOFF_MAX_MILLIS = "reconnectBackoffMaxMillis";
     static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
     static final String MAX_INBOUND_CONNECTIONS = "maxInboundConnections";
+    static final String SOCKET_BUFFER_BYTES = "socketBufferBytes";
 
     final long connectTimeoutMillis;
     final long reconnectBackoffMaxMillis;
     final long peerOutboundMaxBytes;
     final int maxInboundConnections;
+    final int socketBufferBytes;
 
     TcpSettings(long connectTimeoutMillis, long reconnectBackoffMaxMillis, long peerOutboundMaxBytes,
-                int maxInboundConnections) {
+                int maxInboundConnections, int socketBufferBytes) {
+        this.socketBufferBytes = socketBufferBytes;
         this.connectTimeoutMillis = connectTimeoutMillis;
         this.reconnectBackoffMaxMillis = reconnectBackoffMaxMillis;
         this.peerOutboundMaxBytes = peerOutboundMaxBytes;
@@ -30,6 +33,7 @@ final class TcpSettings {
                 r.longIn(CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
                 r.longIn(RECONNECT_BACKOFF_MAX_MILLIS, 5000, 10, 600_000),
                 r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34),
-                r.intIn(MAX_INBOUND_CONNECTIONS, 64, 1, 65_536));
+                r.intIn(MAX_INBOUND_CONNECTIONS, 64, 1, 65_536),
+                (int) r.bytesIn(SOCKET_BUFFER_BYTES, 0, 0, 1L << 30));
     }
 }

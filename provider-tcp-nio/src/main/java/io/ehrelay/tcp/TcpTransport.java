@@ -57,6 +57,10 @@ final class TcpTransport implements Transport {
             return;
         }
         ServerSocketChannel ssc = ServerSocketChannel.open();
+        if (settings.socketBufferBytes > 0) {
+            // accepted sockets inherit the listener's receive buffer, which must be set before bind for > 64 KiB
+            ssc.socket().setReceiveBufferSize(settings.socketBufferBytes);
+        }
         try {
             ssc.bind(new InetSocketAddress(listener.hostName(), listener.port()), 128);
         } catch (IOException e) {
