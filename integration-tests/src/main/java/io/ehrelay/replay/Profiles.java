@@ -16,7 +16,12 @@ final class Profiles {
     }
 
     static String queueMaxBytes() {
-        return System.getProperty("ehrelay.replay.queueMaxBytes", "64m");
+        return System.getProperty("ehrelay.replay.queueMaxBytes", "8m");
+    }
+
+    /** Warm-up elements before a timed step: at least 2,000, at most 20,000, about 64 MB. */
+    static int warmupCount(int size) {
+        return (int) Math.max(2_000, Math.min(20_000, (64L << 20) / Math.max(1, size)));
     }
 
     static boolean isCacheTransport(String transport) {
@@ -57,10 +62,15 @@ final class Profiles {
                 + "      properties=\"" + provider + "\"/>\n"
                 + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\"\n"
                 + "      properties=\"hostName=127.0.0.1, port=0\"/>\n"
-                + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
+                + cache("replay", sync)
+                + cache("warmup", sync)
+                + "</ehcache>\n";
+    }
+
+    private static String cache(String name, boolean sync) {
+        return "  <cache name=\"" + name + "\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
                 + "    <cacheEventListenerFactory class=\"io.ehrelay.tcp.TcpCacheReplicatorFactory\"\n"
                 + "        properties=\"replicateAsynchronously=" + !sync + ", syncTimeoutMillis=10000\"/>\n"
-                + "  </cache>\n"
-                + "</ehcache>\n";
+                + "  </cache>\n";
     }
 }

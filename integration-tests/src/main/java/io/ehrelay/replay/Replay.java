@@ -231,6 +231,9 @@ public final class Replay {
             wargs.add("peer=" + endpoint);
             writer = NodeProcess.start("writer", heap, wargs, log);
             writer.expect("READY", deadline, l -> { });
+            // both JVMs warm up on a few thousand elements first; the timed step starts on GO
+            reader.expect("WARM", deadline, l -> { });
+            writer.send("GO");
             String[] wrote = writer.expect("WROTE", deadline, l -> { }).split(" ");
             String[] done = reader.expect("DONE", deadline, l -> {
                 if (l.startsWith("PROGRESS")) {

@@ -160,6 +160,18 @@ public final class ReplayNode {
                 notifyElementPut(c, e);
             }
         });
+        Ehcache warm = cm.getEhcache("warmup");
+        CountDownLatch warmedUp = new CountDownLatch(1);
+        int warmCount = Profiles.warmupCount(size);
+        AtomicInteger warmArrived = new AtomicInteger();
+        warm.getCacheEventNotificationService().registerListener(new CacheEventListenerAdapter() {
+            @Override
+            public void notifyElementPut(Ehcache c, Element e) {
+                if (warmArrived.incrementAndGet() == warmCount) {
+                    warmedUp.countDown();
+                }
+            }
+        });
         String endpoint = io.ehrelay.engine.ReplicationNode.all(cm).get(0).localEndpoint();
         say("READY " + endpoint);
         if ("hold".equals(args.get("mode"))) {
@@ -167,6 +179,13 @@ public final class ReplayNode {
             cm.shutdown();
             return;
         }
+        warmedUp.await();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (warm.getSize() > 0 && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        System.gc();
+        say("WARM");
         while (!done.await(1, TimeUnit.SECONDS)) {
             say("PROGRESS " + arrived.get());
         }
@@ -193,6 +212,13 @@ public final class ReplayNode {
             say("READY 127.0.0.1:" + ((InetSocketAddress) server.getLocalAddress()).getPort());
             try (SocketChannel ch = server.accept()) {
                 DataInputStream in = new DataInputStream(new BufferedInputStream(Channels.newInputStream(ch), 1 << 20));
+                int warmCount = Profiles.warmupCount(values.size());
+                for (int n = 0; n < warmCount; n++) {
+                    in.readInt();
+                    in.readFully(new byte[in.readInt()]);
+                }
+                System.gc();
+                say("WARM");
                 long first = 0;
                 long last = 0;
                 int bad = 0;
@@ -248,6 +274,13 @@ public final class ReplayNode {
         } else {
             int count = intArg("count");
             Values values = new Values(intArg("size"));
+            Ehcache warm = cm.getEhcache("warmup");
+            for (int k = 0, n = Profiles.warmupCount(values.size()); k < n; k++) {
+                warm.put(new Element(k, values.make(k)));
+            }
+            warm.removeAll();
+            System.gc();
+            waitFor("GO");
             long first = Clock.micros();
             for (int k = 0; k < count; k++) {
                 cache.put(new Element(k, values.make(k)));
@@ -300,6 +333,15 @@ public final class ReplayNode {
             out.connect(to);
             say("READY");
             DataOutputStream data = new DataOutputStream(new BufferedOutputStream(Channels.newOutputStream(out), 1 << 20));
+            for (int k = 0, n = Profiles.warmupCount(values.size()); k < n; k++) {
+                byte[] v = values.make(k);
+                data.writeInt(-1 - k);
+                data.writeInt(v.length);
+                data.write(v);
+            }
+            data.flush();
+            System.gc();
+            waitFor("GO");
             // the writing node holds what it sends, as the writing cache does in E1/E2
             byte[][] held = new byte[count][];
             long first = Clock.micros();
@@ -324,11 +366,18 @@ public final class ReplayNode {
         return new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
     }
 
+    private static final BufferedReader STDIN = new BufferedReader(new InputStreamReader(System.in,
+            StandardCharsets.UTF_8));
+
     private static void waitForExit() throws IOException {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        waitFor("EXIT");
+    }
+
+    /** Waits for a line from the harness; end of input counts as EXIT. */
+    private static void waitFor(String word) throws IOException {
         String line;
-        while ((line = in.readLine()) != null) {
-            if ("EXIT".equals(line.trim())) {
+        while ((line = STDIN.readLine()) != null) {
+            if (word.equals(line.trim()) || "EXIT".equals(line.trim())) {
                 return;
             }
         }

@@ -17,6 +17,10 @@ final class Values {
         new Random(size).nextBytes(base);
     }
 
+    int size() {
+        return base.length;
+    }
+
     byte[] make(int key) {
         byte[] v = base.clone();
         stamp(v, key);
