@@ -21,6 +21,7 @@ final class NodeProcess implements AutoCloseable {
     private final Writer stdin;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final String label;
+    private volatile String failure;
 
     private NodeProcess(String label, Process process) {
         this.label = label;
@@ -31,10 +32,16 @@ final class NodeProcess implements AutoCloseable {
                     StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
+                    if (line.startsWith("ERROR")) {
+                        failure = line.substring(5).trim();
+                    }
                     lines.add(line);
                 }
             } catch (IOException e) {
                 lines.add("ERROR " + e);
+            }
+            if (failure == null) {
+                failure = "exited";
             }
             lines.add("EOF");
         }, "replay-pump-" + label);
@@ -66,12 +73,21 @@ final class NodeProcess implements AutoCloseable {
      * Waits for a line starting with {@code prefix}; other lines go to {@code other}. Throws when the node
      * reports an error, exits, or the deadline passes.
      */
-    String expect(String prefix, long deadlineNanos, Consumer<String> other) throws Exception {
+    String expect(String prefix, long deadlineNanos, Consumer<String> other, NodeProcess... watched)
+            throws Exception {
         while (true) {
             long left = deadlineNanos - System.nanoTime();
-            String line = left <= 0 ? null : lines.poll(left, TimeUnit.NANOSECONDS);
+            String line = left <= 0 ? null : lines.poll(Math.min(left, 200_000_000L), TimeUnit.NANOSECONDS);
             if (line == null) {
-                throw new StepFailure("timeout waiting for " + label + " " + prefix.trim());
+                for (NodeProcess w : watched) {
+                    if (w != null && w.failure != null) {
+                        throw new StepFailure(w.label + " failed while waiting for " + label + ": " + w.failure);
+                    }
+                }
+                if (System.nanoTime() - deadlineNanos >= 0) {
+                    throw new StepFailure("timeout waiting for " + label + " " + prefix.trim());
+                }
+                continue;
             }
             if (line.startsWith(prefix)) {
                 return line;

@@ -19,9 +19,9 @@ final class Profiles {
         return System.getProperty("ehrelay.replay.queueMaxBytes", "8m");
     }
 
-    /** Warm-up elements before a timed step: at least 2,000, at most 20,000, about 64 MB. */
+    /** Warm-up elements before a timed step: about 64 MB, at least 200 and at most 20,000 elements. */
     static int warmupCount(int size) {
-        return (int) Math.max(2_000, Math.min(20_000, (64L << 20) / Math.max(1, size)));
+        return (int) Math.max(200, Math.min(20_000, (64L << 20) / Math.max(1, size)));
     }
 
     static boolean isCacheTransport(String transport) {

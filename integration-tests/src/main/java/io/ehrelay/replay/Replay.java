@@ -230,18 +230,19 @@ public final class Replay {
             List<String> wargs = nodeArgs("writer", transport, count, size, "async");
             wargs.add("peer=" + endpoint);
             writer = NodeProcess.start("writer", heap, wargs, log);
-            writer.expect("READY", deadline, l -> { });
+            writer.expect("READY", deadline, l -> { }, reader);
             // both JVMs warm up on a few thousand elements first; the timed step starts on GO
-            reader.expect("WARM", deadline, l -> { });
+            reader.expect("WARM", deadline, l -> { }, writer);
             writer.send("GO");
-            String[] wrote = writer.expect("WROTE", deadline, l -> { }).split(" ");
+            String[] wrote = writer.expect("WROTE", deadline, l -> { }, reader).split(" ");
+            NodeProcess w = writer;
             String[] done = reader.expect("DONE", deadline, l -> {
                 if (l.startsWith("PROGRESS")) {
                     progress[0] = Integer.parseInt(l.substring(9).trim());
                     System.out.printf("\r  %s %-5s %,10d x %,7d B: %,d arrived", experiment, transport, count, size,
                             progress[0]);
                 }
-            }).split(" ");
+            }, w).split(" ");
             long firstPut = Long.parseLong(wrote[1]);
             long dropped = Long.parseLong(wrote[4]);
             long failed = Long.parseLong(wrote[5]);

@@ -27,7 +27,7 @@ class TwoProcessReplicationTest {
     @BeforeEach
     void setUp() throws Exception {
         replay = new Replay();
-        replay.heap = "256m";
+        replay.heap = "512m";
         replay.stepTimeoutSeconds = 120;
         log = dir.resolve("nodes.log");
         Files.createFile(log);
