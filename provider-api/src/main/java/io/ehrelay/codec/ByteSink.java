@@ -1,84 +1,114 @@
 package io.ehrelay.codec;
 
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 
-/** A growable big-endian byte buffer for encoding. Not thread-safe; one per encode. */
+/**
+ * A growable big-endian byte buffer for encoding, on the heap or in direct memory. The dispatcher encodes
+ * batches into a direct sink it reuses, so that a socket transport writes them without another copy. Not
+ * thread-safe; one writer at a time.
+ */
 public final class ByteSink extends OutputStream {
 
-    private byte[] buf;
-    private int pos;
+    private ByteBuffer buf;
+    private final boolean direct;
 
+    /** A heap sink. */
     public ByteSink(int initialCapacity) {
-        buf = new byte[Math.max(16, initialCapacity)];
+        this(initialCapacity, false);
+    }
+
+    private ByteSink(int initialCapacity, boolean direct) {
+        this.direct = direct;
+        this.buf = allocate(Math.max(16, initialCapacity));
+    }
+
+    /** A sink in direct memory, for buffers that are reused and written to channels. */
+    public static ByteSink direct(int initialCapacity) {
+        return new ByteSink(initialCapacity, true);
+    }
+
+    private ByteBuffer allocate(int capacity) {
+        return direct ? ByteBuffer.allocateDirect(capacity) : ByteBuffer.allocate(capacity);
     }
 
     private void ensure(int more) {
-        int need = pos + more;
+        int need = buf.position() + more;
         if (need < 0) {
             throw new IllegalStateException("encoded value exceeds 2 GiB");
         }
-        if (need > buf.length) {
-            buf = Arrays.copyOf(buf, Math.max(need, buf.length + (buf.length >> 1)));
+        if (need > buf.capacity()) {
+            ByteBuffer bigger = allocate(Math.max(need, buf.capacity() + (buf.capacity() >> 1)));
+            buf.flip();
+            bigger.put(buf);
+            buf = bigger;
         }
     }
 
     @Override
     public void write(int b) {
         ensure(1);
-        buf[pos++] = (byte) b;
+        buf.put((byte) b);
     }
 
     @Override
     public void write(byte[] b, int off, int len) {
         ensure(len);
-        System.arraycopy(b, off, buf, pos, len);
-        pos += len;
+        buf.put(b, off, len);
     }
 
     public void writeShort(int v) {
         ensure(2);
-        buf[pos++] = (byte) (v >>> 8);
-        buf[pos++] = (byte) v;
+        buf.putShort((short) v);
     }
 
     public void writeInt(int v) {
         ensure(4);
-        buf[pos++] = (byte) (v >>> 24);
-        buf[pos++] = (byte) (v >>> 16);
-        buf[pos++] = (byte) (v >>> 8);
-        buf[pos++] = (byte) v;
+        buf.putInt(v);
     }
 
     public void writeLong(long v) {
-        writeInt((int) (v >>> 32));
-        writeInt((int) v);
+        ensure(8);
+        buf.putLong(v);
     }
 
     /** Overwrites four bytes at {@code at} (for length prefixes written after their content). */
     public void putInt(int at, int v) {
-        buf[at] = (byte) (v >>> 24);
-        buf[at + 1] = (byte) (v >>> 16);
-        buf[at + 2] = (byte) (v >>> 8);
-        buf[at + 3] = (byte) v;
+        buf.putInt(at, v);
+    }
+
+    /** Overwrites one byte at {@code at}. */
+    public void putByte(int at, int v) {
+        buf.put(at, (byte) v);
     }
 
     public int position() {
-        return pos;
+        return buf.position();
     }
 
-    /** Empties the sink for reuse, keeping its array. */
+    /** Empties the sink for reuse, keeping its memory. */
     public void reset() {
-        pos = 0;
+        buf.clear();
     }
 
-    /** The internal array; valid bytes are {@code [0, position())}. */
-    public byte[] array() {
-        return buf;
+    /** A read-only view of the bytes written so far, positioned at 0; valid until the next write or reset. */
+    public ByteBuffer view() {
+        ByteBuffer v = buf.duplicate();
+        v.flip();
+        return v.asReadOnlyBuffer();
     }
 
-    /** The bytes written; the internal array itself, without a copy, when it was sized exactly. */
+    /** The bytes written; a heap sink's own array, without a copy, when it was sized exactly. */
     public byte[] toByteArray() {
-        return pos == buf.length ? buf : Arrays.copyOf(buf, pos);
+        if (!direct && buf.position() == buf.capacity()) {
+            return buf.array();
+        }
+        if (!direct) {
+            return Arrays.copyOf(buf.array(), buf.position());
+        }
+        byte[] out = new byte[buf.position()];
+        buf.duplicate().flip().get(out);
+        return out;
     }
 }

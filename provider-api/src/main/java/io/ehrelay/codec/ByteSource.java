@@ -1,70 +1,67 @@
 package io.ehrelay.codec;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A bounds-checked big-endian reader over a byte range. Every read checks the remaining length first, so a
- * length field in hostile input can never make the decoder allocate more than the frame it already holds.
- * Not thread-safe.
+ * A bounds-checked big-endian reader over a byte range (heap or direct memory). Every read checks the
+ * remaining length first, so a length field in hostile input can never make the decoder allocate more than
+ * the frame it already holds. Not thread-safe.
  */
 public final class ByteSource {
 
-    private final byte[] buf;
-    private int pos;
-    private final int end;
+    private final ByteBuffer buf;
 
-    public ByteSource(byte[] buf, int offset, int length) {
-        if (offset < 0 || length < 0 || offset > buf.length - length) {
+    /** Reads {@code buffer}'s bytes from its position to its limit; the buffer itself is not moved. */
+    public ByteSource(ByteBuffer buffer) {
+        this.buf = buffer.slice();
+    }
+
+    public ByteSource(byte[] bytes, int offset, int length) {
+        if (offset < 0 || length < 0 || offset > bytes.length - length) {
             throw new IllegalArgumentException("range outside buffer");
         }
-        this.buf = buf;
-        this.pos = offset;
-        this.end = offset + length;
+        this.buf = ByteBuffer.wrap(bytes, offset, length).slice();
     }
 
     public int remaining() {
-        return end - pos;
+        return buf.remaining();
     }
 
-    public int position() {
-        return pos;
-    }
-
-    public byte[] array() {
-        return buf;
+    /** The next {@code n} bytes as a source of their own, skipping them here. */
+    public ByteSource slice(int n, String what) throws MalformedFrameException {
+        need(n, what);
+        ByteBuffer s = buf.slice();
+        s.limit(n);
+        buf.position(buf.position() + n);
+        return new ByteSource(s);
     }
 
     private void need(int n, String what) throws MalformedFrameException {
-        if (n < 0 || n > end - pos) {
+        if (n < 0 || n > buf.remaining()) {
             throw new MalformedFrameException("truncated frame: " + what + " needs " + n + " bytes, "
-                    + (end - pos) + " left");
+                    + buf.remaining() + " left");
         }
     }
 
     public int readByte(String what) throws MalformedFrameException {
         need(1, what);
-        return buf[pos++] & 0xff;
+        return buf.get() & 0xff;
     }
 
     public int readShort(String what) throws MalformedFrameException {
         need(2, what);
-        int v = ((buf[pos] & 0xff) << 8) | (buf[pos + 1] & 0xff);
-        pos += 2;
-        return v;
+        return buf.getShort() & 0xffff;
     }
 
     public int readInt(String what) throws MalformedFrameException {
         need(4, what);
-        int v = ((buf[pos] & 0xff) << 24) | ((buf[pos + 1] & 0xff) << 16) | ((buf[pos + 2] & 0xff) << 8)
-                | (buf[pos + 3] & 0xff);
-        pos += 4;
-        return v;
+        return buf.getInt();
     }
 
     public long readLong(String what) throws MalformedFrameException {
-        long hi = readInt(what) & 0xffffffffL;
-        long lo = readInt(what) & 0xffffffffL;
-        return (hi << 32) | lo;
+        need(8, what);
+        return buf.getLong();
     }
 
     /** Reads a length field and checks that that many bytes follow. */
@@ -80,20 +77,22 @@ public final class ByteSource {
     public byte[] readBytes(int n, String what) throws MalformedFrameException {
         need(n, what);
         byte[] out = new byte[n];
-        System.arraycopy(buf, pos, out, 0, n);
-        pos += n;
+        buf.get(out);
         return out;
     }
 
     public String readUtf8(int n, String what) throws MalformedFrameException {
         need(n, what);
-        String s = new String(buf, pos, n, StandardCharsets.UTF_8);
-        pos += n;
-        return s;
+        if (buf.hasArray()) {
+            String s = new String(buf.array(), buf.arrayOffset() + buf.position(), n, StandardCharsets.UTF_8);
+            buf.position(buf.position() + n);
+            return s;
+        }
+        return new String(readBytes(n, what), StandardCharsets.UTF_8);
     }
 
     public void skip(int n, String what) throws MalformedFrameException {
         need(n, what);
-        pos += n;
+        buf.position(buf.position() + n);
     }
 }

@@ -143,8 +143,7 @@ public final class EventCodec {
 
     /** Writes a batch header for {@code eventCount} events at {@code at} (over a placeholder). */
     public static void putBatchHeader(ByteSink out, int at, int eventCount) {
-        byte[] h = out.array();
-        h[at] = (byte) FORMAT_VERSION;
+        out.putByte(at, FORMAT_VERSION);
         out.putInt(at + 1, eventCount);
     }
 
@@ -163,10 +162,17 @@ public final class EventCodec {
      */
     public static DecodedBatch decodeBatch(byte[] buf, int off, int len, CodecLimits limits)
             throws MalformedFrameException {
+        return decodeBatch(java.nio.ByteBuffer.wrap(buf, off, len), limits);
+    }
+
+    /** Decodes the batch between {@code batch}'s position and limit (heap or direct memory). */
+    public static DecodedBatch decodeBatch(java.nio.ByteBuffer batch, CodecLimits limits)
+            throws MalformedFrameException {
+        int len = batch.remaining();
         if (len > limits.maxFrameBytes()) {
             throw new MalformedFrameException("batch of " + len + " bytes exceeds maxFrameBytes=" + limits.maxFrameBytes());
         }
-        ByteSource in = new ByteSource(buf, off, len);
+        ByteSource in = new ByteSource(batch);
         int version = in.readByte("batch version");
         if (version != FORMAT_VERSION) {
             throw new MalformedFrameException("unsupported batch format version " + version);
@@ -179,9 +185,7 @@ public final class EventCodec {
         List<ReplicationEvent> events = new ArrayList<>(count);
         List<Rejection> rejections = Collections.emptyList();
         for (int i = 0; i < count; i++) {
-            int n = in.readLength("event");
-            ByteSource ev = new ByteSource(buf, in.position(), n);
-            in.skip(n, "event");
+            ByteSource ev = in.slice(in.readLength("event"), "event");
             String cache = null;
             try {
                 Op op = Op.of(ev.readByte("operation"));

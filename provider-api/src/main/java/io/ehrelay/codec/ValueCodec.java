@@ -121,10 +121,8 @@ public final class ValueCodec {
             case FLOAT: return Float.intBitsToFloat(in.readInt(what));
             case DOUBLE: return Double.longBitsToDouble(in.readLong(what));
             case SERIALIZED: {
-                int n = in.readLength(what);
-                int at = in.position();
-                in.skip(n, what);
-                return deserialize(in.array(), at, n, limits, what);
+                byte[] serialized = in.readBytes(in.readLength(what), what);
+                return deserialize(serialized, 0, serialized.length, limits, what);
             }
             default:
                 throw new MalformedFrameException("unknown value tag " + tag + " in " + what);

@@ -124,7 +124,7 @@ final class Dispatcher {
     }
 
     private ByteSink newBuffer() {
-        return new ByteSink(config.batchMaxBytes() + 1024);
+        return ByteSink.direct(config.batchMaxBytes() + 1024);
     }
 
     /**
@@ -158,7 +158,7 @@ final class Dispatcher {
         if (targets.isEmpty()) {
             LOG.debug("no peers: {} events not addressed to anyone", included.size());
         } else {
-            Batch bytes = new Batch(buffer.array(), buffer.position(), included.size());
+            Batch bytes = new Batch(buffer.view(), included.size());
             metrics.markBatch(included.size(), bytes.length());
             for (Peer p : targets) {
                 futures.add(sendQuietly(p, bytes));

@@ -385,8 +385,7 @@ public final class ReplicationNode implements InboundHandler {
         if (targets.isEmpty() || state != State.STARTED) {
             return;
         }
-        byte[] single = EventCodec.singletonBatch(event);
-        Batch batch = new Batch(single, single.length, 1);
+        Batch batch = new Batch(EventCodec.singletonBatch(event), 1);
         long t0 = System.nanoTime();
         List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
         for (Peer p : targets) {
@@ -435,11 +434,11 @@ public final class ReplicationNode implements InboundHandler {
     }
 
     @Override
-    public void onEvents(String fromPeer, byte[] batch, int offset, int length) throws MalformedFrameException {
-        metrics.markBytesReceived(length);
+    public void onEvents(String fromPeer, java.nio.ByteBuffer batch) throws MalformedFrameException {
+        metrics.markBytesReceived(batch.remaining());
         EventCodec.DecodedBatch decoded;
         try {
-            decoded = EventCodec.decodeBatch(batch, offset, length, limits());
+            decoded = EventCodec.decodeBatch(batch, limits());
         } catch (MalformedFrameException e) {
             metrics.markMalformedFrame();
             warn.warn("malformed:" + fromPeer, "ehrelay: rejected a damaged batch from {} (counted in rejected): {}",

@@ -1,43 +1,44 @@
 package io.ehrelay.spi;
 
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 
 /**
  * An encoded event batch ready to send ({@link io.ehrelay.codec.EventCodec} format), the same bytes for every
- * peer: {@code data[0, length)}. The array may be a buffer the dispatcher reuses once every peer's send
- * completed: a transport must not keep it after completing (or failing) the send's future. Immutable view.
+ * peer. The bytes may live in a (direct) buffer the dispatcher reuses once every peer's send completed: a
+ * transport must not keep them after completing (or failing) the send's future. Immutable view.
  */
 public final class Batch {
 
-    private final byte[] data;
-    private final int length;
+    private final ByteBuffer data;
     private final int eventCount;
 
-    public Batch(byte[] data, int length, int eventCount) {
-        if (length < 0 || length > data.length) {
-            throw new IllegalArgumentException("length " + length + " outside the array");
-        }
-        this.data = data;
-        this.length = length;
+    /** @param data the batch from its position to its limit; not modified */
+    public Batch(ByteBuffer data, int eventCount) {
+        this.data = data.slice().asReadOnlyBuffer();
         this.eventCount = eventCount;
     }
 
+    public Batch(byte[] data, int eventCount) {
+        this(ByteBuffer.wrap(data), eventCount);
+    }
+
     public int length() {
-        return length;
+        return data.remaining();
     }
 
     public int eventCount() {
         return eventCount;
     }
 
-    /** A read-only buffer over the batch, for a (gathering) channel write. */
+    /** A fresh read-only view of the batch, for a (gathering) channel write. */
     public ByteBuffer buffer() {
-        return ByteBuffer.wrap(data, 0, length).asReadOnlyBuffer();
+        return data.duplicate();
     }
 
     /** A copy of the batch, for transports that keep the bytes beyond the send. */
     public byte[] toByteArray() {
-        return Arrays.copyOf(data, length);
+        byte[] out = new byte[data.remaining()];
+        data.duplicate().get(out);
+        return out;
     }
 }

@@ -10,12 +10,13 @@ import io.ehrelay.codec.MalformedFrameException;
 public interface InboundHandler {
 
     /**
-     * Decodes and applies an event batch. Returns after every event was applied (or counted as rejected), so a
-     * transport can acknowledge afterwards.
+     * Decodes and applies the event batch between {@code batch}'s position and limit (heap or direct memory;
+     * it is not kept). Returns after every event was applied (or counted as rejected), so a transport can
+     * acknowledge afterwards and reuse the buffer.
      *
      * @throws MalformedFrameException when the batch is damaged; nothing from it was applied
      */
-    void onEvents(String fromPeer, byte[] batch, int offset, int length) throws MalformedFrameException;
+    void onEvents(String fromPeer, java.nio.ByteBuffer batch) throws MalformedFrameException;
 
     /**
      * Streams a cache's current content as event batches of at most about {@code maxChunkBytes} each.

@@ -54,7 +54,7 @@ public final class LoopbackTransport implements Transport {
         byte[] bytes = batch.toByteArray();
         String from = endpoint;
         return target.run(() -> {
-            target.context.inbound().onEvents(from, bytes, 0, bytes.length);
+            target.context.inbound().onEvents(from, java.nio.ByteBuffer.wrap(bytes));
             return null;
         });
     }

@@ -4,42 +4,51 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.util.Arrays;
 
 import io.ehrelay.codec.Frames;
 import io.ehrelay.codec.MalformedFrameException;
 
 /**
- * Reads and writes {@link Frames} on a blocking socket channel. Frames are read into one receive buffer per
- * channel, reused from frame to frame; it grows with the bytes that actually arrive (from 64 KiB, doubling),
- * so a header announcing a large body costs nothing until the peer really sends it, and never more than
- * {@code maxFrameBytes}. A frame's body is valid until the next {@link #read()}. Not thread-safe: one reader
- * and one writer thread per channel.
+ * Reads and writes {@link Frames} on a blocking socket channel. Frames are read into one direct receive
+ * buffer per channel, reused from frame to frame (no copy between the socket and the decoder); it grows with
+ * the bytes that actually arrive (from 64 KiB, doubling), so a header announcing a large body costs nothing
+ * until the peer really sends it, and never more than {@code maxFrameBytes}; after an unusually large frame it
+ * shrinks back. A frame's body is valid until the next {@link #read()}. Not thread-safe: one reader and one
+ * writer thread per channel.
  */
 final class FrameChannel {
 
     private static final int INITIAL_BODY = 64 * 1024;
+    private static final int KEEP_BODY = 4 << 20;
 
     private final SocketChannel channel;
     private final int maxFrameBytes;
-    private final ByteBuffer header = ByteBuffer.allocate(Frames.HEADER_BYTES);
+    private final ByteBuffer header = ByteBuffer.allocateDirect(Frames.HEADER_BYTES);
+    private ByteBuffer buffer = ByteBuffer.allocateDirect(INITIAL_BODY);
 
-    private byte[] buffer = new byte[INITIAL_BODY];
-
-    /** A received frame: its body is {@code body[0, length)}, valid until the next read. */
+    /** A received frame; its body is valid until the next read. */
     static final class Frame {
         final Frames.Header header;
-        final byte[] body;
-        final int length;
+        private final ByteBuffer body;
 
-        Frame(Frames.Header header, byte[] body, int length) {
+        Frame(Frames.Header header, ByteBuffer body) {
             this.header = header;
             this.body = body;
-            this.length = length;
+        }
+
+        /** A fresh view of the body, positioned at 0. */
+        ByteBuffer body() {
+            return body.duplicate();
+        }
+
+        int length() {
+            return body.remaining();
         }
 
         byte[] copy() {
-            return Arrays.copyOf(body, length);
+            byte[] out = new byte[body.remaining()];
+            body.duplicate().get(out);
+            return out;
         }
     }
 
@@ -61,20 +70,28 @@ final class FrameChannel {
         header.flip();
         Frames.Header h = Frames.readHeader(header, maxFrameBytes);
         int length = h.bodyLength();
-        byte[] body = buffer;
-        int read = 0;
-        while (read < length) {
-            if (read == body.length) {
-                body = Arrays.copyOf(body, (int) Math.min(length, 2L * body.length));
-                buffer = body;
-            }
-            int n = channel.read(ByteBuffer.wrap(body, read, Math.min(body.length, length) - read));
-            if (n < 0) {
-                throw new EOFException("connection closed inside a frame body (" + read + " of " + length + " bytes)");
-            }
-            read += n;
+        if (buffer.capacity() > KEEP_BODY && length < KEEP_BODY) {
+            buffer = ByteBuffer.allocateDirect(INITIAL_BODY);
         }
-        return new Frame(h, body, length);
+        ByteBuffer body = buffer;
+        body.clear();
+        body.limit(Math.min(length, body.capacity()));
+        while (body.position() < length) {
+            if (!body.hasRemaining()) {
+                ByteBuffer bigger = ByteBuffer.allocateDirect((int) Math.min(length, 2L * body.capacity()));
+                body.flip();
+                bigger.put(body);
+                bigger.limit(Math.min(length, bigger.capacity()));
+                body = bigger;
+                buffer = bigger;
+            }
+            if (channel.read(body) < 0) {
+                throw new EOFException("connection closed inside a frame body (" + body.position() + " of " + length
+                        + " bytes)");
+            }
+        }
+        body.flip();
+        return new Frame(h, body);
     }
 
     private boolean fill(ByteBuffer b, boolean eofAllowedAtStart) throws IOException {
@@ -93,6 +110,11 @@ final class FrameChannel {
     /** Writes a frame with a contiguous body. */
     void write(Frames.Type type, long correlation, byte[] body) throws IOException {
         writeAll(new ByteBuffer[] {Frames.header(type, correlation, body.length), ByteBuffer.wrap(body)});
+    }
+
+    /** Writes a frame whose body is {@code body}'s remaining bytes. */
+    void write(Frames.Type type, long correlation, ByteBuffer body) throws IOException {
+        writeAll(new ByteBuffer[] {Frames.header(type, correlation, body.remaining()), body});
     }
 
     void writeAll(ByteBuffer[] buffers) throws IOException {

@@ -46,11 +46,11 @@ final class InboundConnection implements Runnable {
             if (hello == null) {
                 return;
             }
-            if (hello.header.type() != Frames.Type.HELLO || hello.length > MAX_HELLO) {
+            if (hello.header.type() != Frames.Type.HELLO || hello.length() > MAX_HELLO) {
                 throw new MalformedFrameException("connection did not start with a HELLO frame");
             }
-            if (hello.length > 0) {
-                from = new String(hello.body, 0, hello.length, StandardCharsets.UTF_8) + " (" + from + ")";
+            if (hello.length() > 0) {
+                from = new String(hello.copy(), StandardCharsets.UTF_8) + " (" + from + ")";
             }
             while (true) {
                 FrameChannel.Frame f = channel.read();
@@ -75,7 +75,7 @@ final class InboundConnection implements Runnable {
         switch (f.header.type()) {
             case EVENTS:
                 try {
-                    context.inbound().onEvents(from, f.body, 0, f.length);
+                    context.inbound().onEvents(from, f.body());
                 } catch (MalformedFrameException e) {
                     // counted and logged by the node; the framing is sound, so the connection stays
                 } catch (RuntimeException e) {
@@ -84,7 +84,7 @@ final class InboundConnection implements Runnable {
                 break;
             case EVENTS_ACK:
                 try {
-                    context.inbound().onEvents(from, f.body, 0, f.length);
+                    context.inbound().onEvents(from, f.body());
                     channel.write(Frames.Type.ACK, corr, EMPTY);
                 } catch (MalformedFrameException | RuntimeException e) {
                     channel.write(Frames.Type.NACK, corr, reason(e));
@@ -99,14 +99,14 @@ final class InboundConnection implements Runnable {
     }
 
     private void serveState(FrameChannel.Frame f, long corr) throws IOException, MalformedFrameException {
-        if (f.length < 5 || f.length > 4 + 65535) {
-            throw new MalformedFrameException("state request of " + f.length + " bytes");
+        if (f.length() < 5 || f.length() > 4 + 65535) {
+            throw new MalformedFrameException("state request of " + f.length() + " bytes");
         }
-        ByteBuffer b = ByteBuffer.wrap(f.body, 0, f.length);
-        int requested = b.getInt();
+        byte[] request = f.copy();
+        int requested = ByteBuffer.wrap(request).getInt();
         int maxFrame = context.limits().maxFrameBytes();
         int chunk = Math.max(1024, Math.min(requested, maxFrame / 2));
-        String cache = new String(f.body, 4, f.length - 4, StandardCharsets.UTF_8);
+        String cache = new String(request, 4, request.length - 4, StandardCharsets.UTF_8);
         try {
             context.inbound().onStateRequest(cache, chunk, bytes -> channel.write(Frames.Type.STATE_CHUNK, corr, bytes));
             channel.write(Frames.Type.STATE_END, corr, EMPTY);

@@ -288,7 +288,7 @@ final class OutboundConnection {
                         break;
                     }
                     case NACK: {
-                        String reason = new String(f.body, 0, f.length, StandardCharsets.UTF_8);
+                        String reason = new String(f.copy(), StandardCharsets.UTF_8);
                         Exception e = new IOException("peer " + peer + " refused: " + reason);
                         CompletableFuture<Void> done = awaiting.get(corr);
                         if (done != null) {
