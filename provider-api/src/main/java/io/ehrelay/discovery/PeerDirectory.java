@@ -21,6 +21,7 @@ public final class PeerDirectory {
     private final long timeoutNanos;
     private volatile String self;
     private volatile List<Peer> snapshot = List.of();
+    private volatile java.util.function.Consumer<List<Peer>> listener = peers -> { };
 
     public PeerDirectory(List<String> manual, long peerTimeoutMillis) {
         fixed.addAll(manual);
@@ -36,6 +37,12 @@ public final class PeerDirectory {
 
     public List<Peer> peers() {
         return snapshot;
+    }
+
+    /** Called with the new peer list after every change (and once now); e.g. the transport's connect-ahead. */
+    public void onChange(java.util.function.Consumer<List<Peer>> changes) {
+        this.listener = changes;
+        changes.accept(snapshot);
     }
 
     public void register(String endpoint) {
@@ -74,6 +81,11 @@ public final class PeerDirectory {
         for (String e : all) {
             out.add(new Peer(e));
         }
-        snapshot = List.copyOf(out);
+        List<Peer> now = List.copyOf(out);
+        boolean changed = !now.equals(snapshot);
+        snapshot = now;
+        if (changed) {
+            listener.accept(now);
+        }
     }
 }

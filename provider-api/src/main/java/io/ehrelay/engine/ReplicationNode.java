@@ -160,6 +160,7 @@ public final class ReplicationNode implements InboundHandler {
         try {
             transport.start(new Context());
             directory.setSelf(transport.localEndpoint());
+            directory.onChange(transport::peersChanged);
             dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
                     threads.factory("dispatcher"), warn);
             dispatcher.start();

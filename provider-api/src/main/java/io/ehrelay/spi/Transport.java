@@ -37,6 +37,13 @@ public interface Transport {
     /** Whether the transport currently believes the peer can be reached (e.g. it holds a live connection). */
     boolean isReachable(Peer peer);
 
+    /**
+     * The current peers, called after {@link #start} and whenever the peer directory changes, so that a
+     * transport can connect ahead of the first event and let go of peers that left. Optional.
+     */
+    default void peersChanged(java.util.List<Peer> peers) {
+    }
+
     /** Stops listening, closes connections, fails outstanding futures and ends the transport's threads. */
     void stop();
 }

@@ -91,6 +91,7 @@ final class OutboundConnection {
     private volatile Thread reader;
     private volatile boolean closed;
     private volatile long nextAttemptNanos;
+    private volatile boolean keepConnected;
     private volatile String lastFailure;
     private long backoffMillis;
 
@@ -107,6 +108,23 @@ final class OutboundConnection {
 
     boolean isConnected() {
         return channel != null;
+    }
+
+    /**
+     * Keeps this connection open while idle: the writer connects now, and again (with backoff) whenever the
+     * connection drops, so the first event to a healthy peer never waits for a connect, and
+     * {@code peersReachable} tells the truth.
+     */
+    void connectAhead() {
+        if (!keepConnected) {
+            keepConnected = true;
+            lock.lock();
+            try {
+                notEmpty.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
     CompletableFuture<Void> send(Batch batch, boolean acknowledge) {
@@ -163,7 +181,15 @@ final class OutboundConnection {
         lock.lock();
         try {
             while (pending.isEmpty() && !closed) {
-                notEmpty.await();
+                if (keepConnected && channel == null) {
+                    long wait = nextAttemptNanos - System.nanoTime();
+                    if (wait <= 0) {
+                        return List.of();
+                    }
+                    notEmpty.awaitNanos(wait);
+                } else {
+                    notEmpty.await();
+                }
             }
             List<Pending> out = new ArrayList<>();
             long bytes = 0;
@@ -184,6 +210,16 @@ final class OutboundConnection {
         try {
             while (!closed) {
                 List<Pending> frames = takeSome();
+                if (frames.isEmpty()) {
+                    if (keepConnected && channel == null && !closed) {
+                        try {
+                            connect();
+                        } catch (IOException e) {
+                            LOG.debug("connect-ahead to {} failed: {}", peer, e.toString());
+                        }
+                    }
+                    continue;
+                }
                 frames.removeIf(p -> p.future.isDone());
                 if (frames.isEmpty()) {
                     continue;

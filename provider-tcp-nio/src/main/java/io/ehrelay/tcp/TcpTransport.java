@@ -169,6 +169,29 @@ final class TcpTransport implements Transport {
         }
     }
 
+    /** Connects ahead to every current peer; closes the connections of peers that left. */
+    @Override
+    public void peersChanged(java.util.List<Peer> peers) {
+        if (stopped) {
+            return;
+        }
+        for (Peer p : peers) {
+            try {
+                connection(p).connectAhead();
+            } catch (IllegalArgumentException e) {
+                LOG.warn("ehrelay: peer '{}' is not host:port; ignored", p);
+            }
+        }
+        for (Peer known : outbound.keySet()) {
+            if (!peers.contains(known)) {
+                OutboundConnection gone = outbound.remove(known);
+                if (gone != null) {
+                    gone.close();
+                }
+            }
+        }
+    }
+
     @Override
     public boolean isReachable(Peer peer) {
         OutboundConnection c = outbound.get(peer);

@@ -1,0 +1,207 @@
+package io.ehrelay.it;
+
+import java.io.ByteArrayInputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+
+import javax.management.ObjectName;
+import javax.management.StandardMBean;
+
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.event.CacheEventListenerAdapter;
+
+/**
+ * The program in each node container: a CacheManager replicating over the chosen transport, driven and
+ * observed by the test through remote JMX ({@link NodeControlMBean} plus ehrelay's own metrics). Arguments are
+ * {@code key=value}: {@code transport} (tcp), {@code name}, {@code port} (listener), {@code peers}
+ * ({@code host:port|…}, manual discovery) or {@code multicast=group:port} (automatic, on this container's
+ * interface, TTL 1). Prints {@code NODE READY} when started; shuts the CacheManager down on SIGTERM.
+ */
+public final class ContainerNode implements NodeControlMBean {
+
+    static final String[] CACHES = {"replay", "bootstrapped"};
+
+    private final CacheManager cacheManager;
+    private final String endpoint;
+    private final Map<String, long[]> arrivals = new ConcurrentHashMap<>();
+
+    private ContainerNode(CacheManager cacheManager, String endpoint) {
+        this.cacheManager = cacheManager;
+        this.endpoint = endpoint;
+        for (String name : CACHES) {
+            AtomicLong count = new AtomicLong();
+            long[] state = new long[3];
+            arrivals.put(name, state);
+            cacheManager.getEhcache(name).getCacheEventNotificationService().registerListener(
+                    new CacheEventListenerAdapter() {
+                        @Override
+                        public void notifyElementPut(Ehcache cache, Element element) {
+                            long now = micros();
+                            synchronized (state) {
+                                if (state[0]++ == 0) {
+                                    state[1] = now;
+                                }
+                                state[2] = now;
+                            }
+                            count.incrementAndGet();
+                        }
+
+                        @Override
+                        public void notifyElementUpdated(Ehcache cache, Element element) {
+                            notifyElementPut(cache, element);
+                        }
+                    });
+        }
+    }
+
+    static long micros() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = new ConcurrentHashMap<>();
+        for (String s : argv) {
+            int eq = s.indexOf('=');
+            a.put(s.substring(0, eq), s.substring(eq + 1));
+        }
+        String host = InetAddress.getLocalHost().getHostAddress();
+        String name = a.getOrDefault("name", InetAddress.getLocalHost().getHostName());
+        String port = a.getOrDefault("port", "40001");
+        String xml = xml(name, host, port, a.get("peers"), a.get("multicast"));
+        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+        ContainerNode node = new ContainerNode(cm, host + ":" + port);
+        ManagementFactory.getPlatformMBeanServer().registerMBean(new StandardMBean(node, NodeControlMBean.class),
+                new ObjectName("io.ehrelay.it:type=Node"));
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            cm.shutdown();
+            stopped.countDown();
+        }));
+        System.out.println("NODE READY " + name + " " + node.endpoint);
+        System.out.flush();
+        stopped.await();
+    }
+
+    static String xml(String name, String host, String port, String peers, String multicast) {
+        String discovery;
+        if (multicast != null) {
+            String[] gp = multicast.split(":");
+            discovery = "peerDiscovery=automatic, multicastGroupAddress=" + gp[0] + ", multicastGroupPort=" + gp[1]
+                    + ", timeToLive=1, hostName=" + host + ", heartbeatIntervalMillis=250";
+        } else {
+            discovery = "peerDiscovery=manual" + (peers == null || peers.isBlank() ? "" : ", peers=" + peers);
+        }
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n"
+                + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\"\n"
+                + "      properties=\"" + discovery + ", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=8m\"/>\n"
+                + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=" + host + ", port=" + port + "\"/>\n"
+                + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
+                + "    <cacheEventListenerFactory class=\"io.ehrelay.tcp.TcpCacheReplicatorFactory\" properties=\"\"/>\n"
+                + "  </cache>\n"
+                + "  <cache name=\"bootstrapped\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
+                + "    <cacheEventListenerFactory class=\"io.ehrelay.tcp.TcpCacheReplicatorFactory\" properties=\"\"/>\n"
+                + "    <bootstrapCacheLoaderFactory class=\"io.ehrelay.tcp.TcpBootstrapCacheLoaderFactory\"\n"
+                + "        properties=\"bootstrapAsynchronously=false, maximumChunkSizeBytes=1000000\"/>\n"
+                + "  </cache>\n"
+                + "</ehcache>\n";
+    }
+
+    /** The value of key {@code k} at {@code size} bytes: a fixed pseudo-random block with the key stamped in. */
+    static byte[] value(int k, int size) {
+        byte[] v = new byte[size];
+        new Random(size).nextBytes(v);
+        for (int i = 0; i < 4 && i < size; i++) {
+            v[i] = (byte) (k >>> (24 - 8 * i));
+            v[size - 1 - i] = (byte) (k >>> (8 * i));
+        }
+        return v;
+    }
+
+    @Override
+    public String getEndpoint() {
+        return endpoint;
+    }
+
+    @Override
+    public long[] write(String cache, int from, int count, int size) {
+        Ehcache c = cacheManager.getEhcache(cache);
+        byte[] base = value(0, size);
+        long first = micros();
+        for (int k = from; k < from + count; k++) {
+            byte[] v = base.clone();
+            for (int i = 0; i < 4 && i < size; i++) {
+                v[i] = (byte) (k >>> (24 - 8 * i));
+                v[size - 1 - i] = (byte) (k >>> (8 * i));
+            }
+            c.put(new Element(k, v));
+        }
+        return new long[] {first, micros()};
+    }
+
+    @Override
+    public long[] arrivals(String cache) {
+        long[] state = arrivals.get(cache);
+        synchronized (state) {
+            return state.clone();
+        }
+    }
+
+    @Override
+    public void resetArrivals(String cache) {
+        long[] state = arrivals.get(cache);
+        synchronized (state) {
+            Arrays.fill(state, 0);
+        }
+    }
+
+    @Override
+    public int[] verify(String cache, int from, int count, int size) {
+        Ehcache c = cacheManager.getEhcache(cache);
+        int missing = 0;
+        int bad = 0;
+        int stride = Math.max(1, count / 1000);
+        for (int k = from; k < from + count; k++) {
+            Element e = c.getQuiet(k);
+            if (e == null) {
+                missing++;
+            } else if ((k - from) % stride == 0 && !Arrays.equals(value(k, size), (byte[]) e.getObjectValue())) {
+                bad++;
+            }
+        }
+        return new int[] {missing, bad};
+    }
+
+    @Override
+    public void clear(String cache) {
+        cacheManager.getEhcache(cache).removeAll();
+        System.gc();
+    }
+
+    @Override
+    public int size(String cache) {
+        return cacheManager.getEhcache(cache).getSize();
+    }
+
+    @Override
+    public long getPeakHeap() {
+        long sum = 0;
+        for (java.lang.management.MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getPeakUsage() != null) {
+                sum += pool.getPeakUsage().getUsed();
+            }
+        }
+        return sum;
+    }
+}

@@ -1,0 +1,144 @@
+package io.ehrelay.replay;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import javax.management.JMX;
+import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
+
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.Network;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.images.builder.ImageFromDockerfile;
+
+import io.ehrelay.it.NodeControlMBean;
+import io.ehrelay.metrics.ObjectNames;
+
+/**
+ * Node containers for the suites: the node image (built from {@code docker/node} on the base image, with the
+ * project's jars), an internal Docker network (no route out), and for each node a remote JMX connection from
+ * this JVM to the container's own address, through which the test drives it and reads its metrics.
+ */
+final class NodeContainers implements AutoCloseable {
+
+    static final int PORT = 40001;
+    private static ImageFromDockerfile image;
+
+    private final Network network;
+    private final List<Node> nodes = new ArrayList<>();
+
+    /** Nodes on an internal network: no route out of it. */
+    NodeContainers() {
+        this(true);
+    }
+
+    /**
+     * @param internal {@code false} only for multicast: Docker's isolation rules for internal networks drop
+     *                 every packet addressed outside the subnet, multicast groups included. The nodes still
+     *                 address nothing but each other and the group, with TTL 1.
+     */
+    NodeContainers(boolean internal) {
+        network = Network.builder().createNetworkCmdModifier(cmd -> cmd.withInternal(internal)).build();
+    }
+
+    /** One running node container. */
+    static final class Node {
+        final String alias;
+        final GenericContainer<?> container;
+        final String address;
+        final JMXConnector jmx;
+        final MBeanServerConnection mbeans;
+        final NodeControlMBean control;
+
+        Node(String alias, GenericContainer<?> container) throws IOException {
+            this.alias = alias;
+            this.container = container;
+            this.address = container.getContainerInfo().getNetworkSettings().getNetworks().values().iterator().next()
+                    .getIpAddress();
+            this.jmx = JMXConnectorFactory.connect(new JMXServiceURL(
+                    "service:jmx:rmi:///jndi/rmi://" + address + ":9010/jmxrmi"));
+            this.mbeans = jmx.getMBeanServerConnection();
+            try {
+                this.control = JMX.newMBeanProxy(mbeans, new ObjectName("io.ehrelay.it:type=Node"),
+                        NodeControlMBean.class);
+            } catch (Exception e) {
+                throw new IOException(e);
+            }
+        }
+
+        /** A metric's {@code Count} (meters, counters, timers), read by its documented ObjectName. */
+        long cacheCount(String cache, String metric) throws Exception {
+            return ((Number) mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheMetric(alias, "tcp", cache, metric)),
+                    "Count")).longValue();
+        }
+
+        Object cacheAttribute(String cache, String metric, String attribute) throws Exception {
+            return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheMetric(alias, "tcp", cache, metric)), attribute);
+        }
+
+        Object managerAttribute(String metric, String attribute) throws Exception {
+            return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheManagerMetric(alias, "tcp", metric)), attribute);
+        }
+    }
+
+    static synchronized ImageFromDockerfile image() throws IOException {
+        if (image == null) {
+            Path module = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
+            Path target = module.resolve("target");
+            Path appJar;
+            try (Stream<Path> jars = Files.list(target)) {
+                appJar = jars.filter(p -> p.getFileName().toString().matches("ehrelay-integration-tests-.*\\.jar"))
+                        .findFirst().orElseThrow(() -> new IOException("no integration-tests jar in " + target
+                                + ": the container suites run after 'package'"));
+            }
+            image = new ImageFromDockerfile("ehrelay/node-it", true)
+                    .withFileFromPath("Dockerfile", module.resolve("docker/node/Dockerfile"))
+                    .withFileFromPath("entrypoint.sh", module.resolve("docker/node/entrypoint.sh"))
+                    .withFileFromPath("lib", target.resolve("lib"))
+                    .withFileFromPath("lib/" + appJar.getFileName(), appJar);
+        }
+        return image;
+    }
+
+    /** Starts a node named {@code alias} (also its host name on the network) with the given arguments. */
+    Node start(String alias, String javaOpts, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add("name=" + alias);
+        cmd.add("port=" + PORT);
+        cmd.addAll(List.of(args));
+        GenericContainer<?> c = new GenericContainer<>(image())
+                .withNetwork(network)
+                .withNetworkAliases(alias)
+                .withCreateContainerCmdModifier(cmd2 -> cmd2.withHostName(alias))
+                .withEnv("NODE_JAVA_OPTS", javaOpts)
+                .withCommand(cmd.toArray(new String[0]))
+                .waitingFor(Wait.forLogMessage(".*NODE READY.*\\n", 1).withStartupTimeout(Duration.ofMinutes(3)));
+        c.start();
+        Node n = new Node(alias, c);
+        nodes.add(n);
+        return n;
+    }
+
+    @Override
+    public void close() {
+        for (Node n : nodes) {
+            try {
+                n.jmx.close();
+            } catch (IOException e) {
+                // the container is going anyway
+            }
+            n.container.stop();
+        }
+        nodes.clear();
+        network.close();
+    }
+}
