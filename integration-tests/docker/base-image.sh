@@ -26,7 +26,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 if ! command -v debootstrap >/dev/null 2>&1; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  NEEDRESTART_SUSPEND=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 fi
 
 start=$(date +%s)

@@ -13,7 +13,7 @@ if ! docker info >/dev/null 2>&1; then
   if ! command -v dockerd >/dev/null 2>&1; then
     echo "installing docker.io (Debian)"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
+    NEEDRESTART_SUSPEND=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
   fi
   echo "starting dockerd"
   setsid nohup dockerd >/var/log/ehrelay-dockerd.log 2>&1 < /dev/null &
