@@ -8,13 +8,18 @@ import net.sf.ehcache.bootstrap.BootstrapCacheLoaderFactory;
 /** Base of every transport's {@code bootstrapCacheLoaderFactory}: parses the stock bootstrap properties. */
 public abstract class EhrelayBootstrapLoaderFactory extends BootstrapCacheLoaderFactory<EhrelayBootstrapLoader> {
 
-    protected abstract String scheme();
+    private final String scheme;
+    private final String providerFactoryClassName;
 
-    protected abstract String providerFactoryClassName();
+    /** @see EhrelayReplicatorFactory#EhrelayReplicatorFactory(String, String) */
+    protected EhrelayBootstrapLoaderFactory(String scheme, String providerFactoryClassName) {
+        this.scheme = scheme;
+        this.providerFactoryClassName = providerFactoryClassName;
+    }
 
     @Override
     public EhrelayBootstrapLoader createBootstrapCacheLoader(Properties properties) {
-        return new EhrelayBootstrapLoader(scheme(), providerFactoryClassName(),
+        return new EhrelayBootstrapLoader(scheme, providerFactoryClassName,
                 BootstrapConfig.parse(getClass().getSimpleName(), properties));
     }
 }

@@ -16,9 +16,14 @@ import net.sf.ehcache.distribution.CacheManagerPeerListenerFactory;
  */
 public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListenerFactory {
 
-    protected abstract String scheme();
+    private final String scheme;
+    private final String transportName;
 
-    protected abstract String transportName();
+    /** @param scheme the transport's provider scheme; @param transportName its short name ({@code tcp}) */
+    protected EhrelayPeerListenerFactory(String scheme, String transportName) {
+        this.scheme = scheme;
+        this.transportName = transportName;
+    }
 
     /** The port used when none is given; 0 picks any free port. */
     protected int defaultPort() {
@@ -35,7 +40,7 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
         ListenerConfig config = ListenerConfig.read(reader, defaultPort());
         readTransportProperties(reader);
         reader.rejectUnknown();
-        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme(), transportName());
+        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName);
         node.setListener(config);
         return new EhrelayPeerListener(node, config);
     }

@@ -17,15 +17,20 @@ import net.sf.ehcache.distribution.CacheManagerPeerProviderFactory;
  */
 public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProviderFactory {
 
-    /** The Ehcache scheme (provider key) of this transport, shared by its replicator and bootstrap factories. */
-    protected abstract String scheme();
+    private final String scheme;
+    private final String transportName;
+    private final String manualPeersProperty;
 
-    /** The transport's short name used in thread names, heartbeats and ObjectNames ({@code tcp}, {@code rmi}). */
-    protected abstract String transportName();
-
-    /** The property holding the manual peer list ({@code peers}; {@code rmiUrls} for RMI). */
-    protected String manualPeersProperty() {
-        return "peers";
+    /**
+     * @param scheme              the Ehcache scheme (provider key) of the transport, shared by its replicator and
+     *                            bootstrap factories
+     * @param transportName       the short name in thread names, heartbeats and ObjectNames ({@code tcp})
+     * @param manualPeersProperty the property holding the manual peer list ({@code peers}; {@code rmiUrls} for RMI)
+     */
+    protected EhrelayPeerProviderFactory(String scheme, String transportName, String manualPeersProperty) {
+        this.scheme = scheme;
+        this.transportName = transportName;
+        this.manualPeersProperty = manualPeersProperty;
     }
 
     /** Reads the transport's own properties from {@code reader} and creates the (not yet started) transport. */
@@ -34,10 +39,10 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
     @Override
     public CacheManagerPeerProvider createCachePeerProvider(CacheManager cacheManager, Properties properties) {
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
-        NodeConfig config = NodeConfig.read(reader, manualPeersProperty());
+        NodeConfig config = NodeConfig.read(reader, manualPeersProperty);
         Transport transport = createTransport(reader, config);
         reader.rejectUnknown();
-        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme(), transportName());
+        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName);
         node.configure(config, transport);
         return new EhrelayPeerProvider(node);
     }

@@ -12,15 +12,22 @@ import net.sf.ehcache.event.CacheEventListenerFactory;
  */
 public abstract class EhrelayReplicatorFactory extends CacheEventListenerFactory {
 
-    /** The scheme of the transport's peer provider, through which replicators find their node. */
-    protected abstract String scheme();
+    private final String scheme;
+    private final String providerFactoryClassName;
 
-    /** The class name users put in {@code cacheManagerPeerProviderFactory}, for error messages. */
-    protected abstract String providerFactoryClassName();
+    /**
+     * @param scheme                   the scheme of the transport's peer provider, through which replicators
+     *                                 find their node
+     * @param providerFactoryClassName the class users put in {@code cacheManagerPeerProviderFactory}, for errors
+     */
+    protected EhrelayReplicatorFactory(String scheme, String providerFactoryClassName) {
+        this.scheme = scheme;
+        this.providerFactoryClassName = providerFactoryClassName;
+    }
 
     @Override
     public CacheEventListener createCacheEventListener(Properties properties) {
-        return new EhrelayReplicator(scheme(), providerFactoryClassName(),
+        return new EhrelayReplicator(scheme, providerFactoryClassName,
                 ReplicatorConfig.parse(getClass().getSimpleName(), properties));
     }
 }

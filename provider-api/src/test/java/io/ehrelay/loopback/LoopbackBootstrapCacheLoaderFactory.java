@@ -4,13 +4,8 @@ import io.ehrelay.provider.EhrelayBootstrapLoaderFactory;
 
 /** Bootstrap loader factory of the in-memory loopback transport. */
 public class LoopbackBootstrapCacheLoaderFactory extends EhrelayBootstrapLoaderFactory {
-    @Override
-    protected String scheme() {
-        return Loopback.SCHEME;
-    }
 
-    @Override
-    protected String providerFactoryClassName() {
-        return Loopback.PROVIDER;
+    public LoopbackBootstrapCacheLoaderFactory() {
+        super(Loopback.SCHEME, Loopback.PROVIDER);
     }
 }

@@ -7,14 +7,9 @@ import io.ehrelay.spi.Transport;
 
 /** Peer provider of the in-memory loopback transport. */
 public class LoopbackCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
-    @Override
-    protected String scheme() {
-        return Loopback.SCHEME;
-    }
 
-    @Override
-    protected String transportName() {
-        return Loopback.NAME;
+    public LoopbackCacheManagerPeerProviderFactory() {
+        super(Loopback.SCHEME, Loopback.NAME, "peers");
     }
 
     @Override

@@ -5,13 +5,7 @@ import io.ehrelay.provider.EhrelayPeerListenerFactory;
 /** {@code cacheManagerPeerListenerFactory} of the TCP transport: {@code hostName}, {@code port} (0 = any free). */
 public class TcpCacheManagerPeerListenerFactory extends EhrelayPeerListenerFactory {
 
-    @Override
-    protected String scheme() {
-        return TcpSettings.SCHEME;
-    }
-
-    @Override
-    protected String transportName() {
-        return TcpSettings.NAME;
+    public TcpCacheManagerPeerListenerFactory() {
+        super(TcpSettings.SCHEME, TcpSettings.NAME);
     }
 }

@@ -13,14 +13,8 @@ import io.ehrelay.spi.Transport;
  */
 public class TcpCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
 
-    @Override
-    protected String scheme() {
-        return TcpSettings.SCHEME;
-    }
-
-    @Override
-    protected String transportName() {
-        return TcpSettings.NAME;
+    public TcpCacheManagerPeerProviderFactory() {
+        super(TcpSettings.SCHEME, TcpSettings.NAME, "peers");
     }
 
     @Override
