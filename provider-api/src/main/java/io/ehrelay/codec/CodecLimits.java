@@ -25,10 +25,6 @@ public final class CodecLimits {
         return new CodecLimits(64 << 20, 64, 16_777_216, 1_000_000, AllowList.withDefaults(java.util.List.of()));
     }
 
-    public CodecLimits withAllowList(AllowList list) {
-        return new CodecLimits(maxFrameBytes, maxDepth, maxArrayLength, maxReferences, list);
-    }
-
     public int maxFrameBytes() { return maxFrameBytes; }
     public int maxDepth() { return maxDepth; }
     public int maxArrayLength() { return maxArrayLength; }

@@ -84,11 +84,6 @@ public final class DiscoveryConfig {
         }
     }
 
-    /** Manual discovery over the given peer endpoints, for tests and programmatic use. */
-    public static DiscoveryConfig manual(List<String> peers) {
-        return new DiscoveryConfig(Mode.MANUAL, peers, null, 0, 1, null, 1000, 5000);
-    }
-
     public Mode mode() { return mode; }
     public List<String> manualPeers() { return manualPeers; }
     public InetAddress groupAddress() { return groupAddress; }

@@ -55,11 +55,6 @@ public final class ReplicatorConfig {
         return config;
     }
 
-    /** The stock defaults: everything replicated, by copy, asynchronously. */
-    public static ReplicatorConfig defaults() {
-        return parse("defaults", null);
-    }
-
     public boolean replicatePuts() { return replicatePuts; }
     public boolean replicatePutsViaCopy() { return replicatePutsViaCopy; }
     public boolean replicateUpdates() { return replicateUpdates; }

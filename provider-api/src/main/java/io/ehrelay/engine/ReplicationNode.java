@@ -245,10 +245,6 @@ public final class ReplicationNode implements InboundHandler {
         return metrics;
     }
 
-    public NodeThreads threads() {
-        return threads;
-    }
-
     public synchronized NodeConfig config() {
         return config;
     }

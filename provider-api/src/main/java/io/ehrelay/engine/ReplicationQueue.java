@@ -199,15 +199,6 @@ final class ReplicationQueue {
         }
     }
 
-    boolean isEmpty() {
-        lock.lock();
-        try {
-            return events == 0;
-        } finally {
-            lock.unlock();
-        }
-    }
-
     long highWaterBytes() {
         lock.lock();
         try {

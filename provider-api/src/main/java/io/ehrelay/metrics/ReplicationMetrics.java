@@ -112,11 +112,6 @@ public final class ReplicationMetrics {
         return m != null ? m : caches.computeIfAbsent(cacheName, n -> new CacheMetrics(this, n));
     }
 
-    /** The cache's metrics if they were ever registered. */
-    public CacheMetrics existingCache(String cacheName) {
-        return caches.get(cacheName);
-    }
-
     /** Registers a CacheManager-level gauge. */
     public <T> void gauge(String metric, Supplier<T> value) {
         registry.register(name(metric), (Gauge<T>) value::get);
@@ -155,14 +150,6 @@ public final class ReplicationMetrics {
     public void markBatch(int events, int bytes) {
         batchEvents.update(events);
         batchBytes.update(bytes);
-    }
-
-    public long queueEvents() {
-        return queueEvents.getCount();
-    }
-
-    public long queueBytes() {
-        return queueBytes.getCount();
     }
 
     /** Exposes every metric, present and future, as an MBean of {@code server}; idempotent per server. */
