@@ -1,0 +1,144 @@
+package io.ehrelay.tcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.codec.EventCodec;
+import io.ehrelay.codec.Frames;
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.Jmx;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+
+/** Bytes that are not a peer's frames, sent straight to a node's listening port on 127.0.0.1. */
+@Timeout(60)
+class TcpHostileInputTest {
+
+    private ContractCluster cluster;
+    private CacheManager node;
+    private InetSocketAddress address;
+
+    @BeforeEach
+    void start() {
+        cluster = new ContractCluster(new TcpFixture());
+        node = cluster.start("target");
+        String endpoint = cluster.endpoint(node);
+        int colon = endpoint.lastIndexOf(':');
+        address = new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
+    }
+
+    @AfterEach
+    void stop() {
+        cluster.close();
+    }
+
+    private static byte[] frame(Frames.Type type, byte[] body) {
+        ByteBuffer b = ByteBuffer.allocate(Frames.HEADER_BYTES + body.length);
+        Frames.writeHeader(b, type, 0, body.length);
+        b.put(body);
+        return b.array();
+    }
+
+    private static byte[] hello() {
+        return frame(Frames.Type.HELLO, "hostile:1".getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** True when the node closed the connection (read sees end of stream or a reset) within the timeout. */
+    private static boolean closedByPeer(Socket s) throws IOException {
+        s.setSoTimeout(5000);
+        InputStream in = s.getInputStream();
+        try {
+            return in.read() == -1;
+        } catch (java.net.SocketException e) {
+            return true;
+        }
+    }
+
+    private long malformed() {
+        return cluster.jmx(node).managerCount("malformedFrames");
+    }
+
+    @Test
+    void badMagic_closesTheConnectionAndIsCounted() throws Exception {
+        try (Socket s = new Socket(address.getAddress(), address.getPort())) {
+            s.getOutputStream().write("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        Await.until(() -> malformed() == 1, () -> "malformedFrames=" + malformed());
+    }
+
+    @Test
+    void frameAnnouncingGigabytes_isRejectedAfterItsHeader() throws Exception {
+        long heapBefore = usedHeap();
+        try (Socket s = new Socket(address.getAddress(), address.getPort())) {
+            OutputStream out = s.getOutputStream();
+            out.write(hello());
+            ByteBuffer h = ByteBuffer.allocate(Frames.HEADER_BYTES);
+            Frames.writeHeader(h, Frames.Type.EVENTS, 0, 0);
+            h.putInt(12, Integer.MAX_VALUE);
+            out.write(h.array());
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        Await.until(() -> malformed() == 1, () -> "malformedFrames=" + malformed());
+        assertThat(usedHeap() - heapBefore).as("heap grown while rejecting").isLessThan(256L << 20);
+    }
+
+    private static long usedHeap() {
+        Runtime r = Runtime.getRuntime();
+        return r.totalMemory() - r.freeMemory();
+    }
+
+    @Test
+    void garbledBatchInsideASoundFrame_isCountedAndLaterBatchesStillApply() throws Exception {
+        byte[] garbage = new byte[300];
+        new Random(7).nextBytes(garbage);
+        garbage[0] = 1;
+        byte[] good = EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("k", "v")));
+        try (Socket s = new Socket(address.getAddress(), address.getPort())) {
+            OutputStream out = s.getOutputStream();
+            out.write(hello());
+            out.write(frame(Frames.Type.EVENTS, garbage));
+            out.write(frame(Frames.Type.EVENTS, good));
+            out.flush();
+            Await.until(() -> node.getEhcache("async").get("k") != null, () -> "good batch not applied");
+        }
+        assertThat(malformed()).isEqualTo(1);
+        assertThat(node.getEhcache("async").getSize()).isEqualTo(1);
+    }
+
+    @Test
+    void randomBytesOnManyConnections_neverTouchTheCache() throws Exception {
+        Random random = new Random(11);
+        for (int i = 0; i < 200; i++) {
+            try (Socket s = new Socket(address.getAddress(), address.getPort())) {
+                byte[] junk = new byte[1 + random.nextInt(2000)];
+                random.nextBytes(junk);
+                if (i % 2 == 0) {
+                    s.getOutputStream().write(hello());
+                }
+                s.getOutputStream().write(junk);
+            } catch (IOException e) {
+                // the node may close first: that is the point
+            }
+        }
+        for (String cache : node.getCacheNames()) {
+            assertThat(node.getEhcache(cache).getSize()).as(cache).isZero();
+        }
+        Await.until(() -> malformed() > 0, () -> "nothing counted");
+        assertThat(Jmx.query("io.ehrelay:type=CacheManager,cacheManager=" + node.getName() + ",*")).isNotEmpty();
+    }
+}
