@@ -10,7 +10,9 @@ import java.util.List;
 final class Profiles {
 
     static final String RAW = "raw";
-    static final List<String> ALL = List.of("tcp", RAW);
+    /** Ehcache 2.10's own RMI replication, unchanged: the baseline users run today. */
+    static final String STOCK_RMI = "stock-rmi";
+    static final List<String> ALL = List.of("tcp", STOCK_RMI, RAW);
 
     private Profiles() {
     }
@@ -36,6 +38,9 @@ final class Profiles {
      */
     static String ehcacheXml(String transport, String nodeName, String discovery, String peer, boolean writer,
                              boolean sync) {
+        if (STOCK_RMI.equals(transport)) {
+            return stockRmiXml(nodeName, peer, sync, writer);
+        }
         if (!"tcp".equals(transport)) {
             throw new IllegalArgumentException("unknown transport '" + transport + "'; known: " + ALL);
         }
@@ -64,6 +69,37 @@ final class Profiles {
                 + "      properties=\"hostName=127.0.0.1, port=0\"/>\n"
                 + cache("replay", sync)
                 + cache("warmup", sync)
+                + "</ehcache>\n";
+    }
+
+    /** The provider scheme a writer waits on for its peer. */
+    static String scheme(String transport) {
+        return STOCK_RMI.equals(transport) ? "RMI" : "ehrelay-" + transport;
+    }
+
+    /**
+     * Stock RMI with its defaults (asynchronous: one replication thread per cache, 1 s interval, batches of
+     * 1,000). The reader listens on the port in {@code peer} ({@code host:port}); the writer lists the reader's
+     * caches as {@code rmiUrls}.
+     */
+    private static String stockRmiXml(String nodeName, String peer, boolean sync, boolean writer) {
+        int colon = peer.lastIndexOf(':');
+        String host = peer.substring(0, colon);
+        String port = peer.substring(colon + 1);
+        String provider = writer ? "peerDiscovery=manual, rmiUrls=//" + peer + "/replay|//" + peer + "/warmup"
+                : "peerDiscovery=manual";
+        String listener = writer ? ""
+                : "  <cacheManagerPeerListenerFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=" + host + ", port=" + port + ", socketTimeoutMillis=120000\"/>\n";
+        String replicator = "    <cacheEventListenerFactory class=\"net.sf.ehcache.distribution.RMICacheReplicatorFactory\"\n"
+                + "        properties=\"replicateAsynchronously=" + !sync + "\"/>\n";
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
+                + "  <cacheManagerPeerProviderFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerProviderFactory\"\n"
+                + "      properties=\"" + provider + "\"/>\n"
+                + listener
+                + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
+                + "  <cache name=\"warmup\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
                 + "</ehcache>\n";
     }
 

@@ -118,6 +118,13 @@ public final class ReplayNode {
         return sum;
     }
 
+    /** A free port on 127.0.0.1, for a stock RMI reader's listener. */
+    private static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
     private CacheManager cacheManager(boolean writer, String peer) {
         String xml = Profiles.ehcacheXml(arg("transport"), arg("role") + "-" + ProcessHandle.current().pid(),
                 arg("discovery"), peer, writer, "sync".equals(args.getOrDefault("mode", "async"))
@@ -135,7 +142,9 @@ public final class ReplayNode {
             rawReader(count, values);
             return;
         }
-        CacheManager cm = cacheManager(false, null);
+        boolean stock = Profiles.STOCK_RMI.equals(arg("transport"));
+        String stockEndpoint = stock ? "127.0.0.1:" + freePort() : null;
+        CacheManager cm = cacheManager(false, stockEndpoint);
         Ehcache cache = cm.getEhcache("replay");
         AtomicInteger arrived = new AtomicInteger();
         AtomicLong first = new AtomicLong();
@@ -172,7 +181,7 @@ public final class ReplayNode {
                 }
             }
         });
-        String endpoint = io.ehrelay.engine.ReplicationNode.all(cm).get(0).localEndpoint();
+        String endpoint = stock ? stockEndpoint : io.ehrelay.engine.ReplicationNode.all(cm).get(0).localEndpoint();
         say("READY " + endpoint);
         if ("hold".equals(args.get("mode"))) {
             waitForExit();
@@ -262,7 +271,7 @@ public final class ReplayNode {
         CacheManager cm = cacheManager(true, args.get("peer"));
         Ehcache cache = cm.getEhcache("replay");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (cm.getCacheManagerPeerProvider("ehrelay-" + arg("transport")).listRemoteCachePeers(cache).isEmpty()) {
+        while (cm.getCacheManagerPeerProvider(Profiles.scheme(arg("transport"))).listRemoteCachePeers(cache).isEmpty()) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("no peer discovered within 30 s");
             }
@@ -286,10 +295,12 @@ public final class ReplayNode {
                 cache.put(new Element(k, values.make(k)));
             }
             long last = Clock.micros();
-            String on = ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "dropped");
-            long dropped = Ehrelay.metricRegistry(cm).meter(on).getCount();
-            long failed = Ehrelay.metricRegistry(cm)
-                    .meter(ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "failed")).getCount();
+            // stock transports have no such counts: what they lose shows as missing at the reader
+            com.codahale.metrics.MetricRegistry metrics = Ehrelay.metricRegistry(cm);
+            long dropped = metrics == null ? 0
+                    : metrics.meter(ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "dropped")).getCount();
+            long failed = metrics == null ? 0
+                    : metrics.meter(ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "failed")).getCount();
             Thread.sleep(500);
             logCpu("writer " + arg("transport") + " " + count + "x" + arg("size") + " put loop " + (last - first) / 1000 + " ms");
             say("WROTE " + first + " " + last + " " + peakHeap() + " " + dropped + " " + failed);

@@ -43,25 +43,35 @@ final class Report {
         Files.write(file, lines);
     }
 
-    /** Throughput of each transport relative to the raw stream, step by step. */
+    /**
+     * Throughput of each ehrelay transport step by step, relative to the raw stream (the physical reference) and
+     * to stock Ehcache RMI (what users run today), both measured in the same run.
+     */
     static String ratios(List<StepResult> results) {
-        StringBuilder sb = new StringBuilder("throughput relative to the raw TCP stream, same run:\n");
-        boolean any = false;
-        for (StepResult r : results) {
-            if (!r.ok() || "raw".equals(r.transport) || "E3".equals(r.experiment)) {
-                continue;
-            }
-            for (StepResult raw : results) {
-                if (raw.ok() && "raw".equals(raw.transport) && raw.experiment.equals(r.experiment)
-                        && raw.count == r.count && raw.size == r.size) {
-                    sb.append(String.format(Locale.ROOT, "  %s %,d x %,d B: %s %.1f MB/s, raw %.1f MB/s -> %.0f%%%n",
-                            r.experiment, r.count, r.size, r.transport, r.megabytesPerSecond(),
-                            raw.megabytesPerSecond(), 100 * raw.seconds / r.seconds));
-                    any = true;
+        StringBuilder sb = new StringBuilder();
+        for (String baseline : List.of(Profiles.RAW, Profiles.STOCK_RMI)) {
+            StringBuilder lines = new StringBuilder();
+            for (StepResult r : results) {
+                if (!r.ok() || !r.transport.equals("tcp") || "E3".equals(r.experiment)) {
+                    continue;
+                }
+                for (StepResult b : results) {
+                    if (b.ok() && baseline.equals(b.transport) && b.experiment.equals(r.experiment)
+                            && b.count == r.count && b.size == r.size) {
+                        lines.append(String.format(Locale.ROOT, "  %s %,d x %,d B: %s %.1f MB/s, %s %.1f MB/s -> %s%n",
+                                r.experiment, r.count, r.size, r.transport, r.megabytesPerSecond(), baseline,
+                                b.megabytesPerSecond(), Profiles.RAW.equals(baseline)
+                                        ? String.format(Locale.ROOT, "%.0f%%", 100 * b.seconds / r.seconds)
+                                        : String.format(Locale.ROOT, "%.1fx", b.seconds / r.seconds)));
+                    }
                 }
             }
+            if (lines.length() > 0) {
+                sb.append("throughput relative to ").append(Profiles.RAW.equals(baseline) ? "the raw TCP stream"
+                        : "stock Ehcache RMI").append(", same run:\n").append(lines);
+            }
         }
-        return any ? sb.toString() : "";
+        return sb.toString();
     }
 
     private static String machine() {
