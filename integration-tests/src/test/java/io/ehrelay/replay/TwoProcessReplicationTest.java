@@ -62,6 +62,11 @@ class TwoProcessReplicationTest {
     }
 
     @Test
+    void stockRmiBaseline_replicatesBetweenTheSameKindOfProcesses() throws Exception {
+        assertOk(replay.transfer("E2", "stock-rmi", 5_000, 1280, log));
+    }
+
+    @Test
     void synchronousPuts_doNotHitTheNagleDelayedAckPlateau() throws Exception {
         replay.e3Calls = 300;
         List<StepResult> points = replay.latency("tcp", log);
