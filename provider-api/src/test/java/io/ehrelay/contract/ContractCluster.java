@@ -40,13 +40,19 @@ public final class ContractCluster implements AutoCloseable {
             peers.add(endpoint(cm));
         }
         boolean manual = fixture.manualDiscovery();
-        StringBuilder props = new StringBuilder(manual ? "peerDiscovery=manual" : "registerJmx=true");
-        if (manual && !peers.isEmpty()) {
-            props.append(", ").append(fixture.manualPeersProperty()).append('=').append(String.join("|", peers));
+        List<String> props = new ArrayList<>();
+        if (manual) {
+            props.add("peerDiscovery=manual");
+            if (!peers.isEmpty()) {
+                props.add(fixture.manualPeersProperty() + "=" + String.join("|", peers));
+            }
         }
-        append(props, fixture.extraProviderProperties());
-        append(props, extraProviderProperties);
-        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml(name, props.toString())
+        for (String extra : List.of(fixture.extraProviderProperties(), extraProviderProperties)) {
+            if (extra != null && !extra.isBlank()) {
+                props.add(extra);
+            }
+        }
+        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml(name, String.join(", ", props))
                 .getBytes(StandardCharsets.UTF_8)));
         if (manual) {
             String endpoint = endpoint(cm);
@@ -56,12 +62,6 @@ public final class ContractCluster implements AutoCloseable {
         }
         managers.add(cm);
         return cm;
-    }
-
-    private static void append(StringBuilder props, String extra) {
-        if (extra != null && !extra.isBlank()) {
-            props.append(", ").append(extra);
-        }
     }
 
     /** The filled-in ehcache.xml for a node. */
