@@ -118,7 +118,8 @@ public final class Replay {
         return String.join("\n",
                 "usage: ./replay [options]",
                 "  --transports tcp,raw     transports to run (default: all: " + String.join(",", Profiles.ALL) + ")",
-                "  --experiments e1,e2,e3   experiments to run (default: all three)",
+                "  --experiments e1,e2,e3   experiments to run (default: e1,e2,e3; add 'threads' for the",
+                "                           threads-per-region probe: 10/100/1,000 replicated caches)",
                 "  --full                   all 9 steps of E1 and E2 (default: quick subset), heap 6g",
                 "  --e1-sizes a,b,...       E1 element sizes (default quick: 1280,10240,40960,81920)",
                 "  --e2-counts a,b,...      E2 element counts (default quick: 10000,40000,160000,320000)",
@@ -165,10 +166,17 @@ public final class Replay {
                 }
             }
         }
+        List<String> threadRows = List.of();
+        if (experiments.contains("threads")) {
+            System.out.println();
+            System.out.println("threads-per-region probe (two nodes in this JVM):");
+            threadRows = ThreadsProbe.run(transports, new int[] {10, 100, 1000});
+        }
         Path csv = out.resolve("replay-" + stamp + ".csv");
         Report.writeCsv(results, csv);
         Path md = out.resolve("replay-" + stamp + ".md");
-        Files.writeString(md, Report.markdown(results, this));
+        Files.writeString(md, Report.markdown(results, this)
+                + (threadRows.isEmpty() ? "" : "\nThreads-per-region probe:\n\n" + String.join("\n", threadRows) + "\n"));
         Path html = out.resolve("replay-" + stamp + ".html");
         Files.writeString(html, Report.html(results, this));
         System.out.println();

@@ -29,9 +29,12 @@ final class InboundConnection implements Runnable {
     private final FrameChannel channel;
     private final TransportContext context;
     private final Runnable onClose;
+    private final java.util.function.Consumer<String> onHello;
     private String from;
 
-    InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose) throws IOException {
+    InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
+                      java.util.function.Consumer<String> onHello) throws IOException {
+        this.onHello = onHello;
         sc.socket().setTcpNoDelay(true);
         this.channel = new FrameChannel(sc, context.limits().maxFrameBytes());
         this.context = context;
@@ -50,7 +53,9 @@ final class InboundConnection implements Runnable {
                 throw new MalformedFrameException("connection did not start with a HELLO frame");
             }
             if (hello.length() > 0) {
-                from = new String(hello.copy(), StandardCharsets.UTF_8) + " (" + from + ")";
+                String endpoint = new String(hello.copy(), StandardCharsets.UTF_8);
+                from = endpoint + " (" + from + ")";
+                onHello.accept(endpoint);
             }
             while (true) {
                 FrameChannel.Frame f = channel.read();

@@ -110,6 +110,34 @@ final class OutboundConnection {
         return channel != null;
     }
 
+    /** The peer showed it is up (it connected to us): drop the backoff and connect again now. */
+    void retryNow() {
+        if (channel == null && !closed) {
+            nextAttemptNanos = System.nanoTime();
+            lock.lock();
+            try {
+                notEmpty.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Whether this connection goes to {@code endpoint} (same text, or the same resolved address and port). */
+    boolean goesTo(String endpoint) {
+        if (peer.endpoint().equals(endpoint)) {
+            return true;
+        }
+        try {
+            InetSocketAddress other = Endpoints.parse(endpoint);
+            return other.getPort() == address.getPort()
+                    && java.net.InetAddress.getByName(other.getHostString())
+                            .equals(java.net.InetAddress.getByName(address.getHostString()));
+        } catch (IOException | IllegalArgumentException e) {
+            return false;
+        }
+    }
+
     /**
      * Keeps this connection open while idle: the writer connects now, and again (with backoff) whenever the
      * connection drops, so the first event to a healthy peer never waits for a connect, and

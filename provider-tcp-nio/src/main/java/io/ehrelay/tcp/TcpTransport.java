@@ -97,7 +97,8 @@ final class TcpTransport implements Transport {
             }
             try {
                 InboundConnection[] holder = new InboundConnection[1];
-                InboundConnection c = new InboundConnection(sc, context, () -> inbound.remove(holder[0]));
+                InboundConnection c = new InboundConnection(sc, context, () -> inbound.remove(holder[0]),
+                        this::peerIsUp);
                 holder[0] = c;
                 inbound.add(c);
                 Thread t = context.threads("tcp-in").newThread(() -> {
@@ -166,6 +167,15 @@ final class TcpTransport implements Transport {
             return connection(peer).requestState(cacheName, maxChunkBytes, sink);
         } catch (IllegalArgumentException e) {
             return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** A peer connected to us, so it is up: our connection to it need not wait out its backoff. */
+    private void peerIsUp(String endpoint) {
+        for (OutboundConnection c : outbound.values()) {
+            if (!c.isConnected() && c.goesTo(endpoint)) {
+                c.retryNow();
+            }
         }
     }
 

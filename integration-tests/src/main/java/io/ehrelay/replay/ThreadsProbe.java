@@ -1,0 +1,136 @@
+package io.ehrelay.replay;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import io.ehrelay.engine.NodeThreads;
+import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.metrics.ObjectNames;
+import io.ehrelay.provider.Ehrelay;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+
+/**
+ * The threads-per-region probe: two CacheManagers in this JVM replicating 10, 100 and 1,000 caches to each
+ * other, one element put in every cache; reports the JVM's live threads added by the pair, and for ehrelay its
+ * threads and its {@code threadsPerRegion} metric. Stock RMI starts a replication thread per cache.
+ */
+final class ThreadsProbe {
+
+    private ThreadsProbe() {
+    }
+
+    static List<String> run(List<String> transports, int[] cacheCounts) throws Exception {
+        List<String> rows = new ArrayList<>();
+        rows.add("| transport | caches | JVM threads added by 2 nodes | ehrelay threads (per node) | threadsPerRegion (max) | all replicated |");
+        rows.add("|---|---:|---:|---:|---:|---|");
+        for (String t : transports) {
+            if (!Profiles.isCacheTransport(t)) {
+                continue;
+            }
+            for (int n : cacheCounts) {
+                String row = probe(t, n);
+                System.out.println(row);
+                rows.add(row);
+            }
+        }
+        return rows;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static String probe(String transport, int caches) throws Exception {
+        System.gc();
+        Thread.sleep(200);
+        int before = Thread.activeCount();
+        int portA = freePort();
+        int portB = freePort();
+        CacheManager a = start(transport, "probe-a-" + caches, portA, portB, caches);
+        CacheManager b = start(transport, "probe-b-" + caches, portB, portA, caches);
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            for (int i = 0; i < caches; i++) {
+                a.getEhcache("region-" + i).put(new Element("k", "v"));
+            }
+            boolean all = false;
+            while (!all && System.nanoTime() < deadline) {
+                all = true;
+                for (int i = 0; i < caches && all; i++) {
+                    all = b.getEhcache("region-" + i).get("k") != null;
+                }
+                if (!all) {
+                    Thread.sleep(20);
+                }
+            }
+            int added = Thread.activeCount() - before;
+            String ehrelayThreads = "-";
+            String perRegion = "-";
+            if (!Profiles.STOCK_RMI.equals(transport)) {
+                ehrelayThreads = Integer.toString(threadsOf(a));
+                int max = 0;
+                for (int i = 0; i < caches; i++) {
+                    Object g = Ehrelay.metricRegistry(a).getGauges().get(ObjectNames.cacheMetric(a.getName(),
+                            transport, "region-" + i, "threadsPerRegion"));
+                    max = Math.max(max, g == null ? 0 : ((Number) ((com.codahale.metrics.Gauge<?>) g).getValue()).intValue());
+                }
+                perRegion = Integer.toString(max);
+            }
+            return String.format(Locale.ROOT, "| %s | %,d | %d | %s | %s | %s |", transport, caches, added,
+                    ehrelayThreads, perRegion, all ? "yes" : "NO");
+        } finally {
+            a.shutdown();
+            b.shutdown();
+        }
+    }
+
+    private static int threadsOf(CacheManager cm) {
+        int n = 0;
+        for (Thread th : Thread.getAllStackTraces().keySet()) {
+            if (th.isAlive() && th.getName().startsWith(NodeThreads.PREFIX) && th.getName().contains("-" + cm.getName() + "-")) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static CacheManager start(String transport, String name, int port, int peerPort, int caches) {
+        StringBuilder xml = new StringBuilder("<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n");
+        String replicator;
+        if (Profiles.STOCK_RMI.equals(transport)) {
+            StringBuilder urls = new StringBuilder();
+            for (int i = 0; i < caches; i++) {
+                urls.append(i == 0 ? "" : "|").append("//127.0.0.1:").append(peerPort).append("/region-").append(i);
+            }
+            xml.append("<cacheManagerPeerProviderFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerProviderFactory\""
+                    + " properties=\"peerDiscovery=manual, rmiUrls=").append(urls).append("\"/>\n");
+            xml.append("<cacheManagerPeerListenerFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerListenerFactory\""
+                    + " properties=\"hostName=127.0.0.1, port=").append(port).append("\"/>\n");
+            replicator = "net.sf.ehcache.distribution.RMICacheReplicatorFactory";
+        } else {
+            xml.append("<cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\""
+                    + " properties=\"peerDiscovery=manual, peers=127.0.0.1:").append(peerPort).append("\"/>\n");
+            xml.append("<cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\""
+                    + " properties=\"hostName=127.0.0.1, port=").append(port).append("\"/>\n");
+            replicator = "io.ehrelay.tcp.TcpCacheReplicatorFactory";
+        }
+        for (int i = 0; i < caches; i++) {
+            xml.append("<cache name=\"region-").append(i).append("\" maxEntriesLocalHeap=\"100\" eternal=\"true\">")
+                    .append("<cacheEventListenerFactory class=\"").append(replicator).append("\"/></cache>\n");
+        }
+        xml.append("</ehcache>\n");
+        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.toString().getBytes(StandardCharsets.UTF_8)));
+        if (!Profiles.STOCK_RMI.equals(transport) && ReplicationNode.all(cm).isEmpty()) {
+            throw new IllegalStateException("no ehrelay node for " + name);
+        }
+        return cm;
+    }
+}
