@@ -6,7 +6,6 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,6 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
 
+import io.ehrelay.replay.Clock;
+import io.ehrelay.replay.Values;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
@@ -63,9 +64,8 @@ public final class ContainerNode implements NodeControlMBean {
         }
     }
 
-    static long micros() {
-        java.time.Instant now = java.time.Instant.now();
-        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+    private static long micros() {
+        return Clock.micros();
     }
 
     public static void main(String[] argv) throws Exception {
@@ -118,17 +118,6 @@ public final class ContainerNode implements NodeControlMBean {
                 + "</ehcache>\n";
     }
 
-    /** The value of key {@code k} at {@code size} bytes: a fixed pseudo-random block with the key stamped in. */
-    static byte[] value(int k, int size) {
-        byte[] v = new byte[size];
-        new Random(size).nextBytes(v);
-        for (int i = 0; i < 4 && i < size; i++) {
-            v[i] = (byte) (k >>> (24 - 8 * i));
-            v[size - 1 - i] = (byte) (k >>> (8 * i));
-        }
-        return v;
-    }
-
     @Override
     public String getEndpoint() {
         return endpoint;
@@ -137,15 +126,10 @@ public final class ContainerNode implements NodeControlMBean {
     @Override
     public long[] write(String cache, int from, int count, int size) {
         Ehcache c = cacheManager.getEhcache(cache);
-        byte[] base = value(0, size);
+        Values values = new Values(size);
         long first = micros();
         for (int k = from; k < from + count; k++) {
-            byte[] v = base.clone();
-            for (int i = 0; i < 4 && i < size; i++) {
-                v[i] = (byte) (k >>> (24 - 8 * i));
-                v[size - 1 - i] = (byte) (k >>> (8 * i));
-            }
-            c.put(new Element(k, v));
+            c.put(new Element(k, values.make(k)));
         }
         return new long[] {first, micros()};
     }
@@ -169,6 +153,7 @@ public final class ContainerNode implements NodeControlMBean {
     @Override
     public int[] verify(String cache, int from, int count, int size) {
         Ehcache c = cacheManager.getEhcache(cache);
+        Values values = new Values(size);
         int missing = 0;
         int bad = 0;
         int stride = Math.max(1, count / 1000);
@@ -176,7 +161,7 @@ public final class ContainerNode implements NodeControlMBean {
             Element e = c.getQuiet(k);
             if (e == null) {
                 missing++;
-            } else if ((k - from) % stride == 0 && !Arrays.equals(value(k, size), (byte[]) e.getObjectValue())) {
+            } else if ((k - from) % stride == 0 && !values.matches(k, (byte[]) e.getObjectValue())) {
                 bad++;
             }
         }

@@ -8,26 +8,26 @@ import java.util.Random;
  * stamped into the first and last four bytes, so each value is distinct, cheap to make, and the reader can
  * check any of them byte for byte.
  */
-final class Values {
+public final class Values {
 
     private final byte[] base;
 
-    Values(int size) {
+    public Values(int size) {
         base = new byte[size];
         new Random(size).nextBytes(base);
     }
 
-    int size() {
+    public int size() {
         return base.length;
     }
 
-    byte[] make(int key) {
+    public byte[] make(int key) {
         byte[] v = base.clone();
         stamp(v, key);
         return v;
     }
 
-    boolean matches(int key, byte[] value) {
+    public boolean matches(int key, byte[] value) {
         if (value == null || value.length != base.length) {
             return false;
         }
