@@ -173,7 +173,8 @@ public final class ReplicationNode implements InboundHandler {
                 metrics.registerWith(ManagementFactory.getPlatformMBeanServer());
             }
         } catch (Exception e) {
-            stopQuietly();
+            state = State.STOPPED;
+            shutdown(0);
             throw new CacheException("ehrelay: could not start " + transportName + " replication for CacheManager "
                     + cacheManager.getName() + ": " + e.getMessage(), e);
         }
@@ -189,20 +190,14 @@ public final class ReplicationNode implements InboundHandler {
             }
             state = State.STOPPED;
         }
-        if (dispatcher != null) {
-            dispatcher.stop(config.shutdownDrainMillis());
-        }
-        stopQuietly();
-        List<String> alive = threads.awaitTermination(5000);
-        if (!alive.isEmpty()) {
-            LOG.warn("ehrelay: threads still running after shutdown of CacheManager {}: {}", cacheManager.getName(),
-                    alive);
-        }
-        metrics.close();
-        forget(this);
+        shutdown(config == null ? 0 : config.shutdownDrainMillis());
     }
 
-    private void stopQuietly() {
+    /** Drains (up to {@code drainMillis}) and stops whatever started, waits for the threads, drops the MBeans. */
+    private void shutdown(long drainMillis) {
+        if (dispatcher != null) {
+            dispatcher.stop(drainMillis);
+        }
         if (heartbeat != null) {
             heartbeat.stop();
         }
@@ -218,10 +213,13 @@ public final class ReplicationNode implements InboundHandler {
                 bootstrapExecutor.shutdownNow();
             }
         }
-        if (state != State.STOPPED) {
-            metrics.close();
-            forget(this);
+        List<String> alive = threads.awaitTermination(5000);
+        if (!alive.isEmpty()) {
+            LOG.warn("ehrelay: threads still running after shutdown of CacheManager {}: {}", cacheManager.getName(),
+                    alive);
         }
+        metrics.close();
+        forget(this);
     }
 
     public boolean isAlive() {
