@@ -14,6 +14,7 @@ import javax.management.ObjectName;
 import javax.management.StandardMBean;
 
 import io.ehrelay.replay.Clock;
+import io.ehrelay.replay.ReplayNode;
 import io.ehrelay.replay.Values;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
@@ -181,12 +182,6 @@ public final class ContainerNode implements NodeControlMBean {
 
     @Override
     public long getPeakHeap() {
-        long sum = 0;
-        for (java.lang.management.MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getPeakUsage() != null) {
-                sum += pool.getPeakUsage().getUsed();
-            }
-        }
-        return sum;
+        return ReplayNode.peakHeap();
     }
 }

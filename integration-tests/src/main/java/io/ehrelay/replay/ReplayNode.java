@@ -108,7 +108,8 @@ public final class ReplayNode {
         System.err.println(sb);
     }
 
-    static long peakHeap() {
+    /** Peak heap usage of this JVM (all heap pools), bytes. */
+    public static long peakHeap() {
         long sum = 0;
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
             if (pool.getType() == MemoryType.HEAP && pool.getPeakUsage() != null) {
@@ -119,7 +120,7 @@ public final class ReplayNode {
     }
 
     /** A free port on 127.0.0.1, for a stock RMI reader's listener. */
-    private static int freePort() throws IOException {
+    static int freePort() throws IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }

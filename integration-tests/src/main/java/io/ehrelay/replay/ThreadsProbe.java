@@ -1,8 +1,6 @@
 package io.ehrelay.replay;
 
 import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,18 +40,12 @@ final class ThreadsProbe {
         return rows;
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
     private static String probe(String transport, int caches) throws Exception {
         System.gc();
         Thread.sleep(200);
         int before = Thread.activeCount();
-        int portA = freePort();
-        int portB = freePort();
+        int portA = ReplayNode.freePort();
+        int portB = ReplayNode.freePort();
         CacheManager a = start(transport, "probe-a-" + caches, portA, portB, caches);
         CacheManager b = start(transport, "probe-b-" + caches, portB, portA, caches);
         try {

@@ -6,6 +6,11 @@ package io.ehrelay.codec;
  */
 public final class CodecLimits {
 
+    public static final int DEFAULT_MAX_FRAME_BYTES = 64 << 20;
+    public static final int DEFAULT_MAX_DEPTH = 64;
+    public static final int DEFAULT_MAX_ARRAY_LENGTH = 16_777_216;
+    public static final long DEFAULT_MAX_REFERENCES = 1_000_000;
+
     private final int maxFrameBytes;
     private final int maxDepth;
     private final int maxArrayLength;
@@ -22,7 +27,8 @@ public final class CodecLimits {
 
     /** The defaults of {@code NodeConfig}: 64 MiB frames, depth 64, 16 Mi array elements, JDK value types. */
     public static CodecLimits defaults() {
-        return new CodecLimits(64 << 20, 64, 16_777_216, 1_000_000, AllowList.withDefaults(java.util.List.of()));
+        return new CodecLimits(DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ARRAY_LENGTH,
+                DEFAULT_MAX_REFERENCES, AllowList.withDefaults(java.util.List.of()));
     }
 
     public int maxFrameBytes() { return maxFrameBytes; }

@@ -51,10 +51,10 @@ public final class NodeConfig {
         batchLingerMillis = r.longIn(BATCH_LINGER_MILLIS, 0, 0, 60_000);
         shutdownDrainMillis = r.longIn(SHUTDOWN_DRAIN_MILLIS, 5000, 0, 3_600_000);
         sendTimeoutMillis = r.longIn(SEND_TIMEOUT_MILLIS, 10_000, 1, 3_600_000);
-        long maxFrame = r.bytesIn(MAX_FRAME_BYTES, 64L << 20, 4096, Integer.MAX_VALUE - 64);
-        int maxDepth = r.intIn(MAX_OBJECT_DEPTH, 64, 1, 10_000);
-        int maxArray = r.intIn(MAX_ARRAY_LENGTH, 16_777_216, 0, Integer.MAX_VALUE);
-        long maxRefs = r.longIn(MAX_OBJECT_REFERENCES, 1_000_000, 1, Long.MAX_VALUE);
+        long maxFrame = r.bytesIn(MAX_FRAME_BYTES, CodecLimits.DEFAULT_MAX_FRAME_BYTES, 4096, Integer.MAX_VALUE - 64);
+        int maxDepth = r.intIn(MAX_OBJECT_DEPTH, CodecLimits.DEFAULT_MAX_DEPTH, 1, 10_000);
+        int maxArray = r.intIn(MAX_ARRAY_LENGTH, CodecLimits.DEFAULT_MAX_ARRAY_LENGTH, 0, Integer.MAX_VALUE);
+        long maxRefs = r.longIn(MAX_OBJECT_REFERENCES, CodecLimits.DEFAULT_MAX_REFERENCES, 1, Long.MAX_VALUE);
         AllowList allowList = AllowList.withDefaults(r.list(ALLOWED_CLASSES));
         limits = new CodecLimits((int) maxFrame, maxDepth, maxArray, maxRefs, allowList);
         registerJmx = r.bool(REGISTER_JMX, true);

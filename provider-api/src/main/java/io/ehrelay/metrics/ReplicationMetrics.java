@@ -11,7 +11,6 @@ import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Histogram;
 import com.codahale.metrics.Meter;
-import com.codahale.metrics.Metric;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.SlidingWindowReservoir;
 import com.codahale.metrics.Timer;
@@ -173,9 +172,5 @@ public final class ReplicationMetrics {
         reporters.clear();
         registry.removeMatching((name, metric) -> true);
         caches.clear();
-    }
-
-    void register(String name, Metric metric) {
-        registry.register(name, metric);
     }
 }
