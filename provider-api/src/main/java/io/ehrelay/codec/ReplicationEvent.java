@@ -38,6 +38,27 @@ public final class ReplicationEvent {
         this.cacheDefaultLifespan = cacheDefaultLifespan;
     }
 
+    /** A put (or update) of {@code element} with its metadata. */
+    public static ReplicationEvent put(String cacheName, Element element) {
+        return new ReplicationEvent(Op.PUT, cacheName, element.getObjectKey(), element.getObjectValue(),
+                element.getVersion(), element.getCreationTime(), element.getLastAccessTime(), element.getHitCount(),
+                element.getLastUpdateTime(), element.getTimeToLive(), element.getTimeToIdle(),
+                element.usesCacheDefaultLifespan());
+    }
+
+    /** A {@link Op#REMOVE} or {@link Op#INVALIDATE} of one key. */
+    public static ReplicationEvent ofKey(Op op, String cacheName, Object key) {
+        if (op != Op.REMOVE && op != Op.INVALIDATE) {
+            throw new IllegalArgumentException(op + " is not a key operation");
+        }
+        return new ReplicationEvent(op, cacheName, key, null, 0, 0, 0, 0, 0, 0, 0, true);
+    }
+
+    /** A remove of every element of the cache. */
+    public static ReplicationEvent removeAll(String cacheName) {
+        return new ReplicationEvent(Op.REMOVE_ALL, cacheName, null, null, 0, 0, 0, 0, 0, 0, 0, true);
+    }
+
     public Op op() { return op; }
     public String cacheName() { return cacheName; }
     public Object key() { return key; }

@@ -9,6 +9,7 @@ import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.ObjectStreamClass;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 
 /**
  * Encodes keys and values: fast paths for {@code byte[]}, {@code String} and boxed primitives, Java
@@ -167,33 +168,16 @@ public final class ValueCodec {
 
         @Override
         public Status checkInput(FilterInfo info) {
-            Class<?> type = info.serialClass();
-            if (type != null && !limits.allowList().allows(type)) {
-                Class<?> c = type;
-                while (c.isArray()) {
-                    c = c.getComponentType();
-                }
-                return rejectClass(c.getName());
+            String why = SerializationGuard.violation(info, limits, Set.of(), maxBytes);
+            if (why == null) {
+                return info.serialClass() == null ? Status.UNDECIDED : Status.ALLOWED;
             }
-            if (info.depth() > limits.maxDepth()) {
-                return reject(null, "object graph deeper than maxObjectDepth=" + limits.maxDepth());
-            }
-            if (info.arrayLength() > limits.maxArrayLength()) {
-                return reject(null, "array of " + info.arrayLength() + " elements exceeds maxArrayLength="
-                        + limits.maxArrayLength());
-            }
-            if (info.references() > limits.maxReferences()) {
-                return reject(null, "more than maxObjectReferences=" + limits.maxReferences() + " references");
-            }
-            if (info.streamBytes() > maxBytes) {
-                return reject(null, "serialized value reads past its own length");
-            }
-            return type == null ? Status.UNDECIDED : Status.ALLOWED;
+            return reject(SerializationGuard.rejectedClass(info, limits, Set.of()), why);
         }
 
         Status rejectClass(String className) {
             return reject(className, "class " + className + " is not in the allow-list; add it (or its package as "
-                    + packagePatternOf(className) + ") to the provider property 'allowedClasses'");
+                    + SerializationGuard.packagePatternOf(className) + ") to the provider property 'allowedClasses'");
         }
 
         private Status reject(String className, String message) {
@@ -203,10 +187,6 @@ public final class ValueCodec {
             return Status.REJECTED;
         }
 
-        private static String packagePatternOf(String className) {
-            int dot = className.lastIndexOf('.');
-            return dot < 0 ? className : className.substring(0, dot) + ".*";
-        }
     }
 
     /**

@@ -14,10 +14,26 @@ public final class ListenerConfig {
 
     private final String hostName;
     private final int port;
+    private final Object transportSettings;
 
     public ListenerConfig(String hostName, int port) {
+        this(hostName, port, null);
+    }
+
+    public ListenerConfig(String hostName, int port, Object transportSettings) {
         this.hostName = hostName;
         this.port = port;
+        this.transportSettings = transportSettings;
+    }
+
+    /** The same listener with the transport's own listener settings attached. */
+    public ListenerConfig withTransportSettings(Object settings) {
+        return new ListenerConfig(hostName, port, settings);
+    }
+
+    /** The transport's own listener settings (read by its listener factory), or {@code null}. */
+    public <T> T transportSettings(Class<T> type) {
+        return transportSettings == null ? null : type.cast(transportSettings);
     }
 
     /** Reads {@code hostName} and {@code port}; the caller may read more and must call {@code rejectUnknown}. */

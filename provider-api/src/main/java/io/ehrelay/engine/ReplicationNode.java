@@ -132,7 +132,14 @@ public final class ReplicationNode implements InboundHandler {
         this.config = nodeConfig;
         this.transport = nodeTransport;
         DiscoveryConfig d = nodeConfig.discovery();
-        this.directory = new PeerDirectory(d.manualPeers(), d.peerTimeoutMillis());
+        List<String> manual = new ArrayList<>();
+        for (String entry : d.manualPeers()) {
+            String endpoint = nodeTransport.normalizePeer(entry);
+            if (!manual.contains(endpoint)) {
+                manual.add(endpoint);
+            }
+        }
+        this.directory = new PeerDirectory(manual, d.peerTimeoutMillis());
         this.queue = new ReplicationQueue(nodeConfig.dispatcherThreads(), nodeConfig.queueMaxBytes(),
                 nodeConfig.queueMaxEvents(), nodeConfig.overflowPolicy(), nodeConfig.overflowBlockMillis());
         metrics.gauge("queueCapacityBytes", nodeConfig::queueMaxBytes);
@@ -172,13 +179,16 @@ public final class ReplicationNode implements InboundHandler {
             if (config.registerJmx()) {
                 metrics.registerWith(ManagementFactory.getPlatformMBeanServer());
             }
-        } catch (Exception e) {
+        } catch (Exception | LinkageError e) {
             state = State.STOPPED;
             shutdown(0);
             throw new CacheException("ehrelay: could not start " + transportName + " replication for CacheManager "
                     + cacheManager.getName() + ": " + e.getMessage(), e);
         }
         state = State.STARTED;
+        for (String name : cacheManager.getCacheNames()) {
+            bindIfReplicated(name);
+        }
         LOG.info("ehrelay: {} replication of CacheManager {} started at {}", transportName, cacheManager.getName(),
                 transport.localEndpoint());
     }
@@ -318,9 +328,28 @@ public final class ReplicationNode implements InboundHandler {
             if (listener instanceof io.ehrelay.provider.EhrelayReplicator
                     && ((io.ehrelay.provider.EhrelayReplicator) listener).scheme().equals(scheme)) {
                 bind(cacheName);
+                if (state == State.STARTED) {
+                    transport.cacheAdded(cacheName);
+                }
                 return;
             }
         }
+    }
+
+    /** A cache of this CacheManager was removed: the transport stops serving it. */
+    public void cacheRemoved(String cacheName) {
+        if (state == State.STARTED) {
+            transport.cacheRemoved(cacheName);
+        }
+    }
+
+    /** Registers a peer by any spelling its transport understands (see {@link Transport#normalizePeer}). */
+    public void registerPeer(String entry) {
+        directory.register(transport.normalizePeer(entry));
+    }
+
+    public void unregisterPeer(String entry) {
+        directory.unregister(transport.normalizePeer(entry));
     }
 
     /** Queues an encoded event for asynchronous replication; a refused event is counted and logged. */
@@ -517,39 +546,54 @@ public final class ReplicationNode implements InboundHandler {
 
     @Override
     public void onStateRequest(String cacheName, int maxChunkBytes, ChunkSink sink) throws Exception {
+        StateCursor cursor = openState(cacheName);
+        for (byte[] chunk = cursor.next(maxChunkBytes); chunk != null; chunk = cursor.next(maxChunkBytes)) {
+            sink.accept(chunk);
+        }
+    }
+
+    @Override
+    public StateCursor openState(String cacheName) {
         Ehcache cache = resolve(cacheName);
         if (cache == null) {
             throw new IllegalArgumentException("CacheManager " + cacheManager.getName() + " has no live cache named '"
                     + cacheName + "'");
         }
         CacheMetrics m = metrics.cache(cacheName);
-        m.servedByCurrentThread();
-        List<byte[]> parts = new ArrayList<>();
-        int size = 0;
-        for (Object key : cache.getKeys()) {
-            Element e = cache.getQuiet(key);
-            if (e == null || e.isExpired()) {
-                continue;
+        java.util.Iterator<?> keys = new ArrayList<Object>(cache.getKeys()).iterator();
+        return maxChunkBytes -> {
+            m.servedByCurrentThread();
+            List<byte[]> parts = new ArrayList<>();
+            int size = 0;
+            while (keys.hasNext() && size < maxChunkBytes) {
+                Object key = keys.next();
+                Element e = cache.getQuiet(key);
+                if (e == null || e.isExpired()) {
+                    continue;
+                }
+                byte[] ev;
+                try {
+                    ev = EventCodec.encodePut(cacheName, e);
+                } catch (IOException | RuntimeException ex) {
+                    warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded "
+                            + "for bootstrap and is skipped: {}", key, cacheName, ex.toString());
+                    continue;
+                }
+                parts.add(ev);
+                size += ev.length;
             }
-            byte[] ev;
-            try {
-                ev = EventCodec.encodePut(cacheName, e);
-            } catch (IOException | RuntimeException ex) {
-                warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded for "
-                        + "bootstrap and is skipped: {}", key, cacheName, ex.toString());
-                continue;
-            }
-            parts.add(ev);
-            size += ev.length;
-            if (size >= maxChunkBytes) {
-                sink.accept(chunk(parts, size));
-                parts.clear();
-                size = 0;
-            }
-        }
-        if (!parts.isEmpty()) {
-            sink.accept(chunk(parts, size));
-        }
+            return parts.isEmpty() ? null : chunk(parts, size);
+        };
+    }
+
+    @Override
+    public void onEvent(String fromPeer, ReplicationEvent event) {
+        apply(fromPeer, event);
+    }
+
+    @Override
+    public Ehcache liveCache(String cacheName) {
+        return resolve(cacheName);
     }
 
     private static byte[] chunk(List<byte[]> events, int size) {

@@ -83,5 +83,6 @@ public class EhrelayPeerListener implements CacheManagerPeerListener {
     @Override
     public void notifyCacheRemoved(String cacheName) {
         // metrics of a removed cache stay until the CacheManager shuts down
+        node.cacheRemoved(cacheName);
     }
 }

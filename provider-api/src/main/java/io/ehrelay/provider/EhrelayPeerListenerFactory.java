@@ -30,15 +30,19 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
         return 0;
     }
 
-    /** Reads transport-specific listener properties (none by default). */
-    protected void readTransportProperties(PropertyReader reader) {
+    /**
+     * Reads transport-specific listener properties; the result reaches the transport as
+     * {@link ListenerConfig#transportSettings}. None by default.
+     */
+    protected Object readTransportProperties(PropertyReader reader) {
+        return null;
     }
 
     @Override
     public CacheManagerPeerListener createCachePeerListener(CacheManager cacheManager, Properties properties) {
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
-        ListenerConfig config = ListenerConfig.read(reader, defaultPort());
-        readTransportProperties(reader);
+        ListenerConfig config = ListenerConfig.read(reader, defaultPort())
+                .withTransportSettings(readTransportProperties(reader));
         reader.rejectUnknown();
         ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName);
         node.setListener(config);

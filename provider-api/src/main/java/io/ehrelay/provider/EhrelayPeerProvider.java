@@ -29,12 +29,12 @@ public class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
 
     @Override
     public void registerPeer(String endpoint) {
-        node.directory().register(endpoint);
+        node.registerPeer(endpoint);
     }
 
     @Override
     public void unregisterPeer(String endpoint) {
-        node.directory().unregister(endpoint);
+        node.unregisterPeer(endpoint);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.ehrelay.spi;
 
 import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.codec.ReplicationEvent;
+import net.sf.ehcache.Ehcache;
 
 /**
  * What a transport calls when bytes arrive from a peer. Implemented by provider-api; thread-safe: transports
@@ -25,6 +27,32 @@ public interface InboundHandler {
      * @throws Exception                whatever {@code sink} throws (e.g. the requesting peer went away)
      */
     void onStateRequest(String cacheName, int maxChunkBytes, ChunkSink sink) throws Exception;
+
+    /**
+     * Applies one already-decoded event, counted like the events of a batch; for transports that receive
+     * events in another form (e.g. Ehcache's own RMI messages from a stock node). An event for a cache this
+     * node does not have is counted in {@code unknownCache} and dropped.
+     */
+    void onEvent(String fromPeer, ReplicationEvent event);
+
+    /**
+     * A live cache of this node by name (including one still bootstrapping), or {@code null}; for transports
+     * that must answer reads of another protocol (e.g. a stock RMI peer's {@code getKeys}).
+     */
+    Ehcache liveCache(String cacheName);
+
+    /**
+     * Opens a paged state transfer: the cache's keys are taken now, elements are read as each chunk is built.
+     *
+     * @throws IllegalArgumentException when this node has no such cache
+     */
+    StateCursor openState(String cacheName);
+
+    /** A state transfer in progress. Not thread-safe: one reader at a time. */
+    interface StateCursor {
+        /** The next chunk (an event batch of PUT events of about {@code maxChunkBytes}), or {@code null} at the end. */
+        byte[] next(int maxChunkBytes);
+    }
 
     /** Receives the chunks of a state transfer in order. */
     @FunctionalInterface

@@ -44,6 +44,24 @@ public interface Transport {
     default void peersChanged(java.util.List<Peer> peers) {
     }
 
+    /**
+     * The peer endpoint for a configured manual peer entry or a {@code registerPeer} argument, so that several
+     * spellings of one node (e.g. one stock {@code rmiUrls} entry per cache) name one peer. Identity by default.
+     *
+     * @throws IllegalArgumentException when the entry does not name a peer
+     */
+    default String normalizePeer(String configured) {
+        return configured;
+    }
+
+    /** A cache that replicates through this transport is live on this node (may be called more than once). */
+    default void cacheAdded(String cacheName) {
+    }
+
+    /** A cache was removed from this node. */
+    default void cacheRemoved(String cacheName) {
+    }
+
     /** Stops listening, closes connections, fails outstanding futures and ends the transport's threads. */
     void stop();
 }

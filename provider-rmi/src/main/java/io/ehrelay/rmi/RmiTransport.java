@@ -1,0 +1,271 @@
+package io.ehrelay.rmi;
+
+import java.net.InetAddress;
+import java.rmi.NoSuchObjectException;
+import java.rmi.NotBoundException;
+import java.rmi.Remote;
+import java.rmi.RemoteException;
+import java.rmi.registry.LocateRegistry;
+import java.rmi.registry.Registry;
+import java.rmi.server.RMIClientSocketFactory;
+import java.rmi.server.UnicastRemoteObject;
+import java.io.ObjectInputFilter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+import javax.net.ssl.SSLContext;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.codec.AllowList;
+import io.ehrelay.codec.CodecLimits;
+import io.ehrelay.codec.SerializationGuard;
+import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.spi.TransportContext;
+import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
+
+/**
+ * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
+ * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
+ * {@code remoteObjectPort} with an {@link ObjectInputFilter}: the relay admits byte arrays only, the cache peers
+ * the allow-list plus Ehcache's message types. Sending: one {@link PeerLink} per peer. Thread-safe.
+ */
+final class RmiTransport implements Transport {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
+    private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
+
+    private final RmiSettings settings;
+    private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
+    private final Map<String, Remote> exported = new ConcurrentHashMap<>();
+    private TransportContext context;
+    private SSLContext tls;
+    private Registry registry;
+    private BoundServerSocketFactory objectSockets;
+    private RMIClientSocketFactory stubSockets;
+    private RMIClientSocketFactory lookupSockets;
+    private RelayEndpoint relay;
+    private ObjectInputFilter relayFilter;
+    private ObjectInputFilter stockFilter;
+    private int remoteObjectPort;
+    private String localEndpoint;
+    private volatile boolean stopped;
+
+    RmiTransport(RmiSettings settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public synchronized void start(TransportContext ctx) throws Exception {
+        this.context = ctx;
+        if (settings.tls) {
+            tls = RmiTls.build(settings);
+        }
+        lookupSockets = settings.tls ? new TlsClientSocketFactory(settings.clientSocketTimeoutMillis)
+                : new TimeoutClientSocketFactory(settings.clientSocketTimeoutMillis);
+        ListenerConfig listener = ctx.listener();
+        if (listener == null) {
+            return;
+        }
+        RmiListenerSettings ls = listener.transportSettings(RmiListenerSettings.class);
+        if (ls == null) {
+            ls = new RmiListenerSettings(0, RmiListenerSettings.DEFAULT_SOCKET_TIMEOUT_MILLIS);
+        }
+        adviseHostName(listener.hostName());
+        InetAddress address = InetAddress.getByName(listener.hostName());
+        BoundServerSocketFactory registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth);
+        objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth);
+        remoteObjectPort = ls.remoteObjectPort;
+        // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
+        stubSockets = settings.tls ? new TlsClientSocketFactory(ls.socketTimeoutMillis)
+                : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
+        CodecLimits limits = ctx.limits();
+        relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,
+                limits.maxFrameBytes(), 16, AllowList.of(List.of())), List.of(), this::rejected);
+        stockFilter = SerializationGuard.remoteCallFilter(limits, StockCachePeer.ENVELOPE, this::rejected);
+        registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
+                registrySockets);
+        try {
+            int port = registrySockets.lastPort();
+            localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
+            relay = new RelayEndpoint(ctx.inbound(), limits.maxFrameBytes());
+            export(RelayRemote.BINDING, relay, relayFilter);
+        } catch (Exception e) {
+            unexportAll();
+            throw e;
+        }
+    }
+
+    /** Stubs carry the host of {@code java.rmi.server.hostname}; stock nodes use it to call back. */
+    private static void adviseHostName(String hostName) {
+        String current = System.getProperty(HOSTNAME_PROPERTY);
+        if (current == null) {
+            System.setProperty(HOSTNAME_PROPERTY, hostName);
+        } else if (!current.equals(hostName)) {
+            LOG.warn("ehrelay: {}={} but the RMI listener's hostName is {}; stubs exported by this JVM name {}, "
+                    + "so peers must reach this node there", HOSTNAME_PROPERTY, current, hostName, current);
+        }
+    }
+
+    private void rejected(String why) {
+        context.metrics().markRejected();
+        LOG.warn("ehrelay: rejected a remote call to CacheManager {} (counted in rejected): {}",
+                context.cacheManagerName(), why);
+    }
+
+    private void export(String name, Remote object, ObjectInputFilter filter) throws RemoteException {
+        Remote stub = UnicastRemoteObject.exportObject(object, remoteObjectPort, stubSockets, objectSockets, filter);
+        exported.put(name, object);
+        registry.rebind(name, stub);
+    }
+
+    @Override
+    public String localEndpoint() {
+        return localEndpoint;
+    }
+
+    @Override
+    public String normalizePeer(String configured) {
+        return RmiUrls.endpoint(configured);
+    }
+
+    @Override
+    public synchronized void cacheAdded(String cacheName) {
+        if (registry == null || stopped || exported.containsKey(cacheName)) {
+            return;
+        }
+        if (RelayRemote.BINDING.equals(cacheName)) {
+            LOG.warn("ehrelay: cache '{}' has the name of the relay binding; stock RMI peers cannot reach it",
+                    cacheName);
+            return;
+        }
+        try {
+            export(cacheName, new StockCachePeer(cacheName, "//" + localEndpoint, context.inbound()), stockFilter);
+        } catch (RemoteException e) {
+            LOG.warn("ehrelay: could not bind cache {} for stock RMI peers: {}", cacheName, e.toString());
+        }
+    }
+
+    @Override
+    public synchronized void cacheRemoved(String cacheName) {
+        Remote object = exported.remove(cacheName);
+        if (object != null) {
+            unbind(cacheName, object);
+        }
+    }
+
+    private void unbind(String name, Remote object) {
+        try {
+            registry.unbind(name);
+        } catch (NotBoundException | RemoteException e) {
+            // already gone
+        }
+        try {
+            UnicastRemoteObject.unexportObject(object, true);
+        } catch (NoSuchObjectException e) {
+            // already gone
+        }
+    }
+
+    private PeerLink link(Peer peer) {
+        return links.computeIfAbsent(peer.endpoint(), e -> new PeerLink(e, localEndpoint, lookupSockets, settings,
+                context.limits(), context.threads("sender")));
+    }
+
+    @Override
+    public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
+        if (stopped) {
+            return CompletableFuture.failedFuture(new IllegalStateException("transport stopped"));
+        }
+        return link(peer).send(batch);
+    }
+
+    @Override
+    public CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
+                                                InboundHandler.ChunkSink sink) {
+        try {
+            link(peer).fetchState(cacheName, maxChunkBytes, sink);
+            return CompletableFuture.completedFuture(null);
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public boolean isReachable(Peer peer) {
+        PeerLink l = links.get(peer.endpoint());
+        return l != null && l.isReachable();
+    }
+
+    /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
+    Map<String, PeerLink.Kind> peerKinds() {
+        Map<String, PeerLink.Kind> out = new java.util.TreeMap<>();
+        links.forEach((e, l) -> out.put(e, l.kind()));
+        return out;
+    }
+
+    @Override
+    public void peersChanged(List<Peer> peers) {
+        if (stopped) {
+            return;
+        }
+        Set<String> current = new HashSet<>();
+        for (Peer p : peers) {
+            current.add(p.endpoint());
+            boolean fresh = !links.containsKey(p.endpoint());
+            PeerLink l = link(p);
+            if (fresh) {
+                l.connectAhead();
+            } else {
+                l.retryNow();
+            }
+        }
+        for (String gone : new ArrayList<>(links.keySet())) {
+            if (!current.contains(gone)) {
+                PeerLink l = links.remove(gone);
+                if (l != null) {
+                    l.close(0);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void stop() {
+        synchronized (this) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+            unexportAll();
+        }
+        for (PeerLink l : links.values()) {
+            l.close(2000);
+        }
+        links.clear();
+    }
+
+    private void unexportAll() {
+        for (Map.Entry<String, Remote> e : new ArrayList<>(exported.entrySet())) {
+            unbind(e.getKey(), e.getValue());
+        }
+        exported.clear();
+        if (registry != null) {
+            try {
+                UnicastRemoteObject.unexportObject(registry, true);
+            } catch (NoSuchObjectException e) {
+                // already gone
+            }
+        }
+    }
+}
