@@ -44,6 +44,25 @@ final class RmiTransport implements Transport {
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
+    static final String REGISTRY_FILTER_PROPERTY = "sun.rmi.registry.registryFilter";
+    /**
+     * What a registry's incoming calls may carry: the stubs a legitimate {@code bind} sends (proxies, RMI's own
+     * classes, Ehcache's client socket factory, JMX connector stubs), nothing else. The JDK's built-in registry
+     * filter would admit any class implementing {@code Remote}.
+     */
+    static final String REGISTRY_FILTER = "maxdepth=20;maxrefs=10000;maxarray=10000;maxbytes=1000000;"
+            + "java.lang.String;java.lang.Number;java.lang.Integer;java.lang.Long;java.rmi.*;java.rmi.server.*;"
+            + "java.rmi.registry.*;sun.rmi.server.*;sun.rmi.transport.*;java.lang.reflect.Proxy;jdk.proxy*;"
+            + "com.sun.proxy.*;javax.management.remote.rmi.*;"
+            + "net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;io.ehrelay.rmi.TlsClientSocketFactory;"
+            + "javax.rmi.ssl.SslRMIClientSocketFactory;!*";
+
+    static {
+        // read once by the JDK when the first registry of the JVM is created; a user's own setting wins
+        if (System.getProperty(REGISTRY_FILTER_PROPERTY) == null) {
+            System.setProperty(REGISTRY_FILTER_PROPERTY, REGISTRY_FILTER);
+        }
+    }
 
     private final RmiSettings settings;
     private final Map<String, PeerLink> links = new ConcurrentHashMap<>();

@@ -1,0 +1,135 @@
+package io.ehrelay.rmi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.Serializable;
+import java.rmi.Remote;
+import java.rmi.RemoteException;
+import java.rmi.registry.LocateRegistry;
+import java.rmi.registry.Registry;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.codec.EventCodec;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.Gadget;
+import io.ehrelay.contract.Jmx;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.distribution.CachePeer;
+import net.sf.ehcache.distribution.RmiEventMessage;
+
+/**
+ * Hostile calls to every remote object an ehrelay RMI node exports: its registry, the stock-compatible
+ * {@code CachePeer} of a cache (every method taking an object) and the relay. A class outside the allow-list is
+ * rejected by the export filter before its {@code readObject} runs, counted in {@code rejected}, and the cache is
+ * unchanged.
+ */
+class RmiHostileInputTest {
+
+    private ContractCluster cluster;
+    private CacheManager node;
+    private Registry registry;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        Gadget.readObjectRan = false;
+        RemoteGadget.readObjectRan = false;
+        cluster = new ContractCluster(new RmiFixture());
+        node = cluster.start("hostile", "maxFrameBytes=1m");
+        String endpoint = cluster.endpoint(node);
+        registry = LocateRegistry.getRegistry(RmiUrls.host(endpoint), RmiUrls.port(endpoint));
+    }
+
+    @AfterEach
+    void tearDown() {
+        cluster.close();
+    }
+
+    @Test
+    void gadgetSentToEveryMethodOfTheCachePeer_isRejectedWithoutRunningReadObject() throws Exception {
+        CachePeer peer = (CachePeer) registry.lookup("async");
+        Jmx jmx = cluster.jmx(node);
+        long before = jmx.managerCount("rejected");
+        Gadget gadget = new Gadget("calc.exe");
+        List<Runnable> attacks = List.of(
+                () -> call(() -> peer.put(new Element("k", gadget))),
+                () -> call(() -> peer.put(new Element(gadget, "v"))),
+                () -> call(() -> peer.remove(gadget)),
+                () -> call(() -> peer.getQuiet(gadget)),
+                () -> call(() -> peer.getElements(new ArrayList<>(List.of(gadget)))),
+                () -> call(() -> peer.send(new ArrayList<>(List.of(gadget)))),
+                () -> call(() -> peer.send(new ArrayList<>(List.of(new RmiEventMessage(null,
+                        RmiEventMessage.RmiEventType.PUT, "k", new Element("k", gadget)))))));
+        for (Runnable attack : attacks) {
+            attack.run();
+        }
+        assertThat(Gadget.readObjectRan).as("gadget readObject ran on the node").isFalse();
+        assertThat(node.getCache("async").getSize()).isZero();
+        assertThat(jmx.managerCount("rejected") - before).as("rejections counted").isGreaterThanOrEqualTo(attacks.size());
+        // the peer still works for honest calls afterwards
+        peer.put(new Element("k", "fine"));
+        assertThat(node.getCache("async").get("k").getObjectValue()).isEqualTo("fine");
+    }
+
+    @Test
+    void gadgetInsideARelayBatch_isRejectedByTheCodec_andOversizedBatchByTheFilter() throws Exception {
+        RelayRemote relay = (RelayRemote) registry.lookup(RelayRemote.BINDING);
+        Jmx jmx = cluster.jmx(node);
+        long before = jmx.managerCount("rejected");
+        byte[] batch = EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("k", new Gadget("x"))));
+        relay.deliver("attacker", batch);
+        assertThat(Gadget.readObjectRan).isFalse();
+        assertThat(node.getCache("async").get("k")).isNull();
+        assertThat(jmx.managerCount("rejected") - before).isEqualTo(1);
+
+        // maxFrameBytes=1m: a 2 MiB argument is refused by the export filter while reading the array header
+        assertThatThrownBy(() -> relay.deliver("attacker", new byte[2 << 20])).isInstanceOf(RemoteException.class);
+        assertThat(jmx.managerCount("rejected") - before).isEqualTo(2);
+        // garbage bytes in the right type: a damaged batch, counted, nothing applied
+        assertThatThrownBy(() -> relay.deliver("attacker", new byte[] {1, 2, 3, 4, 5, 6, 7}))
+                .isInstanceOf(RemoteException.class).hasMessageContaining("rejected");
+        assertThat(jmx.managerCount("malformedFrames")).isGreaterThanOrEqualTo(1);
+        assertThat(node.getCache("async").getSize()).isZero();
+    }
+
+    @Test
+    void gadgetBoundIntoTheRegistry_isRejectedWithoutRunningReadObject() {
+        assertThatThrownBy(() -> registry.rebind("evil", new RemoteGadget())).isInstanceOf(RemoteException.class);
+        assertThat(RemoteGadget.readObjectRan).isFalse();
+    }
+
+    private static void call(ThrowingCall c) {
+        try {
+            c.run();
+        } catch (RemoteException expected) {
+            return;
+        } catch (Exception e) {
+            throw new AssertionError("expected a RemoteException, got " + e, e);
+        }
+        throw new AssertionError("a hostile call was accepted");
+    }
+
+    @FunctionalInterface
+    interface ThrowingCall {
+        void run() throws Exception;
+    }
+
+    /** A gadget that can be passed where the registry expects a Remote. */
+    static final class RemoteGadget implements Remote, Serializable {
+        private static final long serialVersionUID = 1L;
+        static volatile boolean readObjectRan;
+
+        private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
+            readObjectRan = true;
+            in.defaultReadObject();
+        }
+    }
+}

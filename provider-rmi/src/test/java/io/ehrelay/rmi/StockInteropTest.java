@@ -1,0 +1,249 @@
+package io.ehrelay.rmi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.contract.Await;
+import io.ehrelay.engine.ReplicationNode;
+import net.sf.ehcache.Cache;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+
+/**
+ * A mixed cluster: an ehrelay RMI node in this JVM and a stock Ehcache 2.10 RMI node ({@code net.sf.ehcache.
+ * distribution.RMI*} factories, unchanged) in a child JVM, on 127.0.0.1. Put, update, remove and removeAll
+ * replicate both ways, asynchronously and synchronously, and each side bootstraps from the other.
+ */
+class StockInteropTest {
+
+    private StockProcess stock;
+    private CacheManager ours;
+
+    @AfterEach
+    void tearDown() {
+        if (ours != null) {
+            ours.shutdown();
+        }
+        if (stock != null) {
+            stock.close();
+        }
+    }
+
+    @Test
+    void mixedCluster_replicatesEveryOperationBothWays_andBootstrapsBothWays() throws Exception {
+        int ourPort = freePort();
+        int stockPort = freePort();
+        ours = ehrelayNode("interop-ours", ourPort, stockPort);
+        Cache async = ours.getCache("async");
+        for (int i = 0; i < 200; i++) {
+            async.put(new Element("boot-" + i, "value-" + i));
+        }
+
+        // stock bootstraps from ehrelay (its RMIBootstrapCacheLoader: getKeys + getElements on our CachePeer)
+        stock = StockProcess.start(stockXml(stockPort, ourPort));
+        assertThat(stock.call("size async")).isEqualTo("OK 200");
+        assertThat(stock.call("get async boot-7")).isEqualTo("OK value-7");
+
+        // ehrelay -> stock, asynchronous
+        async.put(new Element("a", "1"));
+        awaitStock("get async a", "OK 1");
+        async.put(new Element("a", "2"));
+        awaitStock("get async a", "OK 2");
+        async.remove("a");
+        awaitStock("get async a", "OK <null>");
+        // ehrelay -> stock, synchronous: on the stock node when put returns
+        Cache sync = ours.getCache("sync");
+        sync.put(new Element("s", "1"));
+        assertThat(stock.call("get sync s")).isEqualTo("OK 1");
+        sync.remove("s");
+        assertThat(stock.call("get sync s")).isEqualTo("OK <null>");
+        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, PeerLink.Kind.STOCK);
+
+        // stock -> ehrelay, asynchronous (stock's RmiEventMessage batches through our CachePeer.send)
+        stock.call("put async b 1");
+        Await.until(() -> value(async, "b") != null && value(async, "b").equals("1"), () -> "stock put reaches ehrelay");
+        stock.call("put async b 2");
+        Await.until(() -> "2".equals(value(async, "b")), () -> "stock update reaches ehrelay");
+        stock.call("remove async b");
+        Await.until(() -> value(async, "b") == null, () -> "stock remove reaches ehrelay");
+        // stock -> ehrelay, synchronous (stock calls CachePeer.put/remove directly)
+        stock.call("put sync t 9");
+        assertThat(value(sync, "t")).isEqualTo("9");
+        stock.call("remove sync t");
+        assertThat(value(sync, "t")).isNull();
+
+        // removeAll both ways
+        async.removeAll();
+        awaitStock("size async", "OK 0");
+        stock.call("put async c 1");
+        Await.until(() -> "1".equals(value(async, "c")), () -> "stock put after removeAll");
+        stock.call("removeAll async");
+        Await.until(() -> async.getSize() == 0, () -> "stock removeAll reaches ehrelay");
+        long received = ReplicationNode.find(ours, RmiSettings.SCHEME).metrics().cache("async").receivedCount();
+        assertThat(received).as("events from the stock node counted as received").isGreaterThanOrEqualTo(5);
+
+        // ehrelay bootstraps from stock: restart our node while the stock node holds 150 elements
+        for (int i = 0; i < 150; i++) {
+            stock.call("put async st-" + i + " sv-" + i);
+        }
+        ours.shutdown();
+        ours = ehrelayNode("interop-ours-2", ourPort, stockPort);
+        Cache reborn = ours.getCache("async");
+        assertThat(reborn.getSize()).as("bootstrapped from the stock node").isEqualTo(150);
+        assertThat(value(reborn, "st-42")).isEqualTo("sv-42");
+        // and the stock node replicates to the restarted node again
+        stock.call("put async after-restart yes");
+        Await.until(() -> "yes".equals(value(reborn, "after-restart")), () -> "stock reaches the restarted node");
+    }
+
+    private void awaitStock(String command, String expected) {
+        Await.until(() -> expected.equals(stock.call(command)), () -> command + " -> " + expected);
+    }
+
+    private RmiTransport transport() {
+        return (RmiTransport) ReplicationNode.find(ours, RmiSettings.SCHEME).transport();
+    }
+
+    private static Object value(Cache cache, String key) {
+        Element e = cache.get(key);
+        return e == null ? null : e.getObjectValue();
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Our node: the user's stock file with the package and class prefixes replaced, nothing else. */
+    private static CacheManager ehrelayNode(String name, int port, int stockPort) {
+        String xml = stockStyleXml(name, "io.ehrelay.rmi.Rmi", port, stockPort, "socketTimeoutMillis=10000");
+        return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static String stockXml(int port, int ehrelayPort) {
+        return stockStyleXml("interop-stock", "net.sf.ehcache.distribution.RMI", port, ehrelayPort,
+                "socketTimeoutMillis=10000");
+    }
+
+    private static String stockStyleXml(String name, String prefix, int port, int peerPort, String listenerExtra) {
+        String urls = "//127.0.0.1:" + peerPort + "/async|//127.0.0.1:" + peerPort + "/sync";
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n"
+                + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
+                + "      properties=\"peerDiscovery=manual, rmiUrls=" + urls + "\"/>\n"
+                + "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=127.0.0.1, port=" + port + ", " + listenerExtra + "\"/>\n"
+                + cache("async", prefix, true)
+                + cache("sync", prefix, false)
+                + "</ehcache>\n";
+    }
+
+    private static String cache(String name, String prefix, boolean async) {
+        return "  <cache name=\"" + name + "\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
+                + "    <cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\"\n"
+                + "        properties=\"replicateAsynchronously=" + async
+                + ", asynchronousReplicationIntervalMillis=100\"/>\n"
+                + "    <bootstrapCacheLoaderFactory class=\"" + prefix + "BootstrapCacheLoaderFactory\"\n"
+                + "        properties=\"bootstrapAsynchronously=false\"/>\n"
+                + "  </cache>\n";
+    }
+
+    /** The stock node's JVM and its command channel. */
+    static final class StockProcess implements AutoCloseable {
+        private final Process process;
+        private final Writer stdin;
+        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+
+        private StockProcess(Process process) {
+            this.process = process;
+            this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+            Thread pump = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    for (String l = r.readLine(); l != null; l = r.readLine()) {
+                        lines.add(l);
+                    }
+                } catch (IOException e) {
+                    lines.add("ERR " + e);
+                }
+                lines.add("EOF");
+            }, "stock-node-pump");
+            pump.setDaemon(true);
+            pump.start();
+        }
+
+        static StockProcess start(String xml) throws Exception {
+            Path dir = Files.createDirectories(Path.of("target", "stock-node"));
+            Path config = Files.createTempFile(dir, "ehcache-", ".xml");
+            Files.writeString(config, xml);
+            List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-Xmx256m", "-Djava.rmi.server.hostname=127.0.0.1",
+                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                    "-cp", System.getProperty("java.class.path"), StockNode.class.getName(), config.toString());
+            Process p = new ProcessBuilder(cmd)
+                    .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("stderr.log").toFile())).start();
+            StockProcess sp = new StockProcess(p);
+            String first = sp.next(60);
+            if (!"READY".equals(first)) {
+                sp.close();
+                throw new AssertionError("stock node did not start: " + first + " (see target/stock-node/stderr.log)");
+            }
+            return sp;
+        }
+
+        private String next(int seconds) throws InterruptedException {
+            String l = lines.poll(seconds, TimeUnit.SECONDS);
+            return l == null ? "TIMEOUT" : l;
+        }
+
+        String call(String command) {
+            try {
+                stdin.write(command + "\n");
+                stdin.flush();
+                return next(30);
+            } catch (IOException e) {
+                return "ERR " + e;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return "ERR interrupted";
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                stdin.write("exit\n");
+                stdin.flush();
+            } catch (IOException e) {
+                // gone already
+            }
+            try {
+                if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
