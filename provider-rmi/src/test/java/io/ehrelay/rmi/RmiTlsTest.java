@@ -1,0 +1,77 @@
+package io.ehrelay.rmi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.rmi.RemoteException;
+import java.rmi.registry.LocateRegistry;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.Jmx;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+
+/**
+ * {@code tls=true}: registry, relay and cache peers listen with TLS and demand a client certificate. Two TLS
+ * nodes replicate; a plain client can neither look anything up nor change a cache.
+ */
+class RmiTlsTest {
+
+    private static Path keyStore;
+
+    @BeforeAll
+    static void keyStore() throws Exception {
+        Path dir = Files.createDirectories(Path.of("target", "tls"));
+        keyStore = dir.resolve("node.p12");
+        Files.deleteIfExists(keyStore);
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
+                "CN=ehrelay-test", "-validity", "2", "-storetype", "PKCS12", "-keystore", keyStore.toString(),
+                "-storepass", "changeit", "-keypass", "changeit").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+    }
+
+    private static RmiFixture tlsFixture() {
+        return new RmiFixture() {
+            @Override
+            public String extraProviderProperties() {
+                return "tls=true, tlsKeyStore=" + keyStore.toAbsolutePath() + ", tlsKeyStorePassword=changeit, "
+                        + "tlsTrustStore=" + keyStore.toAbsolutePath() + ", tlsTrustStorePassword=changeit";
+            }
+        };
+    }
+
+    @Test
+    void tlsNodesReplicate_plainClientsCannotLookUpOrWrite() throws Exception {
+        try (ContractCluster tls = new ContractCluster(tlsFixture());
+             ContractCluster plain = new ContractCluster(new RmiFixture())) {
+            CacheManager a = tls.start("tls-a");
+            CacheManager b = tls.start("tls-b");
+            a.getCache("sync").put(new Element("k", "over-tls"));
+            assertThat(b.getCache("sync").get("k").getObjectValue()).isEqualTo("over-tls");
+            b.getCache("async").put(new Element("k2", "back"));
+            Await.until(() -> a.getCache("async").get("k2") != null, () -> "async over TLS");
+
+            String endpoint = tls.endpoint(a);
+            assertThatThrownBy(() -> LocateRegistry.getRegistry(RmiUrls.host(endpoint), RmiUrls.port(endpoint))
+                    .list()).isInstanceOf(RemoteException.class);
+
+            CacheManager intruder = plain.start("intruder", "rmiUrls=" + endpoint);
+            intruder.getCache("async").put(new Element("evil", "x"));
+            Jmx jmx = plain.jmx(intruder);
+            Await.until(() -> jmx.cacheCount("async", "failed") >= 1, () -> "the plain node's send fails");
+            assertThat(a.getCache("async").get("evil")).isNull();
+            assertThat(List.of(a.getCache("async").getKeys().toArray())).doesNotContain("evil");
+        }
+    }
+}

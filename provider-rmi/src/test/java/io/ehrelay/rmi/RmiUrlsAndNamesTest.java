@@ -1,0 +1,75 @@
+package io.ehrelay.rmi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.rmi.registry.LocateRegistry;
+import java.rmi.registry.Registry;
+
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.config.InvalidConfigurationException;
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.engine.ReplicationNode;
+import net.sf.ehcache.Cache;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.distribution.CachePeer;
+
+/** rmiUrls parsing, cache names the stock URL parser cuts, and peer kind negotiation between ehrelay nodes. */
+class RmiUrlsAndNamesTest {
+
+    @Test
+    void rmiUrls_everySpellingNamesTheRegistryEndpoint() {
+        assertThat(RmiUrls.endpoint("//10.0.0.1:40001/orders")).isEqualTo("10.0.0.1:40001");
+        assertThat(RmiUrls.endpoint("rmi://host:40001/orders#eu")).isEqualTo("host:40001");
+        assertThat(RmiUrls.endpoint("//host:40001/a/b?c#d")).isEqualTo("host:40001");
+        assertThat(RmiUrls.endpoint("//host:40001")).isEqualTo("host:40001");
+        assertThat(RmiUrls.endpoint("host:40001")).isEqualTo("host:40001");
+        assertThat(RmiUrls.endpoint("//[::1]:40001/x")).isEqualTo("[::1]:40001");
+        assertThat(RmiUrls.host("[::1]:40001")).isEqualTo("::1");
+        assertThatThrownBy(() -> RmiUrls.endpoint("//host/orders")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> RmiUrls.endpoint("//host:99999/x")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void malformedRmiUrls_failTheCacheManagerWithTheProperty() {
+        String xml = "<ehcache updateCheck=\"false\" name=\"bad-urls\">"
+                + "<cacheManagerPeerProviderFactory class=\"io.ehrelay.rmi.RmiCacheManagerPeerProviderFactory\""
+                + " properties=\"peerDiscovery=manual, rmiUrls=//nohost/orders\"/>"
+                + "<defaultCache maxEntriesLocalHeap=\"10\"/></ehcache>";
+        assertThatThrownBy(() -> new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8))))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("rmiUrls").hasMessageContaining("//nohost/orders");
+    }
+
+    @Test
+    void cacheNamesWithHashAndSlash_replicateAndAreBoundVerbatim() throws Exception {
+        try (ContractCluster cluster = new ContractCluster(new RmiFixture())) {
+            CacheManager a = cluster.start("names-a");
+            CacheManager b = cluster.start("names-b");
+            for (String name : new String[] {"orders#eu", "a/b?c"}) {
+                a.addCache(name);
+                b.addCache(name);
+            }
+            Cache ordersA = a.getCache("orders#eu");
+            ordersA.put(new Element("k", "v"));
+            a.getCache("a/b?c").put(new Element("k", "w"));
+            Await.until(() -> b.getCache("orders#eu").get("k") != null && b.getCache("a/b?c").get("k") != null,
+                    () -> "names with # and / replicate");
+            assertThat(b.getCache("orders#eu").get("k").getObjectValue()).isEqualTo("v");
+            // a stock peer would look the cache up under its exact name
+            String endpoint = cluster.endpoint(b);
+            Registry registry = LocateRegistry.getRegistry(RmiUrls.host(endpoint), RmiUrls.port(endpoint));
+            CachePeer peer = (CachePeer) registry.lookup("orders#eu");
+            assertThat(peer.getName()).isEqualTo("orders#eu");
+            assertThat(peer.getUrl()).isEqualTo("//" + endpoint + "/orders#eu");
+            assertThat(peer.getKeys()).containsExactly("k");
+            RmiTransport t = (RmiTransport) ReplicationNode.find(a, RmiSettings.SCHEME).transport();
+            assertThat(t.peerKinds()).containsEntry(endpoint, PeerLink.Kind.EHRELAY);
+        }
+    }
+}
