@@ -57,6 +57,7 @@ final class NodeProcess implements AutoCloseable {
         // touch the whole heap at start: first-touch page faults otherwise dominate the timed window
         cmd.add("-XX:+AlwaysPreTouch");
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        cmd.add("-Djava.rmi.server.hostname=127.0.0.1");
         String extra = System.getenv("EHRELAY_REPLAY_JVM_OPTS");
         if (extra != null && !extra.isBlank()) {
             cmd.addAll(List.of(extra.trim().replace("{label}", label).split("\\s+")));

@@ -12,7 +12,11 @@ final class Profiles {
     static final String RAW = "raw";
     /** Ehcache 2.10's own RMI replication, unchanged: the baseline users run today. */
     static final String STOCK_RMI = "stock-rmi";
-    static final List<String> ALL = List.of("tcp", STOCK_RMI, RAW);
+    static final List<String> ALL = List.of("tcp", "rmi", STOCK_RMI, RAW);
+    /** ehrelay's transports: name to the class-name prefix of its four factories. */
+    private static final java.util.Map<String, String> EHRELAY = java.util.Map.of(
+            "tcp", "io.ehrelay.tcp.Tcp",
+            "rmi", "io.ehrelay.rmi.Rmi");
 
     private Profiles() {
     }
@@ -41,9 +45,7 @@ final class Profiles {
         if (STOCK_RMI.equals(transport)) {
             return stockRmiXml(nodeName, peer, sync, writer);
         }
-        if (!"tcp".equals(transport)) {
-            throw new IllegalArgumentException("unknown transport '" + transport + "'; known: " + ALL);
-        }
+        String prefix = factoryPrefix(transport);
         StringBuilder provider = new StringBuilder();
         if (discovery.startsWith("multicast:")) {
             provider.append("peerDiscovery=automatic, multicastGroupAddress=230.0.0.64, multicastGroupPort=")
@@ -52,7 +54,7 @@ final class Profiles {
         } else {
             provider.append("peerDiscovery=manual");
             if (peer != null) {
-                provider.append(", peers=").append(peer);
+                provider.append(", ").append(manualPeers(transport, peer, List.of("replay", "warmup")));
             }
         }
         // a bulk load waits for the queue rather than dropping: the replay moves every element
@@ -63,13 +65,42 @@ final class Profiles {
         }
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
-                + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\"\n"
+                + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
                 + "      properties=\"" + provider + "\"/>\n"
-                + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\"\n"
+                + "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
                 + "      properties=\"hostName=127.0.0.1, port=0\"/>\n"
-                + cache("replay", sync)
-                + cache("warmup", sync)
+                + cache(prefix, "replay", sync)
+                + cache(prefix, "warmup", sync)
                 + "</ehcache>\n";
+    }
+
+    static boolean isEhrelay(String transport) {
+        return EHRELAY.containsKey(transport);
+    }
+
+    /** The class-name prefix of an ehrelay transport's factories, e.g. {@code io.ehrelay.tcp.Tcp}. */
+    static String factoryPrefix(String transport) {
+        String prefix = EHRELAY.get(transport);
+        if (prefix == null) {
+            throw new IllegalArgumentException("unknown transport '" + transport + "'; known: " + ALL);
+        }
+        return prefix;
+    }
+
+    /**
+     * The manual peer property for one peer {@code host:port}: {@code peers=} for TCP, stock-style
+     * {@code rmiUrls=//host:port/cache|...} for RMI (a user's file with only the class names changed).
+     */
+    static String manualPeers(String transport, String peer, List<String> caches) {
+        if ("rmi".equals(transport)) {
+            StringBuilder urls = new StringBuilder("rmiUrls=");
+            for (int i = 0; i < caches.size(); i++) {
+                urls.append(i == 0 ? "" : "|").append("//").append(peer).append('/').append(caches.get(i));
+            }
+            return urls.toString();
+        }
+        factoryPrefix(transport);
+        return "peers=" + peer;
     }
 
     /** The provider scheme a writer waits on for its peer. */
@@ -103,9 +134,9 @@ final class Profiles {
                 + "</ehcache>\n";
     }
 
-    private static String cache(String name, boolean sync) {
+    private static String cache(String prefix, String name, boolean sync) {
         return "  <cache name=\"" + name + "\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
-                + "    <cacheEventListenerFactory class=\"io.ehrelay.tcp.TcpCacheReplicatorFactory\"\n"
+                + "    <cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\"\n"
                 + "        properties=\"replicateAsynchronously=" + !sync + ", syncTimeoutMillis=10000\"/>\n"
                 + "  </cache>\n";
     }

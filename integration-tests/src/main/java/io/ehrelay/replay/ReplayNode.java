@@ -60,6 +60,9 @@ public final class ReplayNode {
         }
         ReplayNode node = new ReplayNode(a);
         try {
+            if (Profiles.STOCK_RMI.equals(a.get("transport"))) {
+                LoopbackRmiSockets.install();
+            }
             if ("reader".equals(a.get("role"))) {
                 node.reader();
             } else {

@@ -52,7 +52,7 @@ final class Report {
         for (String baseline : List.of(Profiles.RAW, Profiles.STOCK_RMI)) {
             StringBuilder lines = new StringBuilder();
             for (StepResult r : results) {
-                if (!r.ok() || !r.transport.equals("tcp") || "E3".equals(r.experiment)) {
+                if (!r.ok() || !Profiles.isEhrelay(r.transport) || "E3".equals(r.experiment)) {
                     continue;
                 }
                 for (StepResult b : results) {

@@ -24,6 +24,7 @@ final class ThreadsProbe {
     }
 
     static List<String> run(List<String> transports, int[] cacheCounts) throws Exception {
+        LoopbackRmiSockets.install();
         List<String> rows = new ArrayList<>();
         rows.add("| transport | caches | JVM threads added by 2 nodes | ehrelay threads (per node) | threadsPerRegion (max) | all replicated |");
         rows.add("|---|---:|---:|---:|---:|---|");
@@ -108,11 +109,18 @@ final class ThreadsProbe {
                     + " properties=\"hostName=127.0.0.1, port=").append(port).append("\"/>\n");
             replicator = "net.sf.ehcache.distribution.RMICacheReplicatorFactory";
         } else {
-            xml.append("<cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\""
-                    + " properties=\"peerDiscovery=manual, peers=127.0.0.1:").append(peerPort).append("\"/>\n");
-            xml.append("<cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\""
-                    + " properties=\"hostName=127.0.0.1, port=").append(port).append("\"/>\n");
-            replicator = "io.ehrelay.tcp.TcpCacheReplicatorFactory";
+            String prefix = Profiles.factoryPrefix(transport);
+            List<String> names = new java.util.ArrayList<>();
+            for (int i = 0; i < caches; i++) {
+                names.add("region-" + i);
+            }
+            xml.append("<cacheManagerPeerProviderFactory class=\"").append(prefix)
+                    .append("CacheManagerPeerProviderFactory\" properties=\"peerDiscovery=manual, ")
+                    .append(Profiles.manualPeers(transport, "127.0.0.1:" + peerPort, names)).append("\"/>\n");
+            xml.append("<cacheManagerPeerListenerFactory class=\"").append(prefix)
+                    .append("CacheManagerPeerListenerFactory\" properties=\"hostName=127.0.0.1, port=")
+                    .append(port).append("\"/>\n");
+            replicator = prefix + "CacheReplicatorFactory";
         }
         for (int i = 0; i < caches; i++) {
             xml.append("<cache name=\"region-").append(i).append("\" maxEntriesLocalHeap=\"100\" eternal=\"true\">")

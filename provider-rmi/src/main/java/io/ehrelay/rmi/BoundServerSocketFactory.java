@@ -31,7 +31,8 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
     public ServerSocket createServerSocket(int port) throws IOException {
         ServerSocket socket;
         if (tls == null) {
-            socket = new ServerSocket(port, 128, address);
+            socket = new BufferedSockets.Server();
+            socket.bind(new java.net.InetSocketAddress(address, port), 128);
         } else {
             SSLServerSocket ssl = (SSLServerSocket) tls.getServerSocketFactory().createServerSocket(port, 128, address);
             ssl.setNeedClientAuth(clientAuth);

@@ -103,20 +103,23 @@ final class PeerLink {
         }
     }
 
-    /** Queues a batch; the future completes when the peer applied it (RMI calls return after the remote work). */
-    CompletableFuture<Void> send(Batch batch) {
-        byte[] data = batch.toByteArray();
-        long queued = queuedBytes.addAndGet(data.length);
-        if (queued > settings.peerOutboundMaxBytes && queued != data.length) {
-            queuedBytes.addAndGet(-data.length);
+    /**
+     * Queues a batch. With {@code acknowledge} the future completes when the peer applied it; otherwise when an
+     * ehrelay peer queued it for applying (a stock peer's {@code send} always returns after applying).
+     */
+    CompletableFuture<Void> send(Batch batch, boolean acknowledge) {
+        int length = batch.length();
+        long queued = queuedBytes.addAndGet(length);
+        if (queued > settings.peerOutboundMaxBytes && queued != length) {
+            queuedBytes.addAndGet(-length);
             return CompletableFuture.failedFuture(new IOException("more than peerOutboundMaxBytes="
                     + settings.peerOutboundMaxBytes + " waiting for peer " + endpoint));
         }
-        Send task = new Send(data);
+        Send task = new Send(batch, length, acknowledge);
         try {
             sender.execute(task);
         } catch (RejectedExecutionException e) {
-            queuedBytes.addAndGet(-data.length);
+            queuedBytes.addAndGet(-length);
             task.future.completeExceptionally(new IOException("link to " + endpoint + " is closed"));
         }
         return task.future;
@@ -124,31 +127,41 @@ final class PeerLink {
 
     /** One queued batch and its future. */
     private final class Send implements Runnable {
-        final byte[] data;
+        final Batch batch;
+        final int length;
+        final boolean acknowledge;
         final CompletableFuture<Void> future = new CompletableFuture<>();
 
-        Send(byte[] data) {
-            this.data = data;
+        Send(Batch batch, int length, boolean acknowledge) {
+            this.batch = batch;
+            this.length = length;
+            this.acknowledge = acknowledge;
         }
 
         @Override
         public void run() {
             try {
-                deliver(data);
-                future.complete(null);
+                // the batch's buffer stays ours until the future completes (the dispatcher abandons a buffer
+                // whose send timed out), so the copy is made here, off the dispatcher's thread
+                if (!future.isDone()) {
+                    deliver(batch.toByteArray(), acknowledge);
+                    future.complete(null);
+                }
             } catch (Exception | LinkageError e) {
                 future.completeExceptionally(e);
             } finally {
-                queuedBytes.addAndGet(-data.length);
+                queuedBytes.addAndGet(-length);
             }
         }
     }
 
-    private void deliver(byte[] batch) throws Exception {
+    private void deliver(byte[] batch, boolean acknowledge) throws Exception {
         ensureLookedUp();
         try {
-            if (kind == Kind.EHRELAY) {
+            if (kind == Kind.EHRELAY && acknowledge) {
                 relay.deliver(self, batch);
+            } else if (kind == Kind.EHRELAY) {
+                relay.post(self, batch);
             } else {
                 sendToStock(batch);
             }

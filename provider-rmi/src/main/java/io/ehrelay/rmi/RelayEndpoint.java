@@ -23,12 +23,19 @@ final class RelayEndpoint implements RelayRemote {
 
     private final InboundHandler inbound;
     private final int maxFrameBytes;
+    private final java.util.concurrent.ThreadFactory applyThreads;
+    private final long postTimeoutMillis;
+    private final Map<String, Applier> appliers = new ConcurrentHashMap<>();
+    private volatile boolean closed;
     private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong(System.nanoTime() & 0xffffffffL);
 
-    RelayEndpoint(InboundHandler inbound, int maxFrameBytes) {
+    RelayEndpoint(InboundHandler inbound, int maxFrameBytes, java.util.concurrent.ThreadFactory applyThreads,
+                  long postTimeoutMillis) {
         this.inbound = inbound;
         this.maxFrameBytes = maxFrameBytes;
+        this.applyThreads = applyThreads;
+        this.postTimeoutMillis = postTimeoutMillis;
     }
 
     @Override
@@ -36,11 +43,105 @@ final class RelayEndpoint implements RelayRemote {
         if (batch == null) {
             throw new RemoteException("no batch");
         }
+        // behind whatever this sender posted before, so that per-cache order holds
+        java.util.concurrent.Future<?> applied = applier(fromEndpoint).submit(batch, true);
         try {
-            inbound.onEvents(fromEndpoint, ByteBuffer.wrap(batch));
-        } catch (MalformedFrameException e) {
-            // counted and logged by provider-api; the caller learns why
-            throw new RemoteException("ehrelay: batch rejected: " + e.getMessage());
+            applied.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof MalformedFrameException) {
+                // counted and logged by provider-api; the caller learns why
+                throw new RemoteException("ehrelay: batch rejected: " + cause.getMessage());
+            }
+            throw new RemoteException("ehrelay: batch not applied: " + cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RemoteException("ehrelay: interrupted");
+        }
+    }
+
+    @Override
+    public void post(String fromEndpoint, byte[] batch) throws RemoteException {
+        if (batch == null) {
+            throw new RemoteException("no batch");
+        }
+        applier(fromEndpoint).submit(batch, false);
+    }
+
+    private Applier applier(String from) throws RemoteException {
+        if (closed) {
+            throw new RemoteException("ehrelay: node is shutting down");
+        }
+        return appliers.computeIfAbsent(from == null ? "?" : from, Applier::new);
+    }
+
+    /** Stops the apply threads; what they still hold is applied first, up to {@code waitMillis}. */
+    void close(long waitMillis) {
+        closed = true;
+        for (Applier a : appliers.values()) {
+            a.executor.shutdown();
+        }
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        for (Applier a : appliers.values()) {
+            try {
+                if (!a.executor.awaitTermination(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    a.executor.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                a.executor.shutdownNow();
+            }
+        }
+    }
+
+    /**
+     * Applies one sender's batches in arrival order on one thread (ends when idle), holding at most
+     * {@code 2 × maxFrameBytes} of not-yet-applied batches; a post waits for room up to the post timeout.
+     */
+    private final class Applier {
+        final String from;
+        final java.util.concurrent.ThreadPoolExecutor executor;
+        final java.util.concurrent.Semaphore room;
+        final int capacity;
+
+        Applier(String from) {
+            this.from = from;
+            this.capacity = (int) Math.min(Integer.MAX_VALUE, 2L * maxFrameBytes);
+            this.room = new java.util.concurrent.Semaphore(capacity);
+            this.executor = new java.util.concurrent.ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS,
+                    new java.util.concurrent.LinkedBlockingQueue<>(), applyThreads);
+            this.executor.allowCoreThreadTimeOut(true);
+        }
+
+        java.util.concurrent.Future<?> submit(byte[] batch, boolean waited) throws RemoteException {
+            int permits = Math.min(batch.length, capacity);
+            try {
+                if (!room.tryAcquire(permits, postTimeoutMillis, TimeUnit.MILLISECONDS)) {
+                    throw new RemoteException("ehrelay: receiver still applying earlier batches from " + from
+                            + " after " + postTimeoutMillis + " ms");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RemoteException("ehrelay: interrupted");
+            }
+            try {
+                return executor.submit(() -> {
+                    try {
+                        inbound.onEvents(from, ByteBuffer.wrap(batch));
+                    } catch (MalformedFrameException e) {
+                        if (waited) {
+                            throw e;
+                        }
+                        // counted and logged by provider-api
+                    } finally {
+                        room.release(permits);
+                    }
+                    return null;
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                room.release(permits);
+                throw new RemoteException("ehrelay: node is shutting down");
+            }
         }
     }
 

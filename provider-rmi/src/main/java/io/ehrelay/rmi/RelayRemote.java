@@ -16,6 +16,13 @@ public interface RelayRemote extends Remote {
     /** Applies an event batch; returns after every event was applied (or counted as rejected). */
     void deliver(String fromEndpoint, byte[] batch) throws RemoteException;
 
+    /**
+     * Queues an event batch for applying, in order with everything else from {@code fromEndpoint}; returns once
+     * it is queued (the asynchronous path: the next batch travels while this one is applied). Blocks while the
+     * receiver's bound for that sender is full, and fails if that lasts too long.
+     */
+    void post(String fromEndpoint, byte[] batch) throws RemoteException;
+
     /** Opens a state transfer of a cache; the id names it in {@link #nextState}. */
     long openState(String cacheName) throws RemoteException;
 

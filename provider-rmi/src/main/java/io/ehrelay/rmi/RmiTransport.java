@@ -117,8 +117,13 @@ final class RmiTransport implements Transport {
         try {
             int port = registrySockets.lastPort();
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
-            relay = new RelayEndpoint(ctx.inbound(), limits.maxFrameBytes());
-            export(RelayRemote.BINDING, relay, relayFilter);
+            relay = new RelayEndpoint(ctx.inbound(), limits.maxFrameBytes(), ctx.threads("apply"),
+                    ls.socketTimeoutMillis);
+            // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
+            // listening socket of their own unless remoteObjectPort pins every object to one port
+            RMIClientSocketFactory relaySockets = settings.tls || remoteObjectPort != 0 ? stubSockets
+                    : new TimeoutClientSocketFactory(ls.socketTimeoutMillis);
+            export(RelayRemote.BINDING, relay, relayFilter, relaySockets);
         } catch (Exception e) {
             unexportAll();
             throw e;
@@ -142,8 +147,9 @@ final class RmiTransport implements Transport {
                 context.cacheManagerName(), why);
     }
 
-    private void export(String name, Remote object, ObjectInputFilter filter) throws RemoteException {
-        Remote stub = UnicastRemoteObject.exportObject(object, remoteObjectPort, stubSockets, objectSockets, filter);
+    private void export(String name, Remote object, ObjectInputFilter filter, RMIClientSocketFactory csf)
+            throws RemoteException {
+        Remote stub = UnicastRemoteObject.exportObject(object, remoteObjectPort, csf, objectSockets, filter);
         exported.put(name, object);
         registry.rebind(name, stub);
     }
@@ -169,7 +175,7 @@ final class RmiTransport implements Transport {
             return;
         }
         try {
-            export(cacheName, new StockCachePeer(cacheName, "//" + localEndpoint, context.inbound()), stockFilter);
+            export(cacheName, new StockCachePeer(cacheName, "//" + localEndpoint, context.inbound()), stockFilter, stubSockets);
         } catch (RemoteException e) {
             LOG.warn("ehrelay: could not bind cache {} for stock RMI peers: {}", cacheName, e.toString());
         }
@@ -206,7 +212,7 @@ final class RmiTransport implements Transport {
         if (stopped) {
             return CompletableFuture.failedFuture(new IllegalStateException("transport stopped"));
         }
-        return link(peer).send(batch);
+        return link(peer).send(batch, acknowledge);
     }
 
     @Override
@@ -267,6 +273,9 @@ final class RmiTransport implements Transport {
             }
             stopped = true;
             unexportAll();
+        }
+        if (relay != null) {
+            relay.close(2000);
         }
         for (PeerLink l : links.values()) {
             l.close(2000);

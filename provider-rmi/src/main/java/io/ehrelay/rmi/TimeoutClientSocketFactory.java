@@ -6,10 +6,12 @@ import java.net.Socket;
 import java.rmi.server.RMIClientSocketFactory;
 
 /**
- * Plain sockets with a connect and read timeout, for this node's own outgoing calls (registry lookups and the
- * calls through the stubs it gets back use the factory inside each stub). Not serialized to peers.
+ * Plain sockets with a connect and read timeout and large buffers: for this node's own registry lookups, and
+ * inside the stubs of its relay (ehrelay peers only). Serializable, as it travels in those stubs.
  */
-final class TimeoutClientSocketFactory implements RMIClientSocketFactory {
+final class TimeoutClientSocketFactory implements RMIClientSocketFactory, java.io.Serializable {
+
+    private static final long serialVersionUID = 1L;
 
     private final int timeoutMillis;
 
@@ -19,7 +21,7 @@ final class TimeoutClientSocketFactory implements RMIClientSocketFactory {
 
     @Override
     public Socket createSocket(String host, int port) throws IOException {
-        Socket s = new Socket();
+        Socket s = new BufferedSockets.BufferedSocket();
         try {
             s.connect(new InetSocketAddress(host, port), timeoutMillis);
             s.setSoTimeout(timeoutMillis);

@@ -1,0 +1,61 @@
+package io.ehrelay.rmi;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+
+/**
+ * Sockets with large stream buffers. RMI reads and writes through 8 KiB buffers, which for batches of a MiB means
+ * hundreds of system calls per call; these sockets gather them into {@value #BUFFER_BYTES}-byte reads and writes.
+ */
+final class BufferedSockets {
+
+    static final int BUFFER_BYTES = 256 * 1024;
+
+    private BufferedSockets() {
+    }
+
+    /** A socket whose streams are buffered; connect it (or let a {@link Server} accept into it) as usual. */
+    static final class BufferedSocket extends Socket {
+        private InputStream in;
+        private OutputStream out;
+
+        @Override
+        public synchronized InputStream getInputStream() throws IOException {
+            if (in == null) {
+                in = new BufferedInputStream(super.getInputStream(), BUFFER_BYTES);
+            }
+            return in;
+        }
+
+        @Override
+        public synchronized OutputStream getOutputStream() throws IOException {
+            if (out == null) {
+                out = new BufferedOutputStream(super.getOutputStream(), BUFFER_BYTES);
+            }
+            return out;
+        }
+    }
+
+    /** A server socket that accepts into {@link BufferedSocket}s. */
+    static final class Server extends ServerSocket {
+        Server() throws IOException {
+            super();
+        }
+
+        @Override
+        public Socket accept() throws IOException {
+            if (isClosed()) {
+                throw new java.net.SocketException("Socket is closed");
+            }
+            Socket s = new BufferedSocket();
+            implAccept(s);
+            s.setTcpNoDelay(true);
+            return s;
+        }
+    }
+}
