@@ -5,6 +5,7 @@ import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -14,6 +15,7 @@ import javax.management.ObjectName;
 import javax.management.StandardMBean;
 
 import io.ehrelay.replay.Clock;
+import io.ehrelay.replay.Profiles;
 import io.ehrelay.replay.ReplayNode;
 import io.ehrelay.replay.Values;
 import net.sf.ehcache.CacheManager;
@@ -24,7 +26,7 @@ import net.sf.ehcache.event.CacheEventListenerAdapter;
 /**
  * The program in each node container: a CacheManager replicating over the chosen transport, driven and
  * observed by the test through remote JMX ({@link NodeControlMBean} plus ehrelay's own metrics). Arguments are
- * {@code key=value}: {@code transport} (tcp), {@code name}, {@code port} (listener), {@code peers}
+ * {@code key=value}: {@code transport} (tcp, rmi), {@code name}, {@code port} (listener), {@code peers}
  * ({@code host:port|…}, manual discovery) or {@code multicast=group:port} (automatic, on this container's
  * interface, TTL 1). Prints {@code NODE READY} when started; shuts the CacheManager down on SIGTERM.
  */
@@ -78,7 +80,7 @@ public final class ContainerNode implements NodeControlMBean {
         String host = InetAddress.getLocalHost().getHostAddress();
         String name = a.getOrDefault("name", InetAddress.getLocalHost().getHostName());
         String port = a.getOrDefault("port", "40001");
-        String xml = xml(name, host, port, a.get("peers"), a.get("multicast"));
+        String xml = xml(a.getOrDefault("transport", "tcp"), name, host, port, a.get("peers"), a.get("multicast"));
         CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
         ContainerNode node = new ContainerNode(cm, host + ":" + port);
         ManagementFactory.getPlatformMBeanServer().registerMBean(new StandardMBean(node, NodeControlMBean.class),
@@ -93,30 +95,50 @@ public final class ContainerNode implements NodeControlMBean {
         stopped.await();
     }
 
-    static String xml(String name, String host, String port, String peers, String multicast) {
+    static String xml(String transport, String name, String host, String port, String peers, String multicast) {
+        String prefix = Profiles.factoryPrefix(transport);
         String discovery;
         if (multicast != null) {
             String[] gp = multicast.split(":");
             discovery = "peerDiscovery=automatic, multicastGroupAddress=" + gp[0] + ", multicastGroupPort=" + gp[1]
                     + ", timeToLive=1, hostName=" + host + ", heartbeatIntervalMillis=250";
         } else {
-            discovery = "peerDiscovery=manual" + (peers == null || peers.isBlank() ? "" : ", peers=" + peers);
+            discovery = "peerDiscovery=manual";
+            if (peers != null && !peers.isBlank()) {
+                StringBuilder list = new StringBuilder();
+                for (String peer : peers.split("\\|")) {
+                    // each peer in the transport's own spelling: rmiUrls=//host:port/cache|... for RMI
+                    list.append(", ").append(Profiles.manualPeers(transport, peer, List.of("replay", "bootstrapped")));
+                }
+                discovery += mergePeerLists(list.toString());
+            }
         }
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n"
-                + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\"\n"
+                + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
                 + "      properties=\"" + discovery + ", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=8m\"/>\n"
-                + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\"\n"
+                + "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
                 + "      properties=\"hostName=" + host + ", port=" + port + "\"/>\n"
                 + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
-                + "    <cacheEventListenerFactory class=\"io.ehrelay.tcp.TcpCacheReplicatorFactory\" properties=\"\"/>\n"
+                + "    <cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\" properties=\"\"/>\n"
                 + "  </cache>\n"
                 + "  <cache name=\"bootstrapped\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
-                + "    <cacheEventListenerFactory class=\"io.ehrelay.tcp.TcpCacheReplicatorFactory\" properties=\"\"/>\n"
-                + "    <bootstrapCacheLoaderFactory class=\"io.ehrelay.tcp.TcpBootstrapCacheLoaderFactory\"\n"
+                + "    <cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\" properties=\"\"/>\n"
+                + "    <bootstrapCacheLoaderFactory class=\"" + prefix + "BootstrapCacheLoaderFactory\"\n"
                 + "        properties=\"bootstrapAsynchronously=false, maximumChunkSizeBytes=1000000\"/>\n"
                 + "  </cache>\n"
                 + "</ehcache>\n";
+    }
+
+    /** {@code , peers=a, peers=b} becomes {@code , peers=a|b} (one property per list). */
+    private static String mergePeerLists(String entries) {
+        String[] parts = entries.substring(2).split(", ");
+        String key = parts[0].substring(0, parts[0].indexOf('=') + 1);
+        StringBuilder out = new StringBuilder(", ").append(key);
+        for (int i = 0; i < parts.length; i++) {
+            out.append(i == 0 ? "" : "|").append(parts[i].substring(key.length()));
+        }
+        return out.toString();
     }
 
     @Override

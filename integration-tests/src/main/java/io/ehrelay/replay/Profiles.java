@@ -7,7 +7,7 @@ import java.util.List;
  * transport that lands adds itself here. {@code raw} is not a cache: it is one TCP loopback socket carrying
  * the same bytes, the physical reference.
  */
-final class Profiles {
+public final class Profiles {
 
     static final String RAW = "raw";
     /** Ehcache 2.10's own RMI replication, unchanged: the baseline users run today. */
@@ -79,7 +79,7 @@ final class Profiles {
     }
 
     /** The class-name prefix of an ehrelay transport's factories, e.g. {@code io.ehrelay.tcp.Tcp}. */
-    static String factoryPrefix(String transport) {
+    public static String factoryPrefix(String transport) {
         String prefix = EHRELAY.get(transport);
         if (prefix == null) {
             throw new IllegalArgumentException("unknown transport '" + transport + "'; known: " + ALL);
@@ -91,7 +91,7 @@ final class Profiles {
      * The manual peer property for one peer {@code host:port}: {@code peers=} for TCP, stock-style
      * {@code rmiUrls=//host:port/cache|...} for RMI (a user's file with only the class names changed).
      */
-    static String manualPeers(String transport, String peer, List<String> caches) {
+    public static String manualPeers(String transport, String peer, List<String> caches) {
         if ("rmi".equals(transport)) {
             StringBuilder urls = new StringBuilder("rmiUrls=");
             for (int i = 0; i < caches.size(); i++) {

@@ -34,11 +34,12 @@ final class NodeContainers implements AutoCloseable {
     private static ImageFromDockerfile image;
 
     private final Network network;
+    private final String transport;
     private final List<Node> nodes = new ArrayList<>();
 
-    /** Nodes on an internal network: no route out of it. */
-    NodeContainers() {
-        this(true);
+    /** Nodes of {@code transport} on an internal network: no route out of it. */
+    NodeContainers(String transport) {
+        this(transport, true);
     }
 
     /**
@@ -46,21 +47,24 @@ final class NodeContainers implements AutoCloseable {
      *                 every packet addressed outside the subnet, multicast groups included. The nodes still
      *                 address nothing but each other and the group, with TTL 1.
      */
-    NodeContainers(boolean internal) {
+    NodeContainers(String transport, boolean internal) {
+        this.transport = transport;
         network = Network.builder().createNetworkCmdModifier(cmd -> cmd.withInternal(internal)).build();
     }
 
     /** One running node container. */
     static final class Node {
         final String alias;
+        final String transport;
         final GenericContainer<?> container;
         final String address;
         final JMXConnector jmx;
         final MBeanServerConnection mbeans;
         final NodeControlMBean control;
 
-        Node(String alias, GenericContainer<?> container) throws IOException {
+        Node(String alias, String transport, GenericContainer<?> container) throws IOException {
             this.alias = alias;
+            this.transport = transport;
             this.container = container;
             this.address = container.getContainerInfo().getNetworkSettings().getNetworks().values().iterator().next()
                     .getIpAddress();
@@ -77,16 +81,16 @@ final class NodeContainers implements AutoCloseable {
 
         /** A metric's {@code Count} (meters, counters, timers), read by its documented ObjectName. */
         long cacheCount(String cache, String metric) throws Exception {
-            return ((Number) mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheMetric(alias, "tcp", cache, metric)),
+            return ((Number) mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheMetric(alias, transport, cache, metric)),
                     "Count")).longValue();
         }
 
         Object cacheAttribute(String cache, String metric, String attribute) throws Exception {
-            return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheMetric(alias, "tcp", cache, metric)), attribute);
+            return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheMetric(alias, transport, cache, metric)), attribute);
         }
 
         Object managerAttribute(String metric, String attribute) throws Exception {
-            return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheManagerMetric(alias, "tcp", metric)), attribute);
+            return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheManagerMetric(alias, transport, metric)), attribute);
         }
     }
 
@@ -114,6 +118,7 @@ final class NodeContainers implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add("name=" + alias);
         cmd.add("port=" + PORT);
+        cmd.add("transport=" + transport);
         cmd.addAll(List.of(args));
         GenericContainer<?> c = new GenericContainer<>(image())
                 .withNetwork(network)
@@ -123,7 +128,7 @@ final class NodeContainers implements AutoCloseable {
                 .withCommand(cmd.toArray(new String[0]))
                 .waitingFor(Wait.forLogMessage(".*NODE READY.*\\n", 1).withStartupTimeout(Duration.ofMinutes(3)));
         c.start();
-        Node n = new Node(alias, c);
+        Node n = new Node(alias, transport, c);
         nodes.add(n);
         return n;
     }

@@ -88,14 +88,26 @@ final class PeerLink {
         return reachable;
     }
 
-    /** Looks the peer up ahead of the first event, on the sender thread. */
-    void connectAhead() {
+    /**
+     * Looks the peer up ahead of the first event, on the sender thread; while it cannot be reached, tries again
+     * after each backoff (through {@code retries}), so that {@code peersReachable} tells the truth and the first
+     * event finds the stubs ready.
+     */
+    void connectAhead(java.util.concurrent.ScheduledExecutorService retries) {
         try {
             sender.execute(() -> {
                 try {
                     ensureLookedUp();
                 } catch (IOException | NotBoundException | RuntimeException e) {
-                    // the first send reports it
+                    long wait;
+                    synchronized (this) {
+                        wait = Math.max(10, TimeUnit.NANOSECONDS.toMillis(retryAt - System.nanoTime()));
+                    }
+                    try {
+                        retries.schedule(() -> connectAhead(retries), wait, TimeUnit.MILLISECONDS);
+                    } catch (RejectedExecutionException closed) {
+                        // transport stopped
+                    }
                 }
             });
         } catch (RejectedExecutionException e) {

@@ -79,6 +79,7 @@ final class RmiTransport implements Transport {
     private int remoteObjectPort;
     private String localEndpoint;
     private volatile boolean stopped;
+    private java.util.concurrent.ScheduledThreadPoolExecutor retries;
 
     RmiTransport(RmiSettings settings) {
         this.settings = settings;
@@ -87,6 +88,10 @@ final class RmiTransport implements Transport {
     @Override
     public synchronized void start(TransportContext ctx) throws Exception {
         this.context = ctx;
+        retries = new java.util.concurrent.ScheduledThreadPoolExecutor(1, ctx.threads("lookup"));
+        retries.setKeepAliveTime(10, java.util.concurrent.TimeUnit.SECONDS);
+        retries.allowCoreThreadTimeOut(true);
+        retries.setRemoveOnCancelPolicy(true);
         if (settings.tls) {
             tls = RmiTls.build(settings);
         }
@@ -250,7 +255,7 @@ final class RmiTransport implements Transport {
             boolean fresh = !links.containsKey(p.endpoint());
             PeerLink l = link(p);
             if (fresh) {
-                l.connectAhead();
+                l.connectAhead(retries);
             } else {
                 l.retryNow();
             }
@@ -276,6 +281,9 @@ final class RmiTransport implements Transport {
         }
         if (relay != null) {
             relay.close(2000);
+        }
+        if (retries != null) {
+            retries.shutdownNow();
         }
         for (PeerLink l : links.values()) {
             l.close(2000);

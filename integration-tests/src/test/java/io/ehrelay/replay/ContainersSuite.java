@@ -1,0 +1,184 @@
+package io.ehrelay.replay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.contract.Await;
+
+/**
+ * An ehrelay transport with every node in its own container, on its own address: the two-node experiments E1 and
+ * E2 replayed between containers (CI scale by default, all 9 steps with {@code -Dehrelay.containerReplay=full}),
+ * discovery by host name and by multicast, a late joiner's bootstrap; metrics read from outside over remote
+ * JMX, as an operator would.
+ */
+@Timeout(1800)
+abstract class ContainersSuite {
+
+    /** The transport under test, as in ObjectNames and the replay ({@code tcp}, {@code rmi}). */
+    protected abstract String transport();
+
+    private NodeContainers containers;
+
+    @BeforeEach
+    void setUp() {
+        containers = new NodeContainers(transport());
+    }
+
+    @AfterEach
+    void tearDown() {
+        containers.close();
+    }
+
+    private static boolean full() {
+        return "full".equals(System.getProperty("ehrelay.containerReplay"));
+    }
+
+    private static String heap() {
+        return full() ? "-Xmx6g -Xms6g -XX:+AlwaysPreTouch" : "-Xmx1g";
+    }
+
+    /** Writes a step on {@code writer}, waits for the reader, checks every key and a sample of values. */
+    private StepResult step(String experiment, NodeContainers.Node writer, NodeContainers.Node reader,
+                                   int count, int size) throws Exception {
+        reader.control.resetArrivals("replay");
+        long[] wrote = writer.control.write("replay", 0, count, size);
+        Await.until(java.time.Duration.ofMinutes(10), () -> {
+            if (count(writer, "failed") > 0) {
+                throw new IllegalStateException(writer.alias + " counted failed deliveries: " + count(writer, "failed"));
+            }
+            return reader.control.arrivals("replay")[0] >= count;
+        },
+                () -> experiment + " " + count + "x" + size + ": reader has " + reader.control.arrivals("replay")[0]);
+        long[] arrived = reader.control.arrivals("replay");
+        int[] check = reader.control.verify("replay", 0, count, size);
+        String outcome = check[0] == 0 && check[1] == 0 ? "ok" : "FAIL(missing " + check[0] + ", bad " + check[1] + ")";
+        StepResult r = new StepResult(experiment, transport(), count, size, (arrived[2] - wrote[0]) / 1e6,
+                (arrived[2] - arrived[1]) / 1e6, writer.control.getPeakHeap(), reader.control.getPeakHeap(),
+                Double.NaN, Double.NaN, Double.NaN, outcome);
+        System.out.println(Report.tableRow(r));
+        writer.control.clear("replay");
+        Await.until(() -> reader.control.size("replay") == 0, () -> "reader not cleared");
+        return r;
+    }
+
+    @Test
+    void manualDiscoveryByHostName_replaysE1AndE2_andMetricsReadOverRemoteJmxMatch() throws Exception {
+        NodeContainers.Node writer = containers.start("node-a", heap(), "peers=node-b:" + NodeContainers.PORT);
+        NodeContainers.Node reader = containers.start("node-b", heap(), "peers=node-a:" + NodeContainers.PORT);
+        awaitConnected(writer);
+        int[] e1 = full() ? Replay.E1_SIZES : new int[] {1280, 2560, 5120, 10240};
+        int[] e2 = full() ? Replay.E2_COUNTS : new int[] {10_000, 20_000, 40_000, 80_000};
+        List<StepResult> results = new ArrayList<>();
+        long events = 0;
+        System.out.println(Report.tableHeader());
+        for (int size : e1) {
+            results.add(step("E1", writer, reader, 10_000, size));
+            events += 10_000 + 1;
+        }
+        for (int count : e2) {
+            results.add(step("E2", writer, reader, count, 1280));
+            events += count + 1;
+        }
+        writeReport(results);
+        assertThat(results).allSatisfy(r -> assertThat(r.outcome).isEqualTo("ok"));
+
+        // the operator's view, from this JVM over remote JMX: every event sent was applied, the queue is empty
+        long expected = events;
+        Await.until(() -> count(writer, "sent") == expected,
+                () -> "sent " + count(writer, "sent") + " of " + expected);
+        assertThat(writer.cacheCount("replay", "queueEvents")).isZero();
+        assertThat(writer.cacheCount("replay", "queueBytes")).isZero();
+        assertThat(writer.cacheCount("replay", "dropped")).isZero();
+        assertThat(writer.cacheCount("replay", "failed")).isZero();
+        assertThat(writer.cacheCount("replay", "sendLatency")).isEqualTo(expected);
+        assertThat(((Number) writer.cacheAttribute("replay", "sendLatency", "99thPercentile")).doubleValue()).isPositive();
+        Await.until(() -> count(reader, "applied") == expected,
+                () -> "applied " + count(reader, "applied") + " of " + expected);
+        assertThat(reader.cacheCount("replay", "received")).isEqualTo(expected);
+        assertThat(reader.cacheCount("replay", "applyLatency")).isEqualTo(expected);
+        assertThat(((Number) reader.cacheAttribute("replay", "applyLatency", "Mean")).doubleValue()).isPositive();
+        assertThat(((Number) writer.cacheAttribute("replay", "threadsPerRegion", "Value")).intValue()).isBetween(1, 4);
+        assertThat(((Number) reader.cacheAttribute("replay", "threadsPerRegion", "Value")).intValue()).isBetween(1, 4);
+        assertThat(((Number) writer.managerAttribute("peersReachable", "Value")).intValue()).isEqualTo(1);
+        assertThat(((Number) writer.managerAttribute("threads", "Value")).intValue()).isPositive();
+    }
+
+    /** The writer started first: wait until it resolved and reached the reader's host name. */
+    private static void awaitConnected(NodeContainers.Node writer) {
+        Await.until(java.time.Duration.ofSeconds(60), () -> reachable(writer) == 1,
+                () -> writer.alias + " reaches " + reachable(writer) + " peers");
+    }
+
+    private static int reachable(NodeContainers.Node n) {
+        try {
+            return ((Number) n.managerAttribute("peersReachable", "Value")).intValue();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private static long count(NodeContainers.Node n, String metric) {
+        try {
+            return n.cacheCount("replay", metric);
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private void writeReport(List<StepResult> results) throws Exception {
+        Path out = Path.of(System.getProperty("basedir", "."), "target", "container-replay", transport());
+        Files.createDirectories(out);
+        Replay run = new Replay();
+        run.heap = heap() + " (containers)";
+        Report.writeCsv(results, out.resolve("container-replay.csv"));
+        Files.writeString(out.resolve("container-replay.md"), Report.markdown(results, run));
+        Files.writeString(out.resolve("container-replay.html"), Report.html(results, run));
+        System.out.println("container replay results: " + out);
+    }
+
+    @Test
+    void multicastDiscoveryBetweenContainers_findsPeersAndReplicates() throws Exception {
+        containers.close();
+        containers = new NodeContainers(transport(), false);
+        String group = "230.0.0.77:" + (45000 + ThreadLocalRandom.current().nextInt(1000));
+        NodeContainers.Node writer = containers.start("mc-a", "-Xmx512m", "multicast=" + group);
+        NodeContainers.Node reader = containers.start("mc-b", "-Xmx512m", "multicast=" + group);
+        Await.until(() -> peers(writer) == 1 && peers(reader) == 1,
+                () -> "peers known: writer " + peers(writer) + ", reader " + peers(reader));
+        StepResult r = step("E2", writer, reader, 5000, 1280);
+        assertThat(r.outcome).isEqualTo("ok");
+    }
+
+    private static int peers(NodeContainers.Node n) {
+        try {
+            return ((Number) n.managerAttribute("peersKnown", "Value")).intValue();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    @Test
+    void lateJoiner_bootstrapsTheFullContent() throws Exception {
+        NodeContainers.Node a = containers.start("late-a", "-Xmx512m", "peers=late-b:" + NodeContainers.PORT);
+        NodeContainers.Node b = containers.start("late-b", "-Xmx512m", "peers=late-a:" + NodeContainers.PORT);
+        awaitConnected(a);
+        a.control.write("bootstrapped", 0, 3000, 2048);
+        Await.until(() -> b.control.size("bootstrapped") == 3000, () -> "b has " + b.control.size("bootstrapped"));
+        NodeContainers.Node c = containers.start("late-c", "-Xmx512m",
+                "peers=late-a:" + NodeContainers.PORT + "|late-b:" + NodeContainers.PORT);
+        // synchronous bootstrap: complete when the node reports ready
+        assertThat(c.control.size("bootstrapped")).isEqualTo(3000);
+        assertThat(c.control.verify("bootstrapped", 0, 3000, 2048)).containsExactly(0, 0);
+        assertThat(c.cacheCount("bootstrapped", "bootstraps")).isEqualTo(1);
+    }
+}
