@@ -8,6 +8,7 @@ import java.net.NetworkInterface;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Supplier;
@@ -44,6 +45,7 @@ public final class MulticastHeartbeat {
     private final PeerDirectory directory;
     private final ThreadFactory threads;
     private final Meter malformed;
+    private final HeartbeatFormat format;
     private final UUID nodeId = UUID.randomUUID();
     private volatile boolean running;
     private MulticastSocket receiver;
@@ -53,6 +55,14 @@ public final class MulticastHeartbeat {
 
     public MulticastHeartbeat(DiscoveryConfig config, String transport, Supplier<String> localEndpoint,
                               PeerDirectory directory, ThreadFactory threads, Meter malformed) {
+        this(config, transport, localEndpoint, directory, threads, malformed, null);
+    }
+
+    /** @param format the transport's own heartbeat format, or {@code null} for ehrelay's */
+    public MulticastHeartbeat(DiscoveryConfig config, String transport, Supplier<String> localEndpoint,
+                              PeerDirectory directory, ThreadFactory threads, Meter malformed,
+                              HeartbeatFormat format) {
+        this.format = format;
         this.config = config;
         this.transport = transport;
         this.localEndpoint = localEndpoint;
@@ -86,7 +96,7 @@ public final class MulticastHeartbeat {
     }
 
     private void run() {
-        byte[] buf = new byte[MAX_PACKET + 1];
+        byte[] buf = new byte[(format == null ? MAX_PACKET : format.maxPacketBytes()) + 1];
         long interval = config.heartbeatIntervalMillis() * 1_000_000L;
         long nextSend = System.nanoTime();
         while (running) {
@@ -116,10 +126,12 @@ public final class MulticastHeartbeat {
         if (endpoint == null) {
             return;
         }
-        byte[] packet = encode(nodeId, transport, endpoint);
+        List<byte[]> packets = format == null ? List.of(encode(nodeId, transport, endpoint)) : format.encode(endpoint);
         try {
-            sender.send(new DatagramPacket(packet, packet.length, config.groupAddress(), config.groupPort()));
-        } catch (IOException e) {
+            for (byte[] packet : packets) {
+                sender.send(new DatagramPacket(packet, packet.length, config.groupAddress(), config.groupPort()));
+            }
+        } catch (IOException | RuntimeException e) {
             if (running) {
                 LOG.warn("ehrelay: multicast heartbeat send to {}:{} failed: {}", config.groupAddress(),
                         config.groupPort(), e.toString());
@@ -140,6 +152,23 @@ public final class MulticastHeartbeat {
     }
 
     void onPacket(byte[] data, int length) {
+        if (format != null) {
+            List<String> heard;
+            try {
+                if (length > format.maxPacketBytes()) {
+                    throw new IllegalArgumentException("packet of " + length + " bytes");
+                }
+                heard = format.decode(data, length);
+            } catch (RuntimeException e) {
+                malformed.mark();
+                return;
+            }
+            long now = System.nanoTime();
+            for (String endpoint : heard) {
+                directory.heard(endpoint, now);
+            }
+            return;
+        }
         try {
             ByteBuffer b = ByteBuffer.wrap(data, 0, length);
             if (length > MAX_PACKET || b.getInt() != MAGIC || b.get() != 1) {

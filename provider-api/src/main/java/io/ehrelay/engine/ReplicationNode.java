@@ -173,7 +173,8 @@ public final class ReplicationNode implements InboundHandler {
             dispatcher.start();
             if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
                 heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
-                        directory, threads.factory("heartbeat"), metrics.meter("malformedHeartbeats"));
+                        directory, threads.factory("heartbeat"), metrics.meter("malformedHeartbeats"),
+                        transport.heartbeatFormat());
                 heartbeat.start();
             }
             if (config.registerJmx()) {

@@ -54,6 +54,14 @@ public interface Transport {
         return configured;
     }
 
+    /**
+     * The transport's own automatic-discovery packets (e.g. Ehcache's RMI heartbeat), or {@code null} for
+     * ehrelay's heartbeat. Called once, after {@link #start}.
+     */
+    default io.ehrelay.discovery.HeartbeatFormat heartbeatFormat() {
+        return null;
+    }
+
     /** A cache that replicates through this transport is live on this node (may be called more than once). */
     default void cacheAdded(String cacheName) {
     }

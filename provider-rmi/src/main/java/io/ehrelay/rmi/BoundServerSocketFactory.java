@@ -20,6 +20,7 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
     private final SSLContext tls;
     private final boolean clientAuth;
     private volatile int lastPort;
+    private final java.util.List<ServerSocket> opened = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     BoundServerSocketFactory(InetAddress address, SSLContext tls, boolean clientAuth) {
         this.address = address;
@@ -39,10 +40,29 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
             socket = ssl;
         }
         lastPort = socket.getLocalPort();
+        opened.add(socket);
         return socket;
     }
 
     int lastPort() {
         return lastPort;
+    }
+
+    /**
+     * Closes the listening sockets and every connection they accepted (plain ones; with TLS the JDK's sockets
+     * are left to RMI): called when the node stopped, after everything was unexported.
+     */
+    void closeAll() {
+        for (ServerSocket s : opened) {
+            if (s instanceof BufferedSockets.Server) {
+                ((BufferedSockets.Server) s).closeAccepted();
+            }
+            try {
+                s.close();
+            } catch (java.io.IOException e) {
+                // closing anyway
+            }
+        }
+        opened.clear();
     }
 }

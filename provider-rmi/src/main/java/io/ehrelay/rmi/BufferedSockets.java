@@ -20,7 +20,7 @@ final class BufferedSockets {
     }
 
     /** A socket whose streams are buffered; connect it (or let a {@link Server} accept into it) as usual. */
-    static final class BufferedSocket extends Socket {
+    static class BufferedSocket extends Socket {
         private InputStream in;
         private OutputStream out;
 
@@ -41,8 +41,15 @@ final class BufferedSockets {
         }
     }
 
-    /** A server socket that accepts into {@link BufferedSocket}s. */
+    /**
+     * A server socket that accepts into {@link BufferedSocket}s and remembers them: RMI keeps accepted
+     * connections open after the last object on a port was unexported, and a peer reusing one would then hear
+     * "no such object" from this node's stopped transport for as long as it keeps the connection busy (e.g. a
+     * stock node calling every 100 ms while this CacheManager restarts on the same port).
+     */
     static final class Server extends ServerSocket {
+        private final java.util.Set<Socket> accepted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
         Server() throws IOException {
             super();
         }
@@ -52,10 +59,29 @@ final class BufferedSockets {
             if (isClosed()) {
                 throw new java.net.SocketException("Socket is closed");
             }
-            Socket s = new BufferedSocket();
+            Socket s = new BufferedSocket() {
+                @Override
+                public synchronized void close() throws IOException {
+                    accepted.remove(this);
+                    super.close();
+                }
+            };
             implAccept(s);
             s.setTcpNoDelay(true);
+            accepted.add(s);
             return s;
+        }
+
+        /** Closes every connection this socket accepted that is still open. */
+        void closeAccepted() {
+            for (Socket s : accepted) {
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    // closing anyway
+                }
+            }
+            accepted.clear();
         }
     }
 }

@@ -20,6 +20,8 @@ final class RelayEndpoint implements RelayRemote {
 
     static final int MAX_TRANSFERS = 32;
     static final int TRANSFER_IDLE_SECONDS = 120;
+    /** Bytes of posted batches a receiver holds per sender before the next post waits. */
+    static final int POSTED_MAX_BYTES = 4 << 20;
 
     private final InboundHandler inbound;
     private final int maxFrameBytes;
@@ -96,7 +98,8 @@ final class RelayEndpoint implements RelayRemote {
 
     /**
      * Applies one sender's batches in arrival order on one thread (ends when idle), holding at most
-     * {@code 2 × maxFrameBytes} of not-yet-applied batches; a post waits for room up to the post timeout.
+     * {@value #POSTED_MAX_BYTES} bytes of not-yet-applied batches (a larger batch waits until it is alone); a
+     * post waits for room up to the post timeout, so a slow receiver slows its senders down.
      */
     private final class Applier {
         final String from;
@@ -106,7 +109,7 @@ final class RelayEndpoint implements RelayRemote {
 
         Applier(String from) {
             this.from = from;
-            this.capacity = (int) Math.min(Integer.MAX_VALUE, 2L * maxFrameBytes);
+            this.capacity = POSTED_MAX_BYTES;
             this.room = new java.util.concurrent.Semaphore(capacity);
             this.executor = new java.util.concurrent.ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS,
                     new java.util.concurrent.LinkedBlockingQueue<>(), applyThreads);

@@ -19,6 +19,26 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
         super(RmiSettings.SCHEME, RmiSettings.NAME, "rmiUrls");
     }
 
+    /**
+     * With automatic discovery, peers are forgotten after 15 s without a heartbeat unless
+     * {@code peerTimeoutMillis} says otherwise: stock nodes send one every 5 s.
+     */
+    @Override
+    public net.sf.ehcache.distribution.CacheManagerPeerProvider createCachePeerProvider(
+            net.sf.ehcache.CacheManager cacheManager, java.util.Properties properties) {
+        java.util.Properties p = new java.util.Properties();
+        p.putAll(properties);
+        if ("automatic".equals(trimmed(p.getProperty("peerDiscovery")))
+                && p.getProperty("peerTimeoutMillis") == null) {
+            p.setProperty("peerTimeoutMillis", "15000");
+        }
+        return super.createCachePeerProvider(cacheManager, p);
+    }
+
+    private static String trimmed(String s) {
+        return s == null ? null : s.trim();
+    }
+
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
         RmiSettings settings = RmiSettings.read(reader);

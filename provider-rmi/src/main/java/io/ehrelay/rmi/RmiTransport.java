@@ -71,6 +71,7 @@ final class RmiTransport implements Transport {
     private SSLContext tls;
     private Registry registry;
     private BoundServerSocketFactory objectSockets;
+    private BoundServerSocketFactory registrySockets;
     private RMIClientSocketFactory stubSockets;
     private RMIClientSocketFactory lookupSockets;
     private RelayEndpoint relay;
@@ -107,7 +108,7 @@ final class RmiTransport implements Transport {
         }
         adviseHostName(listener.hostName());
         InetAddress address = InetAddress.getByName(listener.hostName());
-        BoundServerSocketFactory registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth);
+        registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth);
         objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth);
         remoteObjectPort = ls.remoteObjectPort;
         // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
@@ -122,8 +123,9 @@ final class RmiTransport implements Transport {
         try {
             int port = registrySockets.lastPort();
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
+            // a post waits for room at most half the callers' read timeout, so they hear why it failed
             relay = new RelayEndpoint(ctx.inbound(), limits.maxFrameBytes(), ctx.threads("apply"),
-                    ls.socketTimeoutMillis);
+                    ls.socketTimeoutMillis / 2);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
             // listening socket of their own unless remoteObjectPort pins every object to one port
             RMIClientSocketFactory relaySockets = settings.tls || remoteObjectPort != 0 ? stubSockets
@@ -162,6 +164,17 @@ final class RmiTransport implements Transport {
     @Override
     public String localEndpoint() {
         return localEndpoint;
+    }
+
+    /** Ehcache's own heartbeat, listing the caches bound for stock peers: stock nodes find this one and back. */
+    @Override
+    public io.ehrelay.discovery.HeartbeatFormat heartbeatFormat() {
+        return new StockHeartbeatFormat(() -> {
+            List<String> names = new ArrayList<>(exported.keySet());
+            names.remove(RelayRemote.BINDING);
+            java.util.Collections.sort(names);
+            return names;
+        });
     }
 
     @Override
@@ -301,6 +314,11 @@ final class RmiTransport implements Transport {
                 UnicastRemoteObject.unexportObject(registry, true);
             } catch (NoSuchObjectException e) {
                 // already gone
+            }
+        }
+        for (BoundServerSocketFactory f : new BoundServerSocketFactory[] {registrySockets, objectSockets}) {
+            if (f != null) {
+                f.closeAll();
             }
         }
     }

@@ -114,6 +114,49 @@ class StockInteropTest {
         Await.until(() -> "yes".equals(value(reborn, "after-restart")), () -> "stock reaches the restarted node");
     }
 
+    /**
+     * Automatic discovery across the two implementations: both speak Ehcache's multicast heartbeat (gzipped RMI
+     * URLs), here on the loopback interface with TTL 0. Each finds the other and replicates to it.
+     */
+    @Test
+    void mixedCluster_automaticDiscovery_findsEachOtherAndReplicates() throws Exception {
+        int ourPort = freePort();
+        int stockPort = freePort();
+        String multicast = "peerDiscovery=automatic, multicastGroupAddress=230.0.0.91, multicastGroupPort="
+                + (46000 + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000))
+                + ", timeToLive=0, hostName=127.0.0.1";
+        stock = StockProcess.start(xml("auto-stock", "net.sf.ehcache.distribution.RMI", stockPort, multicast));
+        ours = new CacheManager(new ByteArrayInputStream(xml("auto-ours", "io.ehrelay.rmi.Rmi", ourPort,
+                multicast + ", heartbeatIntervalMillis=500").getBytes(StandardCharsets.UTF_8)));
+        ReplicationNode node = ReplicationNode.find(ours, RmiSettings.SCHEME);
+        Await.until(() -> node.peers().size() == 1, () -> "ehrelay heard the stock node: " + node.peers());
+        assertThat(node.peers().get(0).endpoint()).isEqualTo("127.0.0.1:" + stockPort);
+
+        Cache async = ours.getCache("async");
+        // the stock node registers us once it heard our heartbeat; until then its puts go nowhere
+        Await.until(() -> {
+            stock.call("put async probe x");
+            return "x".equals(value(async, "probe"));
+        }, () -> "the stock node replicates to ehrelay after hearing its heartbeat");
+        async.put(new Element("from-ehrelay", "1"));
+        awaitStock("get async from-ehrelay", "OK 1");
+        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, PeerLink.Kind.STOCK);
+    }
+
+    private static String xml(String name, String prefix, int port, String providerProperties) {
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n"
+                + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
+                + "      properties=\"" + providerProperties + "\"/>\n"
+                + "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=127.0.0.1, port=" + port + ", socketTimeoutMillis=10000\"/>\n"
+                + "  <cache name=\"async\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
+                + "    <cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\"\n"
+                + "        properties=\"replicateAsynchronously=true, asynchronousReplicationIntervalMillis=100\"/>\n"
+                + "  </cache>\n"
+                + "</ehcache>\n";
+    }
+
     private void awaitStock(String command, String expected) {
         Await.until(() -> expected.equals(stock.call(command)), () -> command + " -> " + expected);
     }

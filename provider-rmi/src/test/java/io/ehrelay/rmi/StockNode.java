@@ -27,6 +27,8 @@ public final class StockNode {
 
     public static void main(String[] args) throws Exception {
         RMISocketFactory.setSocketFactory(new LoopbackSockets());
+        // stock's heartbeat interval is a static; 1 s (its minimum) keeps the discovery test short
+        net.sf.ehcache.distribution.MulticastKeepaliveHeartbeatSender.setHeartBeatInterval(1000);
         CacheManager cm = CacheManager.newInstance(args[0]);
         System.out.println("READY");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
