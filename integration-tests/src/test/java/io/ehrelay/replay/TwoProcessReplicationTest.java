@@ -67,6 +67,23 @@ class TwoProcessReplicationTest {
     }
 
     @Test
+    void rmi_stockStyleRmiUrls_everyElementArrivesIntact() throws Exception {
+        assertOk(replay.transfer("E2", "rmi", 5_000, 1280, log));
+        assertOk(replay.transfer("E1", "rmi", 200, 327_680, log));
+    }
+
+    @Test
+    void rmi_synchronousPuts_stayWellUnderAMillisecond() throws Exception {
+        replay.e3Calls = 300;
+        List<StepResult> points = replay.latency("rmi", log);
+        assertThat(points).hasSize(Replay.E3_PAYLOADS.length);
+        for (StepResult p : points) {
+            assertOk(p);
+            assertThat(p.p50Micros).as("p50 at %d B", p.size).isLessThan(20_000);
+        }
+    }
+
+    @Test
     void synchronousPuts_doNotHitTheNagleDelayedAckPlateau() throws Exception {
         replay.e3Calls = 300;
         List<StepResult> points = replay.latency("tcp", log);
