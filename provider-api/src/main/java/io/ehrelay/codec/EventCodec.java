@@ -148,6 +148,18 @@ public final class EventCodec {
     }
 
     /** A batch of one event, for synchronous sends and tests. */
+    /** A batch of already encoded events ({@code size} is the sum of their lengths). */
+    public static byte[] batch(java.util.List<byte[]> events, int size) {
+        byte[] out = new byte[BATCH_HEADER_BYTES + size];
+        System.arraycopy(batchHeader(events.size()), 0, out, 0, BATCH_HEADER_BYTES);
+        int at = BATCH_HEADER_BYTES;
+        for (byte[] e : events) {
+            System.arraycopy(e, 0, out, at, e.length);
+            at += e.length;
+        }
+        return out;
+    }
+
     public static byte[] singletonBatch(byte[] event) {
         byte[] out = new byte[BATCH_HEADER_BYTES + event.length];
         System.arraycopy(batchHeader(1), 0, out, 0, BATCH_HEADER_BYTES);

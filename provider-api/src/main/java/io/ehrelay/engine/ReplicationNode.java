@@ -583,7 +583,7 @@ public final class ReplicationNode implements InboundHandler {
                 parts.add(ev);
                 size += ev.length;
             }
-            return parts.isEmpty() ? null : chunk(parts, size);
+            return parts.isEmpty() ? null : EventCodec.batch(parts, size);
         };
     }
 
@@ -595,17 +595,6 @@ public final class ReplicationNode implements InboundHandler {
     @Override
     public Ehcache liveCache(String cacheName) {
         return resolve(cacheName);
-    }
-
-    private static byte[] chunk(List<byte[]> events, int size) {
-        byte[] out = new byte[EventCodec.BATCH_HEADER_BYTES + size];
-        System.arraycopy(EventCodec.batchHeader(events.size()), 0, out, 0, EventCodec.BATCH_HEADER_BYTES);
-        int at = EventCodec.BATCH_HEADER_BYTES;
-        for (byte[] e : events) {
-            System.arraycopy(e, 0, out, at, e.length);
-            at += e.length;
-        }
-        return out;
     }
 
     // ---- bootstrap -------------------------------------------------------------------------------------------

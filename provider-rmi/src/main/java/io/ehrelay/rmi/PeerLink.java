@@ -5,238 +5,116 @@ import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.rmi.ConnectException;
 import java.rmi.ConnectIOException;
+import java.rmi.MarshalException;
 import java.rmi.NoSuchObjectException;
 import java.rmi.NotBoundException;
 import java.rmi.RemoteException;
 import java.rmi.UnknownHostException;
+import java.rmi.UnmarshalException;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
 import java.rmi.server.RMIClientSocketFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.ehrelay.codec.CodecLimits;
 import io.ehrelay.codec.EventCodec;
-import io.ehrelay.codec.MalformedFrameException;
 import io.ehrelay.codec.ReplicationEvent;
-import io.ehrelay.spi.Batch;
+import io.ehrelay.relay.PeerChannel;
 import io.ehrelay.spi.InboundHandler;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
 import net.sf.ehcache.distribution.RmiEventMessage;
 
 /**
- * This node's side of one peer: finds out once whether the peer is an ehrelay node (its registry holds a
- * {@link RelayRemote}) or a stock one, caches the stubs it looked up, and sends on one sender thread per peer,
- * in order. After a failure the stubs are dropped and looked up again, not before a backoff (doubling up to
- * {@code lookupRetryMaxMillis}) has passed; sends in between fail at once. The sender thread ends when idle.
+ * This node's side of one RMI peer: finds out once whether the peer is an ehrelay node (its registry holds a
+ * {@link RelayRemote}) or a stock one, and caches the stubs it looked up. Ehrelay peers get the relay
+ * protocol; stock peers Ehcache's own messages, and are bootstrapped from with {@code getKeys} and
+ * {@code getElements}. Ordering, bounds and backoff are {@link PeerChannel}'s.
  */
-final class PeerLink {
+final class PeerLink extends PeerChannel {
 
     /** The kinds of peer. */
     enum Kind { UNKNOWN, EHRELAY, STOCK }
 
     private static final int STOCK_FIRST_KEYS = 100;
 
-    private final String endpoint;
     private final String host;
     private final int port;
     private final String self;
     private final RMIClientSocketFactory lookupSockets;
-    private final RmiSettings settings;
     private final CodecLimits limits;
-    private final ThreadPoolExecutor sender;
-    private final AtomicLong queuedBytes = new AtomicLong();
     private final Map<String, CachePeer> stockPeers = new ConcurrentHashMap<>();
     private volatile Kind kind = Kind.UNKNOWN;
     private volatile RelayRemote relay;
-    private volatile boolean reachable;
-    private volatile long retryAt;
-    private long backoffMillis;
 
     PeerLink(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
              CodecLimits limits, ThreadFactory threads) {
-        this.endpoint = endpoint;
+        super(endpoint, settings.peerOutboundMaxBytes, settings.lookupRetryMaxMillis, threads);
         this.host = RmiUrls.host(endpoint);
         this.port = RmiUrls.port(endpoint);
         this.self = self == null ? "client" : self;
         this.lookupSockets = lookupSockets;
-        this.settings = settings;
         this.limits = limits;
-        this.sender = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
-        this.sender.allowCoreThreadTimeOut(true);
-    }
-
-    String endpoint() {
-        return endpoint;
     }
 
     Kind kind() {
         return kind;
     }
 
-    boolean isReachable() {
-        return reachable;
-    }
-
-    /**
-     * Looks the peer up ahead of the first event, on the sender thread; while it cannot be reached, tries again
-     * after each backoff (through {@code retries}), so that {@code peersReachable} tells the truth and the first
-     * event finds the stubs ready.
-     */
-    void connectAhead(java.util.concurrent.ScheduledExecutorService retries) {
+    @Override
+    protected void connect() throws IOException {
+        Registry registry = LocateRegistry.getRegistry(host, port, lookupSockets);
         try {
-            sender.execute(() -> {
-                try {
-                    ensureLookedUp();
-                } catch (IOException | NotBoundException | RuntimeException e) {
-                    long wait;
-                    synchronized (this) {
-                        wait = Math.max(10, TimeUnit.NANOSECONDS.toMillis(retryAt - System.nanoTime()));
-                    }
-                    try {
-                        retries.schedule(() -> connectAhead(retries), wait, TimeUnit.MILLISECONDS);
-                    } catch (RejectedExecutionException closed) {
-                        // transport stopped
-                    }
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            // closed
-        }
-    }
-
-    /**
-     * Queues a batch. With {@code acknowledge} the future completes when the peer applied it; otherwise when an
-     * ehrelay peer queued it for applying (a stock peer's {@code send} always returns after applying).
-     */
-    CompletableFuture<Void> send(Batch batch, boolean acknowledge) {
-        int length = batch.length();
-        long queued = queuedBytes.addAndGet(length);
-        if (queued > settings.peerOutboundMaxBytes && queued != length) {
-            queuedBytes.addAndGet(-length);
-            return CompletableFuture.failedFuture(new IOException("more than peerOutboundMaxBytes="
-                    + settings.peerOutboundMaxBytes + " waiting for peer " + endpoint));
-        }
-        Send task = new Send(batch, length, acknowledge);
-        try {
-            sender.execute(task);
-        } catch (RejectedExecutionException e) {
-            queuedBytes.addAndGet(-length);
-            task.future.completeExceptionally(new IOException("link to " + endpoint + " is closed"));
-        }
-        return task.future;
-    }
-
-    /** One queued batch and its future. */
-    private final class Send implements Runnable {
-        final Batch batch;
-        final int length;
-        final boolean acknowledge;
-        final CompletableFuture<Void> future = new CompletableFuture<>();
-
-        Send(Batch batch, int length, boolean acknowledge) {
-            this.batch = batch;
-            this.length = length;
-            this.acknowledge = acknowledge;
-        }
-
-        @Override
-        public void run() {
-            try {
-                // the batch's buffer stays ours until the future completes (the dispatcher abandons a buffer
-                // whose send timed out), so the copy is made here, off the dispatcher's thread
-                if (!future.isDone()) {
-                    deliver(batch.toByteArray(), acknowledge);
-                    future.complete(null);
-                }
-            } catch (Exception | LinkageError e) {
-                future.completeExceptionally(e);
-            } finally {
-                queuedBytes.addAndGet(-length);
+            Object found = registry.lookup(RelayRemote.BINDING);
+            if (!(found instanceof RelayRemote)) {
+                throw new RemoteException("peer " + endpoint() + " binds " + RelayRemote.BINDING + " to a "
+                        + found.getClass().getName());
             }
+            relay = (RelayRemote) found;
+            kind = Kind.EHRELAY;
+        } catch (NotBoundException e) {
+            kind = Kind.STOCK;
         }
     }
 
-    private void deliver(byte[] batch, boolean acknowledge) throws Exception {
-        ensureLookedUp();
-        try {
-            if (kind == Kind.EHRELAY && acknowledge) {
-                relay.deliver(self, batch);
-            } else if (kind == Kind.EHRELAY) {
-                relay.post(self, batch);
-            } else {
-                sendToStock(batch);
-            }
-            succeeded();
-        } catch (RemoteException e) {
-            failed(e);
-            throw e;
+    @Override
+    protected void disconnect() {
+        kind = Kind.UNKNOWN;
+        relay = null;
+        stockPeers.clear();
+    }
+
+    @Override
+    protected boolean peerGone(Exception e) {
+        return e instanceof ConnectException || e instanceof ConnectIOException || e instanceof NoSuchObjectException
+                || e instanceof UnknownHostException || e instanceof UnmarshalException
+                || e instanceof MarshalException;
+    }
+
+    @Override
+    protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
+        RelayRemote r = relay;
+        if (kind == Kind.EHRELAY && acknowledge) {
+            r.deliver(self, batch);
+        } else if (kind == Kind.EHRELAY) {
+            r.post(self, batch);
+        } else {
+            sendToStock(batch);
         }
     }
 
-    /** Finds out what the peer is, unless known; fails at once while a backoff runs. */
-    private synchronized void ensureLookedUp() throws IOException, NotBoundException {
-        if (kind != Kind.UNKNOWN) {
-            return;
+    @Override
+    protected void transferState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink)
+            throws Exception {
+        if (kind == Kind.EHRELAY) {
+            fetchThroughRelay(relay, cacheName, maxChunkBytes, sink);
+        } else {
+            fetchStockState(cacheName, maxChunkBytes, sink);
         }
-        long wait = retryAt - System.nanoTime();
-        if (retryAt != 0 && wait > 0) {
-            throw new ConnectIOException("peer " + endpoint + " unreachable; next lookup in "
-                    + TimeUnit.NANOSECONDS.toMillis(wait) + " ms");
-        }
-        try {
-            Registry registry = LocateRegistry.getRegistry(host, port, lookupSockets);
-            try {
-                Object found = registry.lookup(RelayRemote.BINDING);
-                if (!(found instanceof RelayRemote)) {
-                    throw new RemoteException("peer " + endpoint + " binds " + RelayRemote.BINDING + " to a "
-                            + found.getClass().getName());
-                }
-                relay = (RelayRemote) found;
-                kind = Kind.EHRELAY;
-            } catch (NotBoundException e) {
-                kind = Kind.STOCK;
-            }
-            succeeded();
-        } catch (RemoteException e) {
-            failed(e);
-            throw e;
-        }
-    }
-
-    private synchronized void succeeded() {
-        reachable = true;
-        backoffMillis = 0;
-        retryAt = 0;
-    }
-
-    /** A failure that says the peer (or its objects) went away drops the stubs and starts a backoff. */
-    private synchronized void failed(RemoteException e) {
-        if (e instanceof ConnectException || e instanceof ConnectIOException || e instanceof NoSuchObjectException
-                || e instanceof UnknownHostException || e instanceof java.rmi.UnmarshalException
-                || e instanceof java.rmi.MarshalException) {
-            reachable = false;
-            kind = Kind.UNKNOWN;
-            relay = null;
-            stockPeers.clear();
-            backoffMillis = backoffMillis == 0 ? 100 : Math.min(backoffMillis * 2, settings.lookupRetryMaxMillis);
-            retryAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
-        }
-    }
-
-    /** Lets the next send look the peer up at once (the peer announced itself again). */
-    synchronized void retryNow() {
-        retryAt = 0;
     }
 
     // ---- stock peers -------------------------------------------------------------------------------------------
@@ -251,10 +129,10 @@ final class PeerLink {
         try {
             found = registry.lookup(cacheName);
         } catch (NotBoundException e) {
-            throw new IOException("stock peer " + endpoint + " has no cache '" + cacheName + "' bound", e);
+            throw new IOException("stock peer " + endpoint() + " has no cache '" + cacheName + "' bound", e);
         }
         if (!(found instanceof CachePeer)) {
-            throw new IOException("stock peer " + endpoint + " binds '" + cacheName + "' to a "
+            throw new IOException("stock peer " + endpoint() + " binds '" + cacheName + "' to a "
                     + found.getClass().getName());
         }
         p = (CachePeer) found;
@@ -263,9 +141,8 @@ final class PeerLink {
     }
 
     /** Sends a batch as Ehcache's own messages: one {@code send} per run of events of one cache. */
-    private void sendToStock(byte[] batch) throws IOException, MalformedFrameException {
-        EventCodec.DecodedBatch decoded = EventCodec.decodeBatch(ByteBuffer.wrap(batch), limits);
-        List<ReplicationEvent> events = decoded.events();
+    private void sendToStock(byte[] batch) throws IOException, io.ehrelay.codec.MalformedFrameException {
+        List<ReplicationEvent> events = EventCodec.decodeBatch(ByteBuffer.wrap(batch), limits).events();
         int i = 0;
         while (i < events.size()) {
             String cache = events.get(i).cacheName();
@@ -306,31 +183,7 @@ final class PeerLink {
         return (Serializable) key;
     }
 
-    // ---- state transfer ----------------------------------------------------------------------------------------
-
-    /**
-     * Fetches a cache's content, in the calling thread (the node's bootstrap thread): through the relay, or from a
-     * stock peer with {@code getKeys} and {@code getElements} in chunks sized to about {@code maxChunkBytes}.
-     */
-    void fetchState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink) throws Exception {
-        ensureLookedUp();
-        try {
-            if (kind == Kind.EHRELAY) {
-                long id = relay.openState(cacheName);
-                for (byte[] chunk = relay.nextState(id, maxChunkBytes); chunk != null;
-                     chunk = relay.nextState(id, maxChunkBytes)) {
-                    sink.accept(chunk);
-                }
-            } else {
-                fetchStockState(cacheName, maxChunkBytes, sink);
-            }
-            succeeded();
-        } catch (RemoteException e) {
-            failed(e);
-            throw e;
-        }
-    }
-
+    /** {@code getKeys}, then {@code getElements} in chunks sized to about {@code maxChunkBytes}. */
     private void fetchStockState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink)
             throws Exception {
         CachePeer peer = stockPeer(cacheName);
@@ -351,41 +204,9 @@ final class PeerLink {
                 }
             }
             if (!events.isEmpty()) {
-                sink.accept(batchOf(events, size));
+                sink.accept(EventCodec.batch(events, size));
                 int perKey = Math.max(1, size / events.size());
                 perChunk = Math.max(1, Math.min(10_000, maxChunkBytes / perKey));
-            }
-        }
-    }
-
-    private static byte[] batchOf(List<byte[]> events, int size) {
-        byte[] out = new byte[EventCodec.BATCH_HEADER_BYTES + size];
-        System.arraycopy(EventCodec.batchHeader(events.size()), 0, out, 0, EventCodec.BATCH_HEADER_BYTES);
-        int at = EventCodec.BATCH_HEADER_BYTES;
-        for (byte[] e : events) {
-            System.arraycopy(e, 0, out, at, e.length);
-            at += e.length;
-        }
-        return out;
-    }
-
-    /** Stops the sender thread; queued sends fail. */
-    void close(long waitMillis) {
-        sender.shutdown();
-        try {
-            if (!sender.awaitTermination(waitMillis, TimeUnit.MILLISECONDS)) {
-                failAll(sender.shutdownNow());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            failAll(sender.shutdownNow());
-        }
-    }
-
-    private void failAll(List<Runnable> never) {
-        for (Runnable r : never) {
-            if (r instanceof Send) {
-                ((Send) r).future.completeExceptionally(new IOException("link to " + endpoint + " closed"));
             }
         }
     }

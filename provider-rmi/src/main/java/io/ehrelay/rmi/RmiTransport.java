@@ -75,6 +75,7 @@ final class RmiTransport implements Transport {
     private RMIClientSocketFactory stubSockets;
     private RMIClientSocketFactory lookupSockets;
     private RelayEndpoint relay;
+    private io.ehrelay.relay.RelayService relayService;
     private ObjectInputFilter relayFilter;
     private ObjectInputFilter stockFilter;
     private int remoteObjectPort;
@@ -124,8 +125,9 @@ final class RmiTransport implements Transport {
             int port = registrySockets.lastPort();
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
-            relay = new RelayEndpoint(ctx.inbound(), limits.maxFrameBytes(), ctx.threads("apply"),
-                    ls.socketTimeoutMillis / 2);
+            relayService = new io.ehrelay.relay.RelayService(ctx.inbound(), limits.maxFrameBytes(),
+                    ctx.threads("apply"), ls.socketTimeoutMillis / 2);
+            relay = new RelayEndpoint(relayService);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
             // listening socket of their own unless remoteObjectPort pins every object to one port
             RMIClientSocketFactory relaySockets = settings.tls || remoteObjectPort != 0 ? stubSockets
@@ -292,8 +294,8 @@ final class RmiTransport implements Transport {
             stopped = true;
             unexportAll();
         }
-        if (relay != null) {
-            relay.close(2000);
+        if (relayService != null) {
+            relayService.close(2000);
         }
         if (retries != null) {
             retries.shutdownNow();
