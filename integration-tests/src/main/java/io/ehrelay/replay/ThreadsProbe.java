@@ -51,6 +51,7 @@ final class ThreadsProbe {
         CacheManager b = start(transport, "probe-b-" + caches, portB, portA, caches);
         try {
             long deadline = System.nanoTime() + 60_000_000_000L;
+            awaitConnected(transport, a, b, deadline);
             for (int i = 0; i < caches; i++) {
                 a.getEhcache("region-" + i).put(new Element("k", "v"));
             }
@@ -93,6 +94,27 @@ final class ThreadsProbe {
             }
         }
         return n;
+    }
+
+    /** The pair is formed (each reaches the other) before the probe writes, as an application would find it. */
+    private static void awaitConnected(String transport, CacheManager a, CacheManager b, long deadline)
+            throws InterruptedException {
+        if (Profiles.STOCK_RMI.equals(transport)) {
+            return;
+        }
+        while (System.nanoTime() < deadline && !(reaches(a) && reaches(b))) {
+            Thread.sleep(10);
+        }
+    }
+
+    private static boolean reaches(CacheManager cm) {
+        ReplicationNode node = ReplicationNode.all(cm).get(0);
+        for (io.ehrelay.spi.Peer p : node.peers()) {
+            if (!node.transport().isReachable(p)) {
+                return false;
+            }
+        }
+        return !node.peers().isEmpty();
     }
 
     private static CacheManager start(String transport, String name, int port, int peerPort, int caches) {

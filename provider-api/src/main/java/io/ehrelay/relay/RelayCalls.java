@@ -5,6 +5,9 @@ import java.io.IOException;
 /** A peer's relay as the sending side sees it: the four calls of the protocol, over some transport. */
 public interface RelayCalls {
 
+    /** Tells the peer this node is up (so it ends its backoff towards this node at once). */
+    void hello(String fromEndpoint) throws IOException;
+
     /** Applies a batch on the peer; returns after every event was applied (or counted as rejected). */
     void deliver(String fromEndpoint, byte[] batch) throws IOException;
 

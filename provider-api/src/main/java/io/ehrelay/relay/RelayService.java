@@ -38,6 +38,7 @@ public final class RelayService {
     private final int maxFrameBytes;
     private final ThreadFactory applyThreads;
     private final long postTimeoutMillis;
+    private final java.util.function.Consumer<String> onHello;
     private final Map<String, Applier> appliers = new ConcurrentHashMap<>();
     private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong(System.nanoTime() & 0xffffffffL);
@@ -49,10 +50,26 @@ public final class RelayService {
      */
     public RelayService(InboundHandler inbound, int maxFrameBytes, ThreadFactory applyThreads,
                         long postTimeoutMillis) {
+        this(inbound, maxFrameBytes, applyThreads, postTimeoutMillis, from -> { });
+    }
+
+    /** @param onHello called with a peer's endpoint when it says it is up (e.g. to end a backoff towards it) */
+    public RelayService(InboundHandler inbound, int maxFrameBytes, ThreadFactory applyThreads,
+                        long postTimeoutMillis, java.util.function.Consumer<String> onHello) {
+        this.onHello = onHello;
         this.inbound = inbound;
         this.maxFrameBytes = maxFrameBytes;
         this.applyThreads = applyThreads;
         this.postTimeoutMillis = postTimeoutMillis;
+    }
+
+    public void hello(String fromEndpoint) throws RelayException {
+        if (closed) {
+            throw new RelayException("ehrelay: node is shutting down");
+        }
+        if (fromEndpoint != null) {
+            onHello.accept(fromEndpoint);
+        }
     }
 
     public void deliver(String fromEndpoint, byte[] batch) throws RelayException {

@@ -45,6 +45,7 @@ final class PeerLink extends PeerChannel {
     private final String host;
     private final int port;
     private final String self;
+    private final boolean listening;
     private final RMIClientSocketFactory lookupSockets;
     private final CodecLimits limits;
     private final Map<String, CachePeer> stockPeers = new ConcurrentHashMap<>();
@@ -57,6 +58,7 @@ final class PeerLink extends PeerChannel {
         this.host = RmiUrls.host(endpoint);
         this.port = RmiUrls.port(endpoint);
         this.self = self == null ? "client" : self;
+        this.listening = self != null;
         this.lookupSockets = lookupSockets;
         this.limits = limits;
     }
@@ -76,6 +78,9 @@ final class PeerLink extends PeerChannel {
             }
             relay = (RelayRemote) found;
             kind = Kind.EHRELAY;
+            if (listening) {
+                relay.hello(self);
+            }
         } catch (NotBoundException e) {
             kind = Kind.STOCK;
         }

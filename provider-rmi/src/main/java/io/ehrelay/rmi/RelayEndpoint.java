@@ -15,6 +15,15 @@ final class RelayEndpoint implements RelayRemote {
     }
 
     @Override
+    public void hello(String fromEndpoint) throws RemoteException {
+        try {
+            service.hello(fromEndpoint);
+        } catch (RelayException e) {
+            throw new RemoteException(e.getMessage());
+        }
+    }
+
+    @Override
     public void deliver(String fromEndpoint, byte[] batch) throws RemoteException {
         try {
             service.deliver(fromEndpoint, batch);

@@ -15,6 +15,9 @@ public interface RelayRemote extends Remote, io.ehrelay.relay.RelayCalls {
 
     /** Applies an event batch; returns after every event was applied (or counted as rejected). */
     @Override
+    void hello(String fromEndpoint) throws RemoteException;
+
+    @Override
     void deliver(String fromEndpoint, byte[] batch) throws RemoteException;
 
     /**

@@ -44,26 +44,6 @@ final class RmiTransport implements Transport {
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
-    static final String REGISTRY_FILTER_PROPERTY = "sun.rmi.registry.registryFilter";
-    /**
-     * What a registry's incoming calls may carry: the stubs a legitimate {@code bind} sends (proxies, RMI's own
-     * classes, Ehcache's client socket factory, JMX connector stubs), nothing else. The JDK's built-in registry
-     * filter would admit any class implementing {@code Remote}.
-     */
-    static final String REGISTRY_FILTER = "maxdepth=20;maxrefs=10000;maxarray=10000;maxbytes=1000000;"
-            + "java.lang.String;java.lang.Number;java.lang.Integer;java.lang.Long;java.rmi.*;java.rmi.server.*;"
-            + "java.rmi.registry.*;sun.rmi.server.*;sun.rmi.transport.*;java.lang.reflect.Proxy;jdk.proxy*;"
-            + "com.sun.proxy.*;javax.management.remote.rmi.*;"
-            + "net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;io.ehrelay.rmi.TlsClientSocketFactory;"
-            + "javax.rmi.ssl.SslRMIClientSocketFactory;!*";
-
-    static {
-        // read once by the JDK when the first registry of the JVM is created; a user's own setting wins
-        if (System.getProperty(REGISTRY_FILTER_PROPERTY) == null) {
-            System.setProperty(REGISTRY_FILTER_PROPERTY, REGISTRY_FILTER);
-        }
-    }
-
     private final RmiSettings settings;
     private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
     private final Map<String, Remote> exported = new ConcurrentHashMap<>();
@@ -126,7 +106,7 @@ final class RmiTransport implements Transport {
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
             relayService = new io.ehrelay.relay.RelayService(ctx.inbound(), limits.maxFrameBytes(),
-                    ctx.threads("apply"), ls.socketTimeoutMillis / 2);
+                    ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello);
             relay = new RelayEndpoint(relayService);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
             // listening socket of their own unless remoteObjectPort pins every object to one port
@@ -225,6 +205,24 @@ final class RmiTransport implements Transport {
     private PeerLink link(Peer peer) {
         return links.computeIfAbsent(peer.endpoint(), e -> new PeerLink(e, localEndpoint, lookupSockets, settings,
                 context.limits(), context.threads("sender")));
+    }
+
+    /**
+     * A peer is up: end the backoff towards it and connect now, if it is one of ours. Never on the caller's
+     * thread: the caller is the peer's own connect, which may be what this node's link is waiting for.
+     */
+    private void peerSaidHello(String endpoint) {
+        PeerLink l = links.get(endpoint);
+        if (l != null && !l.isReachable() && !stopped) {
+            try {
+                retries.execute(() -> {
+                    l.retryNow();
+                    l.connectAhead(retries);
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // stopping
+            }
+        }
     }
 
     @Override

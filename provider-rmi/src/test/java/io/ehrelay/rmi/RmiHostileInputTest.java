@@ -41,7 +41,7 @@ class RmiHostileInputTest {
     @BeforeEach
     void setUp() throws Exception {
         Gadget.readObjectRan = false;
-        RemoteGadget.readObjectRan = false;
+        GadgetHandler.readObjectRan = false;
         cluster = new ContractCluster(new RmiFixture());
         node = cluster.start("hostile", "maxFrameBytes=1m");
         String endpoint = cluster.endpoint(node);
@@ -100,10 +100,17 @@ class RmiHostileInputTest {
         assertThat(node.getCache("async").getSize()).isZero();
     }
 
+    /**
+     * The registry's bind arguments are read by the JDK's registry filter (this node's own binds are local
+     * calls): the classic attack, a proxy implementing {@code Remote} whose invocation handler is a gadget,
+     * is rejected before the handler's {@code readObject} runs.
+     */
     @Test
     void gadgetBoundIntoTheRegistry_isRejectedWithoutRunningReadObject() {
-        assertThatThrownBy(() -> registry.rebind("evil", new RemoteGadget())).isInstanceOf(RemoteException.class);
-        assertThat(RemoteGadget.readObjectRan).isFalse();
+        Remote proxy = (Remote) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {Remote.class}, new GadgetHandler());
+        assertThatThrownBy(() -> registry.rebind("evil", proxy)).isInstanceOf(RemoteException.class);
+        assertThat(GadgetHandler.readObjectRan).isFalse();
     }
 
     private static void call(ThrowingCall c) {
@@ -122,10 +129,15 @@ class RmiHostileInputTest {
         void run() throws Exception;
     }
 
-    /** A gadget that can be passed where the registry expects a Remote. */
-    static final class RemoteGadget implements Remote, Serializable {
+    /** A gadget in the shape the registry accepts: the invocation handler of a {@code Remote} proxy. */
+    static final class GadgetHandler implements java.lang.reflect.InvocationHandler, Serializable {
         private static final long serialVersionUID = 1L;
         static volatile boolean readObjectRan;
+
+        @Override
+        public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) {
+            return null;
+        }
 
         private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
             readObjectRan = true;

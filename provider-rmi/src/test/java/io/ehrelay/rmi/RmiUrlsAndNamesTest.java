@@ -46,6 +46,45 @@ class RmiUrlsAndNamesTest {
                 .hasMessageContaining("rmiUrls").hasMessageContaining("//nohost/orders");
     }
 
+    /**
+     * Two nodes that list each other start at once: each looks the other up and says hello while the other does
+     * the same. Neither waits for the other (a hello is handled off the caller's thread), both become reachable.
+     */
+    @Test
+    void nodesListingEachOther_connectBothWays() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            int pa = StockInteropTest.freePort();
+            int pb = StockInteropTest.freePort();
+            CacheManager a = node("mutual-a-" + round, pa, pb);
+            CacheManager b = node("mutual-b-" + round, pb, pa);
+            try {
+                ReplicationNode na = ReplicationNode.find(a, RmiSettings.SCHEME);
+                ReplicationNode nb = ReplicationNode.find(b, RmiSettings.SCHEME);
+                Await.until(() -> reaches(na) && reaches(nb), () -> "both nodes reach each other");
+                a.getCache("c").put(new Element("k", "v"));
+                Await.until(() -> b.getCache("c").get("k") != null, () -> "replicated after a mutual start");
+            } finally {
+                a.shutdown();
+                b.shutdown();
+            }
+        }
+    }
+
+    private static boolean reaches(ReplicationNode n) {
+        return !n.peers().isEmpty() && n.transport().isReachable(n.peers().get(0));
+    }
+
+    private static CacheManager node(String name, int port, int peerPort) {
+        String xml = "<ehcache updateCheck=\"false\" name=\"" + name + "\">"
+                + "<cacheManagerPeerProviderFactory class=\"io.ehrelay.rmi.RmiCacheManagerPeerProviderFactory\""
+                + " properties=\"peerDiscovery=manual, rmiUrls=//127.0.0.1:" + peerPort + "/c\"/>"
+                + "<cacheManagerPeerListenerFactory class=\"io.ehrelay.rmi.RmiCacheManagerPeerListenerFactory\""
+                + " properties=\"hostName=127.0.0.1, port=" + port + "\"/>"
+                + "<cache name=\"c\" maxEntriesLocalHeap=\"100\"><cacheEventListenerFactory"
+                + " class=\"io.ehrelay.rmi.RmiCacheReplicatorFactory\"/></cache></ehcache>";
+        return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+    }
+
     @Test
     void cacheNamesWithHashAndSlash_replicateAndAreBoundVerbatim() throws Exception {
         try (ContractCluster cluster = new ContractCluster(new RmiFixture())) {
