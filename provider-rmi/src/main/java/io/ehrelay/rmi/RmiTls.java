@@ -1,14 +1,9 @@
 package io.ehrelay.rmi;
 
-import java.io.FileInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * TLS contexts built from the provider's key and trust stores. The client side of RMI runs inside
@@ -23,23 +18,10 @@ final class RmiTls {
     }
 
     static SSLContext build(RmiSettings s) throws IOException, GeneralSecurityException {
-        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(load(s.keyStore, s.keyStorePassword, s.storeType), s.keyStorePassword.toCharArray());
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(s.trustStore == null ? null : load(s.trustStore, s.trustStorePassword, s.storeType));
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
+        SSLContext context = io.ehrelay.config.TlsStores.context(s.keyStore, s.keyStorePassword, s.trustStore,
+                s.trustStorePassword, s.storeType);
         client = context;
         return context;
-    }
-
-    private static KeyStore load(String path, String password, String type) throws IOException,
-            GeneralSecurityException {
-        KeyStore ks = KeyStore.getInstance(type);
-        try (InputStream in = new FileInputStream(path)) {
-            ks.load(in, password.toCharArray());
-        }
-        return ks;
     }
 
     static SSLContext clientContext() throws IOException {

@@ -1,0 +1,34 @@
+package io.ehrelay.hessian;
+
+import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.PropertyReader;
+import io.ehrelay.provider.EhrelayPeerProviderFactory;
+import io.ehrelay.spi.Transport;
+
+/**
+ * {@code cacheManagerPeerProviderFactory} of the Hessian/HTTP transport: {@code peerDiscovery=manual} with
+ * {@code peers=http(s)://host:port/path|...}, or {@code automatic} with the stock multicast properties; plus the
+ * provider-api node properties and {@code clusterToken}, {@code tlsTrustStore}, {@code tlsTrustStorePassword},
+ * {@code tlsKeyStore}, {@code tlsKeyStorePassword} (client certificate), {@code tlsStoreType},
+ * {@code connectTimeoutMillis}, {@code readTimeoutMillis}, {@code peerOutboundMaxBytes}, {@code retryMaxMillis}.
+ */
+public class HessianCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
+
+    public HessianCacheManagerPeerProviderFactory() {
+        super(HessianSettings.SCHEME, HessianSettings.NAME, "peers");
+    }
+
+    @Override
+    protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
+        HessianSettings settings = HessianSettings.read(reader);
+        for (String peer : nodeConfig.discovery().manualPeers()) {
+            try {
+                PeerUrls.normalize(peer);
+            } catch (IllegalArgumentException e) {
+                throw reader.invalid("peers", peer, "http(s)://host:port/path entries separated by | ("
+                        + e.getMessage() + ")");
+            }
+        }
+        return new HessianTransport(settings);
+    }
+}

@@ -1,0 +1,45 @@
+package io.ehrelay.hessian;
+
+import java.io.File;
+
+import io.ehrelay.config.PropertyReader;
+
+/** The listener's own properties: {@code path}, HTTPS key store, HTTP threads. Immutable. */
+final class HessianListenerSettings {
+
+    final String path;
+    final String keyStore;
+    final String keyStorePassword;
+    final String storeType;
+    final int httpThreads;
+
+    HessianListenerSettings(String path, String keyStore, String keyStorePassword, String storeType,
+                            int httpThreads) {
+        this.path = path;
+        this.keyStore = keyStore;
+        this.keyStorePassword = keyStorePassword;
+        this.storeType = storeType;
+        this.httpThreads = httpThreads;
+    }
+
+    static HessianListenerSettings defaults() {
+        return new HessianListenerSettings("/ehrelay", null, "", "PKCS12", 4);
+    }
+
+    static HessianListenerSettings read(PropertyReader r) {
+        String path = r.string("path", "/ehrelay");
+        if (!path.startsWith("/") || path.contains("?") || path.contains("#") || path.contains(" ")) {
+            throw r.invalid("path", path, "an absolute URL path such as /ehrelay");
+        }
+        String keyStore = r.string("tlsKeyStore");
+        if (keyStore != null && !new File(keyStore).isFile()) {
+            throw r.invalid("tlsKeyStore", keyStore, "the path of a readable key store file");
+        }
+        return new HessianListenerSettings(path, keyStore, r.string("tlsKeyStorePassword", ""),
+                r.string("tlsStoreType", "PKCS12"), r.intIn("httpThreads", 4, 1, 256));
+    }
+
+    boolean https() {
+        return keyStore != null;
+    }
+}

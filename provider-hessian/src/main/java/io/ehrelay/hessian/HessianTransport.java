@@ -1,0 +1,210 @@
+package io.ehrelay.hessian;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import javax.net.ssl.SSLContext;
+
+import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+
+import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.config.TlsStores;
+import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.spi.TransportContext;
+
+/**
+ * Hessian over HTTP(S) as an ehrelay transport: the JDK's built-in HTTP server on {@code hostName:port/path}
+ * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HttpPeerChannel} per peer.
+ * Thread-safe.
+ */
+final class HessianTransport implements Transport {
+
+    private final HessianSettings settings;
+    private final Map<String, HttpPeerChannel> channels = new ConcurrentHashMap<>();
+    private TransportContext context;
+    private SSLContext clientTls;
+    private HttpServer server;
+    private ThreadPoolExecutor httpThreads;
+    private RelayService relay;
+    private ScheduledThreadPoolExecutor retries;
+    private String localEndpoint;
+    private volatile boolean stopped;
+
+    HessianTransport(HessianSettings settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public synchronized void start(TransportContext ctx) throws Exception {
+        this.context = ctx;
+        retries = new ScheduledThreadPoolExecutor(1, ctx.threads("lookup"));
+        retries.setKeepAliveTime(10, TimeUnit.SECONDS);
+        retries.allowCoreThreadTimeOut(true);
+        if (settings.trustStore != null || settings.keyStore != null) {
+            clientTls = TlsStores.context(settings.keyStore, settings.keyStorePassword, settings.trustStore,
+                    settings.trustStorePassword, settings.storeType);
+        }
+        ListenerConfig listener = ctx.listener();
+        if (listener == null) {
+            return;
+        }
+        HessianListenerSettings ls = listener.transportSettings(HessianListenerSettings.class);
+        if (ls == null) {
+            ls = HessianListenerSettings.defaults();
+        }
+        InetSocketAddress address = new InetSocketAddress(InetAddress.getByName(listener.hostName()),
+                listener.port());
+        if (ls.https()) {
+            HttpsServer https = HttpsServer.create(address, 128);
+            https.setHttpsConfigurator(new HttpsConfigurator(TlsStores.context(ls.keyStore, ls.keyStorePassword,
+                    null, "", ls.storeType)));
+            server = https;
+        } else {
+            server = HttpServer.create(address, 128);
+        }
+        relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
+                settings.readTimeoutMillis / 2, this::peerSaidHello);
+        httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), ctx.threads("http"));
+        httpThreads.allowCoreThreadTimeOut(true);
+        server.setExecutor(httpThreads);
+        server.createContext(ls.path, new RelayHttpHandler(relay, settings.clusterToken,
+                ctx.limits().maxFrameBytes() + 64 * 1024L, ctx.metrics()));
+        server.start();
+        localEndpoint = PeerUrls.normalize((ls.https() ? "https" : "http") + "://" + hostForUrl(listener.hostName())
+                + ":" + server.getAddress().getPort() + ls.path);
+    }
+
+    private static String hostForUrl(String host) {
+        return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    @Override
+    public String localEndpoint() {
+        return localEndpoint;
+    }
+
+    @Override
+    public String normalizePeer(String configured) {
+        return PeerUrls.normalize(configured);
+    }
+
+    private void peerSaidHello(String endpoint) {
+        HttpPeerChannel c;
+        try {
+            c = channels.get(PeerUrls.normalize(endpoint));
+        } catch (IllegalArgumentException e) {
+            return;
+        }
+        if (c != null && !c.isReachable() && !stopped) {
+            try {
+                retries.execute(() -> {
+                    c.retryNow();
+                    c.connectAhead(retries);
+                });
+            } catch (RejectedExecutionException e) {
+                // stopping
+            }
+        }
+    }
+
+    private HttpPeerChannel channel(Peer peer) {
+        return channels.computeIfAbsent(peer.endpoint(), e -> new HttpPeerChannel(e, localEndpoint, settings,
+                clientTls, context.threads("sender")));
+    }
+
+    @Override
+    public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
+        if (stopped) {
+            return CompletableFuture.failedFuture(new IllegalStateException("transport stopped"));
+        }
+        return channel(peer).send(batch, acknowledge);
+    }
+
+    @Override
+    public CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
+                                                InboundHandler.ChunkSink sink) {
+        try {
+            channel(peer).fetchState(cacheName, maxChunkBytes, sink);
+            return CompletableFuture.completedFuture(null);
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public boolean isReachable(Peer peer) {
+        HttpPeerChannel c = channels.get(peer.endpoint());
+        return c != null && c.isReachable();
+    }
+
+    @Override
+    public void peersChanged(List<Peer> peers) {
+        if (stopped) {
+            return;
+        }
+        Set<String> current = new HashSet<>();
+        for (Peer p : peers) {
+            current.add(p.endpoint());
+            boolean fresh = !channels.containsKey(p.endpoint());
+            HttpPeerChannel c = channel(p);
+            if (fresh) {
+                c.connectAhead(retries);
+            } else {
+                c.retryNow();
+            }
+        }
+        for (String gone : new ArrayList<>(channels.keySet())) {
+            if (!current.contains(gone)) {
+                HttpPeerChannel c = channels.remove(gone);
+                if (c != null) {
+                    c.close(0);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void stop() {
+        synchronized (this) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+        }
+        if (server != null) {
+            server.stop(0);
+        }
+        if (relay != null) {
+            relay.close(2000);
+        }
+        if (httpThreads != null) {
+            httpThreads.shutdownNow();
+        }
+        for (HttpPeerChannel c : channels.values()) {
+            c.close(2000);
+        }
+        channels.clear();
+        if (retries != null) {
+            retries.shutdownNow();
+        }
+    }
+}
