@@ -12,11 +12,12 @@ public final class Profiles {
     static final String RAW = "raw";
     /** Ehcache 2.10's own RMI replication, unchanged: the baseline users run today. */
     static final String STOCK_RMI = "stock-rmi";
-    static final List<String> ALL = List.of("tcp", "rmi", STOCK_RMI, RAW);
+    static final List<String> ALL = List.of("tcp", "rmi", "hessian", STOCK_RMI, RAW);
     /** ehrelay's transports: name to the class-name prefix of its four factories. */
     private static final java.util.Map<String, String> EHRELAY = java.util.Map.of(
             "tcp", "io.ehrelay.tcp.Tcp",
-            "rmi", "io.ehrelay.rmi.Rmi");
+            "rmi", "io.ehrelay.rmi.Rmi",
+            "hessian", "io.ehrelay.hessian.Hessian");
 
     private Profiles() {
     }
@@ -89,7 +90,8 @@ public final class Profiles {
 
     /**
      * The manual peer property for one peer {@code host:port}: {@code peers=} for TCP, stock-style
-     * {@code rmiUrls=//host:port/cache|...} for RMI (a user's file with only the class names changed).
+     * {@code rmiUrls=//host:port/cache|...} for RMI (a user's file with only the class names changed),
+     * {@code peers=http://host:port/ehrelay} for Hessian (a peer that already is a URL is kept).
      */
     public static String manualPeers(String transport, String peer, List<String> caches) {
         if ("rmi".equals(transport)) {
@@ -98,6 +100,9 @@ public final class Profiles {
                 urls.append(i == 0 ? "" : "|").append("//").append(peer).append('/').append(caches.get(i));
             }
             return urls.toString();
+        }
+        if ("hessian".equals(transport)) {
+            return "peers=" + (peer.startsWith("http") ? peer : "http://" + peer + "/ehrelay");
         }
         factoryPrefix(transport);
         return "peers=" + peer;

@@ -37,10 +37,21 @@ import io.ehrelay.spi.TransportContext;
  */
 final class HessianTransport implements Transport {
 
+    static {
+        // the JDK's HTTP server writes a response's headers and body separately: without TCP_NODELAY, Nagle's
+        // algorithm meets the client's delayed ACK and every call waits ~40 ms. Read once, when the first
+        // server of the JVM starts; an explicit setting wins.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
     private final HessianSettings settings;
     private final Map<String, HttpPeerChannel> channels = new ConcurrentHashMap<>();
     private TransportContext context;
     private SSLContext clientTls;
+    private java.net.http.HttpClient client;
+    private java.util.concurrent.ExecutorService clientThreads;
     private HttpServer server;
     private ThreadPoolExecutor httpThreads;
     private RelayService relay;
@@ -62,6 +73,19 @@ final class HessianTransport implements Transport {
             clientTls = TlsStores.context(settings.keyStore, settings.keyStorePassword, settings.trustStore,
                     settings.trustStorePassword, settings.storeType);
         }
+        // the client's own work (reading responses, completing calls): two threads, idle ones end
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                ctx.threads("http-client"));
+        pool.allowCoreThreadTimeOut(true);
+        clientThreads = pool;
+        java.net.http.HttpClient.Builder builder = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .connectTimeout(java.time.Duration.ofMillis(settings.connectTimeoutMillis))
+                .executor(clientThreads);
+        if (clientTls != null) {
+            builder.sslContext(clientTls);
+        }
+        client = builder.build();
         ListenerConfig listener = ctx.listener();
         if (listener == null) {
             return;
@@ -128,7 +152,7 @@ final class HessianTransport implements Transport {
 
     private HttpPeerChannel channel(Peer peer) {
         return channels.computeIfAbsent(peer.endpoint(), e -> new HttpPeerChannel(e, localEndpoint, settings,
-                clientTls, context.threads("sender")));
+                client, context.threads("sender")));
     }
 
     @Override
@@ -205,6 +229,9 @@ final class HessianTransport implements Transport {
         channels.clear();
         if (retries != null) {
             retries.shutdownNow();
+        }
+        if (clientThreads != null) {
+            clientThreads.shutdownNow();
         }
     }
 }

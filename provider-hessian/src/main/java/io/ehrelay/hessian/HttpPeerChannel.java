@@ -1,14 +1,8 @@
 package io.ehrelay.hessian;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.HttpURLConnection;
-import java.net.URL;
 import java.util.concurrent.ThreadFactory;
 
-import javax.net.ssl.HttpsURLConnection;
-import javax.net.ssl.SSLContext;
 
 import io.ehrelay.relay.PeerChannel;
 import io.ehrelay.relay.RelayCalls;
@@ -16,26 +10,24 @@ import io.ehrelay.relay.RelayException;
 import io.ehrelay.spi.InboundHandler;
 
 /**
- * One peer's endpoint over HTTP(S), persistent connections (the JDK keeps them alive between calls): the relay
- * protocol as Hessian calls. Connecting is a {@code hello} call, which also proves the cluster token.
+ * One peer's endpoint over HTTP(S) through the transport's {@code java.net.http} client (persistent HTTP/1.1
+ * connections with TCP_NODELAY): the relay protocol as Hessian calls. Connecting is a {@code hello} call, which also proves the cluster token.
  */
 final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
-    private final URL url;
+    private final java.net.URI uri;
     private final String self;
     private final HessianSettings settings;
-    private final SSLContext tls;
+    private final java.net.http.HttpClient client;
 
-    HttpPeerChannel(String endpoint, String self, HessianSettings settings, SSLContext tls, ThreadFactory threads) {
+    /** @param client the transport's HTTP/1.1 client (persistent connections, TCP_NODELAY) */
+    HttpPeerChannel(String endpoint, String self, HessianSettings settings, java.net.http.HttpClient client,
+                    ThreadFactory threads) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
-        try {
-            this.url = new URL(endpoint);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("not a URL: " + endpoint, e);
-        }
+        this.uri = java.net.URI.create(endpoint);
         this.self = self;
         this.settings = settings;
-        this.tls = tls;
+        this.client = client;
     }
 
     @Override
@@ -112,34 +104,29 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     private Object invoke(String method, Envelope envelope) throws IOException {
         byte[] body = HessianWire.call(method, envelope);
-        HttpURLConnection c = (HttpURLConnection) url.openConnection();
-        if (c instanceof HttpsURLConnection && tls != null) {
-            ((HttpsURLConnection) c).setSSLSocketFactory(tls.getSocketFactory());
-        }
-        c.setRequestMethod("POST");
-        c.setDoOutput(true);
-        c.setUseCaches(false);
-        c.setConnectTimeout(settings.connectTimeoutMillis);
-        c.setReadTimeout(settings.readTimeoutMillis);
-        c.setFixedLengthStreamingMode(body.length);
-        c.setRequestProperty("Content-Type", HessianWire.CONTENT_TYPE);
+        java.net.http.HttpRequest.Builder request = java.net.http.HttpRequest.newBuilder(uri)
+                .timeout(java.time.Duration.ofMillis(settings.readTimeoutMillis))
+                .header("Content-Type", HessianWire.CONTENT_TYPE)
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body));
         if (settings.clusterToken != null) {
-            c.setRequestProperty(HessianSettings.TOKEN_HEADER, settings.clusterToken);
+            request.header(HessianSettings.TOKEN_HEADER, settings.clusterToken);
         }
-        try (OutputStream out = c.getOutputStream()) {
-            out.write(body);
+        java.net.http.HttpResponse<byte[]> response;
+        try {
+            response = client.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted calling " + endpoint());
         }
-        int status = c.getResponseCode();
+        int status = response.statusCode();
         if (status == 401) {
-            drain(c.getErrorStream());
             throw new RelayException("peer " + endpoint() + " answered 401: clusterToken missing or different");
         }
         if (status != 200) {
-            byte[] err = drain(c.getErrorStream());
             String why = "HTTP " + status;
-            if (err.length > 0) {
+            if (response.body() != null && response.body().length > 0) {
                 try {
-                    HessianWire.readReply(err);
+                    HessianWire.readReply(response.body());
                 } catch (RelayException fault) {
                     why += ": " + fault.getMessage();
                 } catch (IOException ignored) {
@@ -148,19 +135,7 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
             }
             throw new RelayException("peer " + endpoint() + " refused " + method + " (" + why + ")");
         }
-        byte[] reply;
-        try (InputStream in = c.getInputStream()) {
-            reply = in.readAllBytes();
-        }
-        return HessianWire.readReply(reply);
+        return HessianWire.readReply(response.body());
     }
 
-    private static byte[] drain(InputStream in) throws IOException {
-        if (in == null) {
-            return new byte[0];
-        }
-        try (in) {
-            return in.readNBytes(64 * 1024);
-        }
-    }
 }
