@@ -2,16 +2,7 @@ package io.ehrelay.hessian;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -24,10 +15,6 @@ import com.sun.net.httpserver.HttpsServer;
 import io.ehrelay.config.ListenerConfig;
 import io.ehrelay.config.TlsStores;
 import io.ehrelay.relay.RelayService;
-import io.ehrelay.spi.Batch;
-import io.ehrelay.spi.InboundHandler;
-import io.ehrelay.spi.Peer;
-import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
 
 /**
@@ -35,7 +22,7 @@ import io.ehrelay.spi.TransportContext;
  * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HttpPeerChannel} per peer.
  * Thread-safe.
  */
-final class HessianTransport implements Transport {
+final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerChannel> {
 
     static {
         // the JDK's HTTP server writes a response's headers and body separately: without TCP_NODELAY, Nagle's
@@ -47,7 +34,6 @@ final class HessianTransport implements Transport {
     }
 
     private final HessianSettings settings;
-    private final Map<String, HttpPeerChannel> channels = new ConcurrentHashMap<>();
     private TransportContext context;
     private SSLContext clientTls;
     private java.net.http.HttpClient client;
@@ -55,9 +41,7 @@ final class HessianTransport implements Transport {
     private HttpServer server;
     private ThreadPoolExecutor httpThreads;
     private RelayService relay;
-    private ScheduledThreadPoolExecutor retries;
     private String localEndpoint;
-    private volatile boolean stopped;
 
     HessianTransport(HessianSettings settings) {
         this.settings = settings;
@@ -66,9 +50,7 @@ final class HessianTransport implements Transport {
     @Override
     public synchronized void start(TransportContext ctx) throws Exception {
         this.context = ctx;
-        retries = new ScheduledThreadPoolExecutor(1, ctx.threads("lookup"));
-        retries.setKeepAliveTime(10, TimeUnit.SECONDS);
-        retries.allowCoreThreadTimeOut(true);
+        startChannels(ctx);
         if (settings.trustStore != null || settings.keyStore != null) {
             clientTls = TlsStores.context(settings.keyStore, settings.keyStorePassword, settings.trustStore,
                     settings.trustStorePassword, settings.storeType);
@@ -105,7 +87,7 @@ final class HessianTransport implements Transport {
             server = HttpServer.create(address, 128);
         }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
-                settings.readTimeoutMillis / 2, this::peerSaidHello);
+                settings.readTimeoutMillis / 2, this::hello);
         httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), ctx.threads("http"));
         httpThreads.allowCoreThreadTimeOut(true);
@@ -131,88 +113,24 @@ final class HessianTransport implements Transport {
         return PeerUrls.normalize(configured);
     }
 
-    private void peerSaidHello(String endpoint) {
-        HttpPeerChannel c;
+    /** Peers announce themselves by their endpoint URL, in any spelling. */
+    private void hello(String endpoint) {
         try {
-            c = channels.get(PeerUrls.normalize(endpoint));
+            peerSaidHello(PeerUrls.normalize(endpoint));
         } catch (IllegalArgumentException e) {
-            return;
-        }
-        if (c != null && !c.isReachable() && !stopped) {
-            try {
-                retries.execute(() -> {
-                    c.retryNow();
-                    c.connectAhead(retries);
-                });
-            } catch (RejectedExecutionException e) {
-                // stopping
-            }
-        }
-    }
-
-    private HttpPeerChannel channel(Peer peer) {
-        return channels.computeIfAbsent(peer.endpoint(), e -> new HttpPeerChannel(e, localEndpoint, settings,
-                client, context.threads("sender")));
-    }
-
-    @Override
-    public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
-        if (stopped) {
-            return CompletableFuture.failedFuture(new IllegalStateException("transport stopped"));
-        }
-        return channel(peer).send(batch, acknowledge);
-    }
-
-    @Override
-    public CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
-                                                InboundHandler.ChunkSink sink) {
-        try {
-            channel(peer).fetchState(cacheName, maxChunkBytes, sink);
-            return CompletableFuture.completedFuture(null);
-        } catch (Exception e) {
-            return CompletableFuture.failedFuture(e);
+            // not a peer URL (a client without a listener): nothing to end
         }
     }
 
     @Override
-    public boolean isReachable(Peer peer) {
-        HttpPeerChannel c = channels.get(peer.endpoint());
-        return c != null && c.isReachable();
-    }
-
-    @Override
-    public void peersChanged(List<Peer> peers) {
-        if (stopped) {
-            return;
-        }
-        Set<String> current = new HashSet<>();
-        for (Peer p : peers) {
-            current.add(p.endpoint());
-            boolean fresh = !channels.containsKey(p.endpoint());
-            HttpPeerChannel c = channel(p);
-            if (fresh) {
-                c.connectAhead(retries);
-            } else {
-                c.retryNow();
-            }
-        }
-        for (String gone : new ArrayList<>(channels.keySet())) {
-            if (!current.contains(gone)) {
-                HttpPeerChannel c = channels.remove(gone);
-                if (c != null) {
-                    c.close(0);
-                }
-            }
-        }
+    protected HttpPeerChannel newChannel(String endpoint) {
+        return new HttpPeerChannel(endpoint, localEndpoint, settings, client, context.threads("sender"));
     }
 
     @Override
     public void stop() {
-        synchronized (this) {
-            if (stopped) {
-                return;
-            }
-            stopped = true;
+        if (!markStopped()) {
+            return;
         }
         if (server != null) {
             server.stop(0);
@@ -223,13 +141,7 @@ final class HessianTransport implements Transport {
         if (httpThreads != null) {
             httpThreads.shutdownNow();
         }
-        for (HttpPeerChannel c : channels.values()) {
-            c.close(2000);
-        }
-        channels.clear();
-        if (retries != null) {
-            retries.shutdownNow();
-        }
+        stopChannels(2000);
         if (clientThreads != null) {
             clientThreads.shutdownNow();
         }

@@ -11,11 +11,8 @@ import java.rmi.server.RMIClientSocketFactory;
 import java.rmi.server.UnicastRemoteObject;
 import java.io.ObjectInputFilter;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import javax.net.ssl.SSLContext;
@@ -27,10 +24,6 @@ import io.ehrelay.codec.AllowList;
 import io.ehrelay.codec.CodecLimits;
 import io.ehrelay.codec.SerializationGuard;
 import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.spi.Batch;
-import io.ehrelay.spi.InboundHandler;
-import io.ehrelay.spi.Peer;
-import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
 import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 
@@ -40,12 +33,11 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
  * {@code remoteObjectPort} with an {@link ObjectInputFilter}: the relay admits byte arrays only, the cache peers
  * the allow-list plus Ehcache's message types. Sending: one {@link PeerLink} per peer. Thread-safe.
  */
-final class RmiTransport implements Transport {
+final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
     private final RmiSettings settings;
-    private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
     private final Map<String, Remote> exported = new ConcurrentHashMap<>();
     private TransportContext context;
     private SSLContext tls;
@@ -60,8 +52,6 @@ final class RmiTransport implements Transport {
     private ObjectInputFilter stockFilter;
     private int remoteObjectPort;
     private String localEndpoint;
-    private volatile boolean stopped;
-    private java.util.concurrent.ScheduledThreadPoolExecutor retries;
 
     RmiTransport(RmiSettings settings) {
         this.settings = settings;
@@ -70,10 +60,7 @@ final class RmiTransport implements Transport {
     @Override
     public synchronized void start(TransportContext ctx) throws Exception {
         this.context = ctx;
-        retries = new java.util.concurrent.ScheduledThreadPoolExecutor(1, ctx.threads("lookup"));
-        retries.setKeepAliveTime(10, java.util.concurrent.TimeUnit.SECONDS);
-        retries.allowCoreThreadTimeOut(true);
-        retries.setRemoveOnCancelPolicy(true);
+        startChannels(ctx);
         if (settings.tls) {
             tls = RmiTls.build(settings);
         }
@@ -166,7 +153,7 @@ final class RmiTransport implements Transport {
 
     @Override
     public synchronized void cacheAdded(String cacheName) {
-        if (registry == null || stopped || exported.containsKey(cacheName)) {
+        if (registry == null || stopped() || exported.containsKey(cacheName)) {
             return;
         }
         if (RelayRemote.BINDING.equals(cacheName)) {
@@ -202,106 +189,31 @@ final class RmiTransport implements Transport {
         }
     }
 
-    private PeerLink link(Peer peer) {
-        return links.computeIfAbsent(peer.endpoint(), e -> new PeerLink(e, localEndpoint, lookupSockets, settings,
-                context.limits(), context.threads("sender")));
-    }
-
-    /**
-     * A peer is up: end the backoff towards it and connect now, if it is one of ours. Never on the caller's
-     * thread: the caller is the peer's own connect, which may be what this node's link is waiting for.
-     */
-    private void peerSaidHello(String endpoint) {
-        PeerLink l = links.get(endpoint);
-        if (l != null && !l.isReachable() && !stopped) {
-            try {
-                retries.execute(() -> {
-                    l.retryNow();
-                    l.connectAhead(retries);
-                });
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                // stopping
-            }
-        }
-    }
-
     @Override
-    public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
-        if (stopped) {
-            return CompletableFuture.failedFuture(new IllegalStateException("transport stopped"));
-        }
-        return link(peer).send(batch, acknowledge);
-    }
-
-    @Override
-    public CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
-                                                InboundHandler.ChunkSink sink) {
-        try {
-            link(peer).fetchState(cacheName, maxChunkBytes, sink);
-            return CompletableFuture.completedFuture(null);
-        } catch (Exception e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    @Override
-    public boolean isReachable(Peer peer) {
-        PeerLink l = links.get(peer.endpoint());
-        return l != null && l.isReachable();
+    protected PeerLink newChannel(String endpoint) {
+        return new PeerLink(endpoint, localEndpoint, lookupSockets, settings, context.limits(),
+                context.threads("sender"));
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
     Map<String, PeerLink.Kind> peerKinds() {
         Map<String, PeerLink.Kind> out = new java.util.TreeMap<>();
-        links.forEach((e, l) -> out.put(e, l.kind()));
+        channels().forEach((e, l) -> out.put(e, l.kind()));
         return out;
     }
 
     @Override
-    public void peersChanged(List<Peer> peers) {
-        if (stopped) {
+    public void stop() {
+        if (!markStopped()) {
             return;
         }
-        Set<String> current = new HashSet<>();
-        for (Peer p : peers) {
-            current.add(p.endpoint());
-            boolean fresh = !links.containsKey(p.endpoint());
-            PeerLink l = link(p);
-            if (fresh) {
-                l.connectAhead(retries);
-            } else {
-                l.retryNow();
-            }
-        }
-        for (String gone : new ArrayList<>(links.keySet())) {
-            if (!current.contains(gone)) {
-                PeerLink l = links.remove(gone);
-                if (l != null) {
-                    l.close(0);
-                }
-            }
-        }
-    }
-
-    @Override
-    public void stop() {
         synchronized (this) {
-            if (stopped) {
-                return;
-            }
-            stopped = true;
             unexportAll();
         }
         if (relayService != null) {
             relayService.close(2000);
         }
-        if (retries != null) {
-            retries.shutdownNow();
-        }
-        for (PeerLink l : links.values()) {
-            l.close(2000);
-        }
-        links.clear();
+        stopChannels(2000);
     }
 
     private void unexportAll() {
