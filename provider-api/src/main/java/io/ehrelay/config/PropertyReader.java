@@ -48,6 +48,15 @@ public final class PropertyReader {
         return v == null || v.isEmpty() ? null : v;
     }
 
+    /** A path that must name a readable file (e.g. a key store), or {@code null} when the property is absent. */
+    public String file(String name, String what) {
+        String v = string(name);
+        if (v != null && !new java.io.File(v).isFile()) {
+            throw invalid(name, v, "the path of a readable " + what + " file");
+        }
+        return v;
+    }
+
     public String string(String name, String defaultValue) {
         String v = string(name);
         return v == null ? defaultValue : v;

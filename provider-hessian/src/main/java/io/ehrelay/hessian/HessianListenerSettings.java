@@ -1,7 +1,5 @@
 package io.ehrelay.hessian;
 
-import java.io.File;
-
 import io.ehrelay.config.PropertyReader;
 
 /** The listener's own properties: {@code path}, HTTPS key store, HTTP threads. Immutable. */
@@ -31,10 +29,7 @@ final class HessianListenerSettings {
         if (!path.startsWith("/") || path.contains("?") || path.contains("#") || path.contains(" ")) {
             throw r.invalid("path", path, "an absolute URL path such as /ehrelay");
         }
-        String keyStore = r.string("tlsKeyStore");
-        if (keyStore != null && !new File(keyStore).isFile()) {
-            throw r.invalid("tlsKeyStore", keyStore, "the path of a readable key store file");
-        }
+        String keyStore = r.file("tlsKeyStore", "key store");
         return new HessianListenerSettings(path, keyStore, r.string("tlsKeyStorePassword", ""),
                 r.string("tlsStoreType", "PKCS12"), r.intIn("httpThreads", 4, 1, 256));
     }

@@ -1,7 +1,5 @@
 package io.ehrelay.hessian;
 
-import java.io.File;
-
 import io.ehrelay.config.PropertyReader;
 
 /** Hessian/HTTP provider settings (token, trust, timeouts, outbound bound). Immutable. */
@@ -42,13 +40,8 @@ final class HessianSettings {
         if (token != null && token.length() < 16) {
             throw r.invalid("clusterToken", "(hidden)", "a shared secret of at least 16 characters");
         }
-        String trustStore = r.string("tlsTrustStore");
-        String keyStore = r.string("tlsKeyStore");
-        for (String[] store : new String[][] {{"tlsTrustStore", trustStore}, {"tlsKeyStore", keyStore}}) {
-            if (store[1] != null && !new File(store[1]).isFile()) {
-                throw r.invalid(store[0], store[1], "the path of a readable key store file");
-            }
-        }
+        String trustStore = r.file("tlsTrustStore", "key store");
+        String keyStore = r.file("tlsKeyStore", "key store");
         return new HessianSettings(token, trustStore, r.string("tlsTrustStorePassword", ""), keyStore,
                 r.string("tlsKeyStorePassword", ""), r.string("tlsStoreType", "PKCS12"),
                 r.intIn("connectTimeoutMillis", 2000, 1, 600_000),

@@ -9,9 +9,7 @@ import java.io.OutputStream;
 import java.io.Serializable;
 import java.net.HttpURLConnection;
 import java.net.URL;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,17 +34,7 @@ class HessianSecurityTest {
 
     @BeforeAll
     static void keyStore() throws Exception {
-        Path dir = Files.createDirectories(Path.of("target", "tls"));
-        keyStore = dir.resolve("https.p12");
-        Files.deleteIfExists(keyStore);
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                "-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
-                "CN=127.0.0.1", "-ext", "SAN=ip:127.0.0.1", "-validity", "2", "-storetype", "PKCS12",
-                "-keystore", keyStore.toString(), "-storepass", "changeit", "-keypass", "changeit")
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(out).isZero();
+        keyStore = io.ehrelay.contract.TestKeyStores.selfSigned("https", "127.0.0.1", "ip:127.0.0.1");
     }
 
     /** Records whether Hessian ever made one: its constructor or its readResolve. */

@@ -1,7 +1,5 @@
 package io.ehrelay.rmi;
 
-import java.io.File;
-
 import io.ehrelay.config.PropertyReader;
 
 /** RMI-specific provider settings (TLS, outbound bounds, lookup retry). Immutable. */
@@ -49,16 +47,13 @@ final class RmiSettings {
 
     static RmiSettings read(PropertyReader r) {
         boolean tls = r.bool(TLS, false);
-        String keyStore = r.string(TLS_KEY_STORE);
+        String keyStore = r.file(TLS_KEY_STORE, "key store");
         String keyStorePassword = r.string(TLS_KEY_STORE_PASSWORD, "");
-        String trustStore = r.string(TLS_TRUST_STORE);
+        String trustStore = r.file(TLS_TRUST_STORE, "key store");
         String trustStorePassword = r.string(TLS_TRUST_STORE_PASSWORD, "");
         String storeType = r.string(TLS_STORE_TYPE, "PKCS12");
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
         for (String[] store : new String[][] {{TLS_KEY_STORE, keyStore}, {TLS_TRUST_STORE, trustStore}}) {
-            if (store[1] != null && !new File(store[1]).isFile()) {
-                throw r.invalid(store[0], store[1], "the path of a readable key store file");
-            }
             if (store[1] != null && !tls) {
                 throw r.invalid(store[0], store[1], "no key or trust store unless tls=true");
             }

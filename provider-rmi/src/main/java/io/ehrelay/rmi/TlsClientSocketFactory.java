@@ -2,7 +2,6 @@ package io.ehrelay.rmi;
 
 import java.io.IOException;
 import java.io.Serializable;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.rmi.server.RMIClientSocketFactory;
 
@@ -25,11 +24,8 @@ final class TlsClientSocketFactory implements RMIClientSocketFactory, Serializab
 
     @Override
     public Socket createSocket(String host, int port) throws IOException {
-        Socket plain = new Socket();
+        Socket plain = new TimeoutClientSocketFactory(timeoutMillis).createSocket(host, port);
         try {
-            plain.connect(new InetSocketAddress(host, port), timeoutMillis);
-            plain.setSoTimeout(timeoutMillis);
-            plain.setTcpNoDelay(true);
             SSLSocket ssl = (SSLSocket) RmiTls.clientContext().getSocketFactory().createSocket(plain, host, port, true);
             ssl.setUseClientMode(true);
             ssl.startHandshake();

@@ -3,12 +3,10 @@ package io.ehrelay.rmi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,16 +27,7 @@ class RmiTlsTest {
 
     @BeforeAll
     static void keyStore() throws Exception {
-        Path dir = Files.createDirectories(Path.of("target", "tls"));
-        keyStore = dir.resolve("node.p12");
-        Files.deleteIfExists(keyStore);
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                "-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
-                "CN=ehrelay-test", "-validity", "2", "-storetype", "PKCS12", "-keystore", keyStore.toString(),
-                "-storepass", "changeit", "-keypass", "changeit").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(out).isZero();
+        keyStore = io.ehrelay.contract.TestKeyStores.selfSigned("node", "ehrelay-test", null);
     }
 
     private static RmiFixture tlsFixture() {
