@@ -4,8 +4,10 @@ import java.io.Serializable;
 
 /**
  * The only object a Hessian call to an ehrelay endpoint may carry: who sends, and the call's arguments
- * (a batch, a cache name, a transfer id, a chunk size). Hessian maps it field by field; nothing else is
- * instantiated on the receiving side.
+ * (a cache name, a transfer id, a chunk size, the length of the batch). Hessian maps it field by field; nothing
+ * else is instantiated on the receiving side. The batch itself is not a field: it travels as the call's second
+ * argument, a Hessian binary, which the endpoint reads in bulk into an array of exactly {@code payloadLength}
+ * bytes (Hessian's own {@code readBytes} goes byte by byte).
  */
 public final class Envelope implements Serializable {
 
@@ -15,7 +17,8 @@ public final class Envelope implements Serializable {
     String cacheName;
     long transferId;
     int maxChunkBytes;
-    byte[] payload;
+    int payloadLength = -1;
+    transient byte[] payload;
 
     public Envelope() {
     }

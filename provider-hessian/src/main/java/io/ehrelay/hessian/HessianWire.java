@@ -3,6 +3,7 @@ package io.ehrelay.hessian;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 
 import com.caucho.hessian.io.Hessian2Input;
 import com.caucho.hessian.io.Hessian2Output;
@@ -29,19 +30,24 @@ final class HessianWire {
         return f;
     }
 
+    /** A call: the envelope, and when it has a payload, the payload as a second (binary) argument. */
     static byte[] call(String method, Envelope envelope) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(
-                256 + (envelope.payload == null ? 0 : envelope.payload.length));
+        byte[] payload = envelope.payload;
+        envelope.payloadLength = payload == null ? -1 : payload.length;
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256 + (payload == null ? 0 : payload.length + payload.length / 1024));
         Hessian2Output out = new Hessian2Output(bytes);
         out.setSerializerFactory(FACTORY);
-        out.startCall(method, 1);
+        out.startCall(method, payload == null ? 1 : 2);
         out.writeObject(envelope);
+        if (payload != null) {
+            out.writeBytes(payload);
+        }
         out.completeCall();
         out.flush();
         return bytes.toByteArray();
     }
 
-    /** A call as the server reads it. */
+    /** A call as the server reads it: the first argument as Hessian made it, and the payload if any. */
     static final class Call {
         final String method;
         final Object argument;
@@ -52,23 +58,56 @@ final class HessianWire {
         }
     }
 
-    /** @throws IOException when the bytes are not a Hessian 2 call with one argument */
-    static Call readCall(byte[] body) throws IOException {
-        Hessian2Input in = new Hessian2Input(new ByteArrayInputStream(body));
+    /**
+     * Reads a call from a request body. The first argument goes through the allow-list factory; when it is an
+     * envelope announcing a payload, the second argument must be a Hessian binary of exactly that many bytes,
+     * at most {@code maxPayloadBytes}, read in bulk into the envelope's {@code payload}.
+     *
+     * @throws IOException when the bytes are not such a call
+     */
+    static Call readCall(InputStream body, long maxPayloadBytes) throws IOException {
+        Hessian2Input in = new Hessian2Input(body);
         in.setSerializerFactory(FACTORY);
         try {
             in.readCall();
             String method = in.readMethod();
             int args = in.readMethodArgLength();
-            if (args != 1) {
-                throw new IOException("expected one argument, got " + args);
+            if (args != 1 && args != 2) {
+                throw new IOException("expected one or two arguments, got " + args);
             }
             Object argument = in.readObject();
+            if (!(argument instanceof Envelope)) {
+                return new Call(method, argument); // refused by the caller; nothing after it is read
+            }
+            Envelope envelope = (Envelope) argument;
+            if (args == 1 && envelope.payloadLength >= 0 || args == 2 && envelope.payloadLength < 0) {
+                throw new IOException("the envelope announces a payload of " + envelope.payloadLength
+                        + " bytes but the call has " + args + " argument(s)");
+            }
+            if (args == 2) {
+                envelope.payload = readBinary(in, envelope.payloadLength, maxPayloadBytes);
+            }
             in.completeCall();
-            return new Call(method, argument);
+            return new Call(method, envelope);
         } catch (RuntimeException e) {
             throw new IOException("not a Hessian call: " + e, e);
         }
+    }
+
+    private static byte[] readBinary(Hessian2Input in, int length, long maxBytes) throws IOException {
+        if (length > maxBytes) {
+            throw new IOException("payload of " + length + " bytes announced, limit " + maxBytes);
+        }
+        InputStream binary = in.readInputStream();
+        if (binary == null) {
+            throw new IOException("payload expected, got null");
+        }
+        byte[] payload = new byte[length];
+        int got = binary.readNBytes(payload, 0, length);
+        if (got != length || binary.read() != -1) {
+            throw new IOException("the payload is not the announced " + length + " bytes");
+        }
+        return payload;
     }
 
     static byte[] reply(Object value) throws IOException {
@@ -93,10 +132,7 @@ final class HessianWire {
 
     /** The reply's value; a fault becomes a {@link io.ehrelay.relay.RelayException} with its message. */
     static Object readReply(byte[] body) throws IOException {
-        // a Hessian 2 reply starts with the version header 'H' 2 0, which the input expects read already
-        int skip = body.length >= 3 && body[0] == 'H' ? 3 : 0;
-        Hessian2Input in = new Hessian2Input(new ByteArrayInputStream(body, skip, body.length - skip));
-        in.setSerializerFactory(FACTORY);
+        Hessian2Input in = replyInput(body);
         try {
             return in.readReply(Object.class);
         } catch (IOException e) {
@@ -104,5 +140,28 @@ final class HessianWire {
         } catch (Throwable t) {
             throw new io.ehrelay.relay.RelayException(t.getMessage() == null ? t.toString() : t.getMessage());
         }
+    }
+
+    /** A reply carrying a byte array (or null), read in bulk; a fault as in {@link #readReply(byte[])}. */
+    static byte[] readBinaryReply(byte[] body) throws IOException {
+        Hessian2Input in = replyInput(body);
+        if (in.read() != 'R') {
+            Object value = readReply(body); // a fault throws here
+            throw new io.ehrelay.relay.RelayException("expected a binary reply, got " + value);
+        }
+        try {
+            InputStream binary = in.readInputStream();
+            return binary == null ? null : binary.readAllBytes();
+        } catch (RuntimeException e) {
+            throw new IOException("not a binary reply: " + e, e);
+        }
+    }
+
+    private static Hessian2Input replyInput(byte[] body) {
+        // a Hessian 2 reply starts with the version header 'H' 2 0, which the input expects read already
+        int skip = body.length >= 3 && body[0] == 'H' ? 3 : 0;
+        Hessian2Input in = new Hessian2Input(new ByteArrayInputStream(body, skip, body.length - skip));
+        in.setSerializerFactory(FACTORY);
+        return in;
     }
 }

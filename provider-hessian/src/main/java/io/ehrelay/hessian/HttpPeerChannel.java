@@ -66,24 +66,24 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     @Override
     public void hello(String fromEndpoint) throws IOException {
-        invoke("hello", Envelope.of(fromEndpoint, null));
+        HessianWire.readReply(invoke("hello", Envelope.of(fromEndpoint, null)));
     }
 
     @Override
     public void deliver(String fromEndpoint, byte[] batch) throws IOException {
-        invoke("deliver", Envelope.of(fromEndpoint, batch));
+        HessianWire.readReply(invoke("deliver", Envelope.of(fromEndpoint, batch)));
     }
 
     @Override
     public void post(String fromEndpoint, byte[] batch) throws IOException {
-        invoke("post", Envelope.of(fromEndpoint, batch));
+        HessianWire.readReply(invoke("post", Envelope.of(fromEndpoint, batch)));
     }
 
     @Override
     public long openState(String cacheName) throws IOException {
         Envelope e = Envelope.of(self, null);
         e.cacheName = cacheName;
-        Object r = invoke("openState", e);
+        Object r = HessianWire.readReply(invoke("openState", e));
         if (!(r instanceof Number)) {
             throw new RelayException("openState answered " + r);
         }
@@ -95,14 +95,11 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
         Envelope e = Envelope.of(self, null);
         e.transferId = transferId;
         e.maxChunkBytes = maxChunkBytes;
-        Object r = invoke("nextState", e);
-        if (r != null && !(r instanceof byte[])) {
-            throw new RelayException("nextState answered " + r.getClass().getName());
-        }
-        return (byte[]) r;
+        return HessianWire.readBinaryReply(invoke("nextState", e));
     }
 
-    private Object invoke(String method, Envelope envelope) throws IOException {
+    /** @return the body of the 200 reply */
+    private byte[] invoke(String method, Envelope envelope) throws IOException {
         byte[] body = HessianWire.call(method, envelope);
         java.net.http.HttpRequest.Builder request = java.net.http.HttpRequest.newBuilder(uri)
                 .timeout(java.time.Duration.ofMillis(settings.readTimeoutMillis))
@@ -135,7 +132,7 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
             }
             throw new RelayException("peer " + endpoint() + " refused " + method + " (" + why + ")");
         }
-        return HessianWire.readReply(response.body());
+        return response.body();
     }
 
 }

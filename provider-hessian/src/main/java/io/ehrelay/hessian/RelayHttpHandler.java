@@ -1,7 +1,7 @@
 package io.ehrelay.hessian;
 
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.BufferedInputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -26,6 +26,8 @@ import io.ehrelay.relay.RelayService;
 final class RelayHttpHandler implements HttpHandler {
 
     private static final Logger LOG = LoggerFactory.getLogger(RelayHttpHandler.class);
+
+    private static final int BUFFER = 64 * 1024;
 
     private final RelayService relay;
     private final byte[] token;
@@ -76,10 +78,9 @@ final class RelayHttpHandler implements HttpHandler {
                 respond(exchange, 413, new byte[0]);
                 return;
             }
-            byte[] body = readBody(exchange.getRequestBody(), (int) length);
             HessianWire.Call call;
             try {
-                call = HessianWire.readCall(body);
+                call = HessianWire.readCall(new BufferedInputStream(exchange.getRequestBody(), BUFFER), length);
             } catch (IOException e) {
                 metrics.markMalformedFrame();
                 LOG.warn("ehrelay: refused a malformed call from {} (counted in malformedFrames): {}",
@@ -121,14 +122,6 @@ final class RelayHttpHandler implements HttpHandler {
         } catch (RelayException ex) {
             return HessianWire.fault(ex.getMessage());
         }
-    }
-
-    private static byte[] readBody(InputStream in, int length) throws IOException {
-        byte[] body = in.readNBytes(length);
-        if (body.length != length) {
-            throw new IOException("body ended after " + body.length + " of " + length + " bytes");
-        }
-        return body;
     }
 
     private static void respond(HttpExchange exchange, int status, byte[] body) throws IOException {

@@ -73,11 +73,13 @@ class HessianSecurityTest {
         return status;
     }
 
-    private static byte[] hessianCall(String method, Object argument) throws IOException {
+    private static byte[] hessianCall(String method, Object... arguments) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         Hessian2Output out = new Hessian2Output(bytes);
-        out.startCall(method, 1);
-        out.writeObject(argument);
+        out.startCall(method, arguments.length);
+        for (Object argument : arguments) {
+            out.writeObject(argument);
+        }
         out.completeCall();
         out.flush();
         return bytes.toByteArray();
@@ -100,6 +102,17 @@ class HessianSecurityTest {
             // random bytes and a truncated call: malformed, counted
             assertThat(post(url, new byte[] {'C', 5, 'h', 'e'}, null)).isEqualTo(400);
             assertThat(jmx.managerCount("malformedFrames")).isEqualTo(1);
+            // an envelope announcing a payload, followed by an object instead of the binary: never made
+            Envelope announcing = Envelope.of("attacker", null);
+            announcing.payloadLength = 10;
+            assertThat(post(url, hessianCall("post", announcing, intruder), null)).isEqualTo(400);
+            assertThat(Intruder.instantiated).as("Hessian made an Intruder on the node").isFalse();
+            // a payload shorter than announced, and one announced beyond the request's length
+            announcing.payloadLength = 11;
+            assertThat(post(url, hessianCall("post", announcing, new byte[10]), null)).isEqualTo(400);
+            announcing.payloadLength = Integer.MAX_VALUE;
+            assertThat(post(url, hessianCall("post", announcing, new byte[10]), null)).isEqualTo(400);
+            assertThat(jmx.managerCount("malformedFrames")).isEqualTo(4);
             assertThat(node.getCache("async").getSize()).isZero();
             // an envelope whose batch hides a gadget: the codec's allow-list refuses the value
             byte[] batch = EventCodec.singletonBatch(EventCodec.encodePut("async",
