@@ -19,8 +19,11 @@ public final class DiscoveryConfig {
     public static final String HEARTBEAT_INTERVAL_MILLIS = "heartbeatIntervalMillis";
     public static final String PEER_TIMEOUT_MILLIS = "peerTimeoutMillis";
 
-    /** The two discovery modes of the stock providers. */
-    public enum Mode { MANUAL, AUTOMATIC }
+    /**
+     * The two discovery modes of the stock providers, plus {@code TRANSPORT}: the transport knows the members
+     * itself (e.g. a JGroups view) and reports them through {@link io.ehrelay.spi.TransportContext#setMembers}.
+     */
+    public enum Mode { MANUAL, AUTOMATIC, TRANSPORT }
 
     private final Mode mode;
     private final List<String> manualPeers;
@@ -44,7 +47,11 @@ public final class DiscoveryConfig {
         this.peerTimeoutMillis = peerTimeoutMillis;
     }
 
+    /** @param manualPeersProperty {@code null} when the transport finds its members itself (no properties read) */
     static DiscoveryConfig read(PropertyReader r, String manualPeersProperty) {
+        if (manualPeersProperty == null) {
+            return new DiscoveryConfig(Mode.TRANSPORT, List.of(), null, 0, 0, null, 1000, 3_600_000);
+        }
         Mode mode = r.choice(PEER_DISCOVERY, Mode.MANUAL, Mode.class);
         List<String> peers = r.list(manualPeersProperty);
         long interval = r.longIn(HEARTBEAT_INTERVAL_MILLIS, 1000, 10, 600_000);

@@ -69,7 +69,8 @@ public final class NodeConfig {
      * Reads this node's settings from {@code reader}; the caller may read transport-specific properties from
      * the same reader and must then call {@link PropertyReader#rejectUnknown()}.
      *
-     * @param manualPeersProperty the transport's name for the manual peer list ({@code peers}, {@code rmiUrls}…)
+     * @param manualPeersProperty the transport's name for the manual peer list ({@code peers}, {@code rmiUrls}…),
+     *                            or {@code null} when the transport finds its members itself (JGroups)
      */
     public static NodeConfig read(PropertyReader reader, String manualPeersProperty) {
         return new NodeConfig(reader, manualPeersProperty);

@@ -18,6 +18,7 @@ public final class PeerDirectory {
 
     private final Set<String> fixed = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> discovered = new ConcurrentHashMap<>();
+    private volatile Set<String> members = Set.of();
     private final long timeoutNanos;
     private volatile String self;
     private volatile List<Peer> snapshot = List.of();
@@ -59,6 +60,15 @@ public final class PeerDirectory {
         }
     }
 
+    /** The transport's own member list (a JGroups view) replaces the one it reported before. */
+    public void replaceMembers(java.util.Collection<String> endpoints) {
+        Set<String> now = Set.copyOf(endpoints);
+        if (!now.equals(members)) {
+            members = now;
+            rebuild();
+        }
+    }
+
     /** A heartbeat was heard from {@code endpoint}. */
     public void heard(String endpoint, long nowNanos) {
         if (discovered.put(endpoint, nowNanos) == null) {
@@ -76,6 +86,7 @@ public final class PeerDirectory {
     private synchronized void rebuild() {
         Set<String> all = new LinkedHashSet<>(fixed);
         all.addAll(discovered.keySet());
+        all.addAll(members);
         all.remove(self);
         List<Peer> out = new ArrayList<>(all.size());
         for (String e : all) {

@@ -728,6 +728,11 @@ public final class ReplicationNode implements InboundHandler {
         public String cacheManagerName() {
             return cacheManager.getName();
         }
+
+        @Override
+        public void setMembers(java.util.Collection<String> endpoints) {
+            directory.replaceMembers(endpoints);
+        }
     }
 
     /** A cache's handle on the node: its metrics and its queue lane. Immutable. */

@@ -244,7 +244,10 @@ public abstract class PeerChannel {
         retryAt = 0;
     }
 
-    /** Stops the sender thread, waiting up to {@code waitMillis} for what is queued; the rest fails. */
+    /**
+     * Stops the sender thread, waiting up to {@code waitMillis} for what is queued; the rest fails. Then lets go
+     * of what {@link #connect} found ({@link #disconnect}).
+     */
     public final void close(long waitMillis) {
         sender.shutdown();
         try {
@@ -255,6 +258,7 @@ public abstract class PeerChannel {
             Thread.currentThread().interrupt();
             failAll(sender.shutdownNow());
         }
+        disconnect();
     }
 
     private void failAll(List<Runnable> never) {

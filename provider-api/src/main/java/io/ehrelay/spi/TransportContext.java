@@ -26,4 +26,10 @@ public interface TransportContext {
 
     /** The CacheManager's name, for thread names and log lines. */
     String cacheManagerName();
+
+    /**
+     * For transports that know the cluster's members themselves (a JGroups view): the current members' endpoints,
+     * which replace those reported before. This node's own endpoint may be included; it is left out.
+     */
+    void setMembers(java.util.Collection<String> endpoints);
 }

@@ -61,6 +61,15 @@ public final class ContractCluster implements AutoCloseable {
             }
         }
         managers.add(cm);
+        if (!manual) {
+            // discovery (heartbeat, JGroups view) runs on its own time: the suite starts once all see all
+            List<CacheManager> all = new ArrayList<>(managers);
+            all.removeIf(m -> m.getStatus() != net.sf.ehcache.Status.STATUS_ALIVE);
+            Await.until(java.time.Duration.ofSeconds(30), () -> all.stream().allMatch(
+                    m -> node(m).peers().size() >= all.size() - 1),
+                    () -> "nodes do not see each other: " + all.stream().map(m -> m.getName() + " sees "
+                            + node(m).peers()).collect(java.util.stream.Collectors.joining("; ")));
+        }
         return cm;
     }
 
@@ -71,6 +80,9 @@ public final class ContractCluster implements AutoCloseable {
             template = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new IllegalStateException(e);
+        }
+        if (fixture.listenerFactory() == null) {
+            template = template.replaceAll("(?m)^\\s*<cacheManagerPeerListenerFactory[^\n]*\n", "");
         }
         return template.replace("${name}", name)
                 .replace("${providerFactory}", fixture.providerFactory())

@@ -8,6 +8,7 @@ public interface TransportFixture {
 
     String providerFactory();
 
+    /** The listener factory, or {@code null} for a transport without one (JGroups: the channel listens). */
     String listenerFactory();
 
     String replicatorFactory();

@@ -36,8 +36,6 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
     private final HessianSettings settings;
     private TransportContext context;
     private SSLContext clientTls;
-    private java.net.http.HttpClient client;
-    private java.util.concurrent.ExecutorService clientThreads;
     private HttpServer server;
     private ThreadPoolExecutor httpThreads;
     private RelayService relay;
@@ -55,19 +53,6 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
             clientTls = TlsStores.context(settings.keyStore, settings.keyStorePassword, settings.trustStore,
                     settings.trustStorePassword, settings.storeType);
         }
-        // the client's own work (reading responses, completing calls): two threads, idle ones end
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                ctx.threads("http-client"));
-        pool.allowCoreThreadTimeOut(true);
-        clientThreads = pool;
-        java.net.http.HttpClient.Builder builder = java.net.http.HttpClient.newBuilder()
-                .version(java.net.http.HttpClient.Version.HTTP_1_1)
-                .connectTimeout(java.time.Duration.ofMillis(settings.connectTimeoutMillis))
-                .executor(clientThreads);
-        if (clientTls != null) {
-            builder.sslContext(clientTls);
-        }
-        client = builder.build();
         ListenerConfig listener = ctx.listener();
         if (listener == null) {
             return;
@@ -124,7 +109,8 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
 
     @Override
     protected HttpPeerChannel newChannel(String endpoint) {
-        return new HttpPeerChannel(endpoint, localEndpoint, settings, client, context.threads("sender"));
+        return new HttpPeerChannel(endpoint, localEndpoint, settings, clientTls,
+                context.limits().maxFrameBytes() + 64 * 1024L, context.threads("sender"));
     }
 
     @Override
@@ -142,8 +128,5 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
             httpThreads.shutdownNow();
         }
         stopChannels(2000);
-        if (clientThreads != null) {
-            clientThreads.shutdownNow();
-        }
     }
 }

@@ -10,24 +10,28 @@ import io.ehrelay.relay.RelayException;
 import io.ehrelay.spi.InboundHandler;
 
 /**
- * One peer's endpoint over HTTP(S) through the transport's {@code java.net.http} client (persistent HTTP/1.1
- * connections with TCP_NODELAY): the relay protocol as Hessian calls. Connecting is a {@code hello} call, which also proves the cluster token.
+ * One peer's endpoint over HTTP(S): the relay protocol as Hessian calls, POSTed over persistent HTTP/1.1
+ * connections on the calling thread ({@link HttpConnections}). Connecting is a {@code hello} call, which also
+ * proves the cluster token.
  */
 final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
-    private final java.net.URI uri;
     private final String self;
-    private final HessianSettings settings;
-    private final java.net.http.HttpClient client;
+    private final HttpConnections connections;
 
-    /** @param client the transport's HTTP/1.1 client (persistent connections, TCP_NODELAY) */
-    HttpPeerChannel(String endpoint, String self, HessianSettings settings, java.net.http.HttpClient client,
-                    ThreadFactory threads) {
+    /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
+    HttpPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
+                    long maxAnswerBytes, ThreadFactory threads) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
-        this.uri = java.net.URI.create(endpoint);
         this.self = self;
-        this.settings = settings;
-        this.client = client;
+        try {
+            this.connections = new HttpConnections(endpoint, tls, HessianWire.CONTENT_TYPE,
+                    settings.clusterToken == null ? java.util.List.of()
+                            : java.util.List.of(HessianSettings.TOKEN_HEADER + ": " + settings.clusterToken),
+                    settings.connectTimeoutMillis, settings.readTimeoutMillis, maxAnswerBytes);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
     }
 
     @Override
@@ -41,7 +45,7 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     @Override
     protected void disconnect() {
-        // nothing cached beyond the JDK's idle connections, which it drops itself when they fail
+        connections.dropIdle();
     }
 
     @Override
@@ -100,30 +104,16 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     /** @return the body of the 200 reply */
     private byte[] invoke(String method, Envelope envelope) throws IOException {
-        byte[] body = HessianWire.call(method, envelope);
-        java.net.http.HttpRequest.Builder request = java.net.http.HttpRequest.newBuilder(uri)
-                .timeout(java.time.Duration.ofMillis(settings.readTimeoutMillis))
-                .header("Content-Type", HessianWire.CONTENT_TYPE)
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body));
-        if (settings.clusterToken != null) {
-            request.header(HessianSettings.TOKEN_HEADER, settings.clusterToken);
-        }
-        java.net.http.HttpResponse<byte[]> response;
-        try {
-            response = client.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted calling " + endpoint());
-        }
-        int status = response.statusCode();
+        HttpConnections.Answer response = connections.post(HessianWire.call(method, envelope));
+        int status = response.status;
         if (status == 401) {
             throw new RelayException("peer " + endpoint() + " answered 401: clusterToken missing or different");
         }
         if (status != 200) {
             String why = "HTTP " + status;
-            if (response.body() != null && response.body().length > 0) {
+            if (response.body != null && response.body.length > 0) {
                 try {
-                    HessianWire.readReply(response.body());
+                    HessianWire.readReply(response.body);
                 } catch (RelayException fault) {
                     why += ": " + fault.getMessage();
                 } catch (IOException ignored) {
@@ -132,7 +122,7 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
             }
             throw new RelayException("peer " + endpoint() + " refused " + method + " (" + why + ")");
         }
-        return response.body();
+        return response.body;
     }
 
 }

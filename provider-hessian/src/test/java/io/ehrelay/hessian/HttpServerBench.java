@@ -35,7 +35,8 @@ import com.sun.net.httpserver.HttpServer;
  * numbers, not a test). The same Hessian work on each request (parse the envelope and its payload with
  * {@link HessianWire}, answer an empty reply) behind the JDK's {@code com.sun.net.httpserver} and behind an
  * embedded Jetty 12 (core handler, no servlets), called by the JDK's {@code java.net.http} client and by
- * {@code HttpURLConnection}, one call in flight as the transport does. Everything on 127.0.0.1.
+ * {@code HttpURLConnection} and by ehrelay's own blocking client ({@link HttpConnections}), one call in flight as
+ * the transport does. Everything on 127.0.0.1.
  *
  * <p>Run: {@code ./mvnw -q -pl provider-hessian -am test-compile} then
  * {@code java -cp "$(cat provider-hessian/target/bench.cp):provider-hessian/target/classes:provider-hessian/target/test-classes" io.ehrelay.hessian.HttpServerBench [rounds]}
@@ -164,6 +165,26 @@ public final class HttpServerBench {
         };
     }
 
+    static Caller blocking(String url) throws IOException {
+        HttpConnections connections = new HttpConnections(url, null, HessianWire.CONTENT_TYPE, List.of(), 2000,
+                30_000, 64L << 20);
+        return new Caller() {
+            @Override
+            public byte[] call(byte[] body) throws Exception {
+                HttpConnections.Answer a = connections.post(body);
+                if (a.status != 200) {
+                    throw new IOException("HTTP " + a.status);
+                }
+                return a.body;
+            }
+
+            @Override
+            public void close() {
+                connections.close();
+            }
+        };
+    }
+
     static Caller urlConnection(String url) throws IOException {
         java.net.URL u = URI.create(url).toURL();
         return body -> {
@@ -228,7 +249,7 @@ public final class HttpServerBench {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
         String[] servers = {"jdk", "jetty"};
-        String[] clients = {"java.net.http", "HttpURLConnection"};
+        String[] clients = {"java.net.http", "HttpURLConnection", "blocking socket"};
         int[] sizes = {0, 4096, 16384};
         // results[server][client]: bulk MB/s per round, and p50/p99 per size per round
         List<List<List<Double>>> mbs = new ArrayList<>();
@@ -249,7 +270,8 @@ public final class HttpServerBench {
             for (int s = 0; s < servers.length; s++) {
                 try (Endpoint server = s == 0 ? jdkServer() : jettyServer()) {
                     for (int c = 0; c < clients.length; c++) {
-                        try (Caller caller = c == 0 ? javaNetHttp(server.url()) : urlConnection(server.url())) {
+                        try (Caller caller = c == 0 ? javaNetHttp(server.url())
+                                : c == 1 ? urlConnection(server.url()) : blocking(server.url())) {
                             mbs.get(s).get(c).add(bulk(caller));
                             for (int z = 0; z < sizes.length; z++) {
                                 lat.get(s).get(c).get(z).add(latency(caller, sizes[z]));
