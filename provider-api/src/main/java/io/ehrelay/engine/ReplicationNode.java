@@ -410,8 +410,9 @@ public final class ReplicationNode implements InboundHandler {
         if (targets.isEmpty() || state != State.STARTED) {
             return;
         }
-        Batch batch = new Batch(EventCodec.singletonBatch(event), 1);
         long t0 = System.nanoTime();
+        long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(rc.syncTimeoutMillis());
+        Batch batch = new Batch(EventCodec.singletonBatch(event), 1).withDeadline(deadline);
         List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
         for (Peer p : targets) {
             try {
@@ -420,7 +421,6 @@ public final class ReplicationNode implements InboundHandler {
                 futures.add(CompletableFuture.failedFuture(e));
             }
         }
-        long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(rc.syncTimeoutMillis());
         List<String> failures = new ArrayList<>(0);
         CacheMetrics m = binding.metrics;
         for (int i = 0; i < targets.size(); i++) {
@@ -428,6 +428,11 @@ public final class ReplicationNode implements InboundHandler {
             try {
                 long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
                 failure = Dispatcher.await(futures.get(i), left == 0 ? 1 : left);
+                if (failure == null && System.nanoTime() - deadline > 0) {
+                    // sent on this thread by a transport that cannot bound the call: acknowledged, but late
+                    failure = new java.util.concurrent.TimeoutException("acknowledged after "
+                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 failure = e;

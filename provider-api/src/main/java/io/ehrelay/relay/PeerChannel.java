@@ -35,6 +35,8 @@ public abstract class PeerChannel {
     private final AtomicInteger pending = new AtomicInteger();
     private final ReentrantLock transmitting = new ReentrantLock();
     private volatile boolean connected;
+    /** The deadline of the batch being transmitted (0: none); written and read under {@code transmitting}. */
+    private long deadlineNanos;
     private volatile boolean reachable;
     private volatile long retryAt;
     private long backoffMillis;
@@ -56,6 +58,19 @@ public abstract class PeerChannel {
     /** Fetches a cache's content from the peer, chunk by chunk. */
     protected abstract void transferState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink)
             throws Exception;
+
+    /**
+     * For {@link #transmit}: how long the call may take, {@code defaultMillis} or less when the batch carries a
+     * deadline (a synchronous put's timeout); at least 1.
+     */
+    protected final int callTimeoutMillis(int defaultMillis) {
+        long deadline = deadlineNanos;
+        if (deadline == 0) {
+            return defaultMillis;
+        }
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        return (int) Math.max(1, Math.min(defaultMillis, left));
+    }
 
     /** Whether a failure means the peer (or what was found by {@link #connect}) is gone. */
     protected abstract boolean peerGone(Exception failure);
@@ -161,7 +176,12 @@ public abstract class PeerChannel {
             try {
                 if (!future.isDone()) {
                     byte[] data = batch.toByteArray();
-                    call(() -> transmit(data, acknowledge));
+                    deadlineNanos = batch.deadlineNanos();
+                    try {
+                        call(() -> transmit(data, acknowledge));
+                    } finally {
+                        deadlineNanos = 0;
+                    }
                     future.complete(null);
                 }
             } catch (Exception | LinkageError e) {

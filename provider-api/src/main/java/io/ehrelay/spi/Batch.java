@@ -11,11 +11,30 @@ public final class Batch {
 
     private final ByteBuffer data;
     private final int eventCount;
+    private final long deadlineNanos;
 
     /** @param data the batch from its position to its limit; not modified */
     public Batch(ByteBuffer data, int eventCount) {
-        this.data = data.slice().asReadOnlyBuffer();
+        this(data.slice().asReadOnlyBuffer(), eventCount, 0L);
+    }
+
+    private Batch(ByteBuffer readOnly, int eventCount, long deadlineNanos) {
+        this.data = readOnly;
         this.eventCount = eventCount;
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    /**
+     * The same batch with a deadline ({@link System#nanoTime()} scale): a synchronous put's timeout, which
+     * transports that can bound a call use as its timeout.
+     */
+    public Batch withDeadline(long nanoTime) {
+        return new Batch(data, eventCount, nanoTime);
+    }
+
+    /** The deadline, or {@code 0} for none. */
+    public long deadlineNanos() {
+        return deadlineNanos;
     }
 
     public Batch(byte[] data, int eventCount) {

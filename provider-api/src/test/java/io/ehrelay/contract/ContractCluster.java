@@ -87,7 +87,7 @@ public final class ContractCluster implements AutoCloseable {
         return template.replace("${name}", name)
                 .replace("${providerFactory}", fixture.providerFactory())
                 .replace("${providerProperties}", providerProperties)
-                .replace("${listenerFactory}", fixture.listenerFactory())
+                .replace("${listenerFactory}", String.valueOf(fixture.listenerFactory()))
                 .replace("${listenerProperties}", fixture.listenerProperties())
                 .replace("${replicatorFactory}", fixture.replicatorFactory())
                 .replace("${bootstrapFactory}", fixture.bootstrapFactory());

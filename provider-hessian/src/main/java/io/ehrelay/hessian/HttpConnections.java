@@ -89,12 +89,18 @@ final class HttpConnections implements AutoCloseable {
 
     /** POSTs {@code body} and returns the answer; the connection goes back to the pool when it may be reused. */
     Answer post(byte[] body) throws IOException {
+        return post(body, readTimeoutMillis);
+    }
+
+    /** As {@link #post(byte[])}, waiting at most {@code timeoutMillis} for each read of the answer. */
+    Answer post(byte[] body, int timeoutMillis) throws IOException {
         Connection c = idleConnection();
         boolean reused = c != null;
         if (c == null) {
             c = open();
         }
         try {
+            c.socket.setSoTimeout(timeoutMillis);
             return exchange(c, body);
         } catch (StaleConnectionException e) {
             c.close();
@@ -104,6 +110,7 @@ final class HttpConnections implements AutoCloseable {
             }
             Connection fresh = open();
             try {
+                fresh.socket.setSoTimeout(timeoutMillis);
                 return exchange(fresh, body);
             } catch (StaleConnectionException again) {
                 fresh.close();

@@ -18,12 +18,14 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     private final String self;
     private final HttpConnections connections;
+    private final int readTimeoutMillis;
 
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
     HttpPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
                     long maxAnswerBytes, ThreadFactory threads) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
         this.self = self;
+        this.readTimeoutMillis = settings.readTimeoutMillis;
         try {
             this.connections = new HttpConnections(endpoint, tls, HessianWire.CONTENT_TYPE,
                     settings.clusterToken == null ? java.util.List.of()
@@ -55,11 +57,8 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws IOException {
-        if (acknowledge) {
-            deliver(self, batch);
-        } else {
-            post(self, batch);
-        }
+        String method = acknowledge ? "deliver" : "post";
+        HessianWire.readReply(invoke(method, Envelope.of(self, batch), callTimeoutMillis(readTimeoutMillis)));
     }
 
     @Override
@@ -104,7 +103,11 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     /** @return the body of the 200 reply */
     private byte[] invoke(String method, Envelope envelope) throws IOException {
-        HttpConnections.Answer response = connections.post(HessianWire.call(method, envelope));
+        return invoke(method, envelope, readTimeoutMillis);
+    }
+
+    private byte[] invoke(String method, Envelope envelope, int timeoutMillis) throws IOException {
+        HttpConnections.Answer response = connections.post(HessianWire.call(method, envelope), timeoutMillis);
         int status = response.status;
         if (status == 401) {
             throw new RelayException("peer " + endpoint() + " answered 401: clusterToken missing or different");

@@ -1,0 +1,62 @@
+package io.ehrelay.jgroups;
+
+import java.util.List;
+
+import io.ehrelay.config.PropertyReader;
+
+/**
+ * JGroups provider settings: the stack ({@code connect} or {@code file}), the cluster name ({@code channelName}),
+ * address overrides for the stack, and the relay's call timeout and outbound bound. Immutable.
+ */
+final class JGroupsSettings {
+
+    static final String SCHEME = "ehrelay-jgroups";
+    static final String NAME = "jgroups";
+    /** The old module's default cluster name for an unnamed CacheManager. */
+    static final String DEFAULT_CLUSTER = "EH_CACHE";
+    /** The old module's JMX domain for the channel's MBeans. */
+    static final String DEFAULT_JMX_DOMAIN = "JGroupsReplication";
+
+    final String connect;
+    final String file;
+    final String channelName;
+    final String bindAddress;
+    final Integer bindPort;
+    final String multicastAddress;
+    final Integer multicastPort;
+    final Integer timeToLive;
+    final String initialHosts;
+    final int callTimeoutMillis;
+    final long peerOutboundMaxBytes;
+    final long retryMaxMillis;
+    final String jmxDomain;
+
+    private JGroupsSettings(PropertyReader r) {
+        String connectText = r.string("connect");
+        String fileText = r.string("file");
+        // as in the old module: with both, file wins (logged when the stack is built)
+        connect = connectText;
+        file = fileText;
+        channelName = r.string("channelName");
+        bindAddress = r.string("bindAddress");
+        bindPort = r.string("bindPort") == null ? null : r.intIn("bindPort", 0, 0, 65535);
+        multicastAddress = r.string("multicastAddress");
+        multicastPort = r.string("multicastPort") == null ? null : r.intIn("multicastPort", 0, 1, 65535);
+        timeToLive = r.string("timeToLive") == null ? null : r.intIn("timeToLive", 1, 0, 255);
+        List<String> hosts = r.list("initialHosts");
+        for (String h : hosts) {
+            if (!h.matches("[^\\[\\],\\s]+\\[\\d{1,5}\\]")) {
+                throw r.invalid("initialHosts", String.join("|", hosts), "host[port] entries separated by |");
+            }
+        }
+        initialHosts = hosts.isEmpty() ? null : String.join(",", hosts);
+        callTimeoutMillis = r.intIn("callTimeoutMillis", 30_000, 100, 3_600_000);
+        peerOutboundMaxBytes = r.bytesIn("peerOutboundMaxBytes", 16L << 20, 4096, 1L << 34);
+        retryMaxMillis = r.longIn("retryMaxMillis", 5000, 10, 600_000);
+        jmxDomain = r.string("jmxDomain", DEFAULT_JMX_DOMAIN);
+    }
+
+    static JGroupsSettings read(PropertyReader r) {
+        return new JGroupsSettings(r);
+    }
+}

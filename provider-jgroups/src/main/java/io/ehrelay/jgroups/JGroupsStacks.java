@@ -1,0 +1,261 @@
+package io.ehrelay.jgroups;
+
+import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.jgroups.annotations.Component;
+import org.jgroups.annotations.Property;
+import org.jgroups.conf.ConfiguratorFactory;
+import org.jgroups.conf.ProtocolConfiguration;
+import org.jgroups.conf.XmlConfigurator;
+import org.jgroups.util.Util;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The protocol stack of a node's channel: the shipped UDP stack by default, a JGroups 5 XML file ({@code file=}),
+ * or the old module's inline {@code connect=} string, translated from JGroups 3 (protocols JGroups 5 no longer has
+ * are replaced by their successors, attributes it no longer knows are dropped and logged); then the provider's
+ * address properties applied to the transport and discovery protocols.
+ */
+final class JGroupsStacks {
+
+    static final String UDP_STACK = "ehrelay-jgroups-udp.xml";
+    static final String TCP_STACK = "ehrelay-jgroups-tcp.xml";
+
+    private static final Logger LOG = LoggerFactory.getLogger(JGroupsStacks.class);
+
+    /** JGroups 3 protocols that JGroups 5 lacks, and what replaces them ({@code null}: left out). */
+    private static final Map<String, String[]> SUCCESSORS = Map.ofEntries(
+            Map.entry("MERGE", new String[] {"MERGE3"}),
+            Map.entry("MERGE2", new String[] {"MERGE3"}),
+            Map.entry("NAKACK", new String[] {"pbcast.NAKACK2"}),
+            Map.entry("pbcast.NAKACK", new String[] {"pbcast.NAKACK2"}),
+            Map.entry("UNICAST", new String[] {"UNICAST3"}),
+            Map.entry("UNICAST2", new String[] {"UNICAST3"}),
+            Map.entry("FC", new String[] {"UFC", "MFC"}),
+            Map.entry("TCP_NIO", new String[] {"TCP_NIO2"}),
+            Map.entry("ENCRYPT", new String[] {"SYM_ENCRYPT"}),
+            // ehrelay transfers state itself; flushing is not needed for it
+            Map.entry("pbcast.STREAMING_STATE_TRANSFER", new String[0]),
+            Map.entry("STREAMING_STATE_TRANSFER", new String[0]),
+            Map.entry("pbcast.STATE_TRANSFER", new String[0]),
+            Map.entry("STATE_TRANSFER", new String[0]),
+            Map.entry("pbcast.FLUSH", new String[0]),
+            Map.entry("FLUSH", new String[0]));
+
+    private JGroupsStacks() {
+    }
+
+    /** The stack the settings name, with the address overrides applied. */
+    static List<ProtocolConfiguration> build(JGroupsSettings s) throws Exception {
+        List<ProtocolConfiguration> stack;
+        if (s.file != null) {
+            if (s.connect != null) {
+                LOG.warn("ehrelay: both file= and connect= are set; using file={} as the old module did", s.file);
+            }
+            stack = fromFile(s.file);
+        } else if (s.connect != null) {
+            stack = fromConnect(s.connect);
+        } else {
+            stack = fromFile(UDP_STACK);
+        }
+        applyOverrides(stack, s);
+        return stack;
+    }
+
+    /** A JGroups 5 XML stack: a classpath resource, a file or a URL. */
+    static List<ProtocolConfiguration> fromFile(String file) throws Exception {
+        try (InputStream resource = JGroupsStacks.class.getClassLoader().getResourceAsStream(file)) {
+            if (resource != null) {
+                return new ArrayList<>(XmlConfigurator.getInstance(resource).getProtocolStack());
+            }
+        }
+        return new ArrayList<>(ConfiguratorFactory.getStackConfigurator(file).getProtocolStack());
+    }
+
+    /**
+     * The old module's inline stack: {@code PROTOCOL(attr=value;attr=value):PROTOCOL:...}, translated to JGroups 5.
+     *
+     * @throws IllegalArgumentException naming the part that cannot be read or has no JGroups 5 counterpart
+     */
+    static List<ProtocolConfiguration> fromConnect(String connect) {
+        List<ProtocolConfiguration> stack = new ArrayList<>();
+        for (String part : splitTopLevel(connect.trim())) {
+            String text = part.trim();
+            if (text.isEmpty()) {
+                continue;
+            }
+            int open = text.indexOf('(');
+            String name = (open < 0 ? text : text.substring(0, open)).trim();
+            Map<String, String> attributes = new LinkedHashMap<>();
+            if (open >= 0) {
+                if (!text.endsWith(")")) {
+                    throw new IllegalArgumentException("'" + text + "' has no closing parenthesis");
+                }
+                for (String pair : text.substring(open + 1, text.length() - 1).split(";")) {
+                    if (pair.isBlank()) {
+                        continue;
+                    }
+                    int eq = pair.indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("'" + pair + "' in " + name + " is not attribute=value");
+                    }
+                    attributes.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+                }
+            }
+            String[] successors = protocolClass(name) != null ? new String[] {name} : SUCCESSORS.get(name);
+            if (successors == null) {
+                throw new IllegalArgumentException("protocol " + name + " does not exist in JGroups 5 and has no"
+                        + " known successor; use a JGroups 5 stack file (file=) instead");
+            }
+            if (successors.length == 0) {
+                LOG.info("ehrelay: JGroups 3 protocol {} left out of the stack (ehrelay transfers state itself)", name);
+            } else if (!successors[0].equals(name)) {
+                LOG.info("ehrelay: JGroups 3 protocol {} replaced by {}", name, String.join(" + ", successors));
+            }
+            for (String successor : successors) {
+                stack.add(new ProtocolConfiguration(successor, known(successor, attributes)));
+            }
+        }
+        if (stack.isEmpty()) {
+            throw new IllegalArgumentException("no protocols");
+        }
+        if (stack.stream().noneMatch(p -> p.getProtocolName().equals("UNICAST3"))) {
+            int nakack = indexOf(stack, "pbcast.NAKACK2");
+            stack.add(nakack < 0 ? stack.size() : nakack + 1, new ProtocolConfiguration("UNICAST3", new LinkedHashMap<>()));
+            LOG.info("ehrelay: added UNICAST3 to the connect= stack (replication sends to each member)");
+        }
+        if (stack.stream().noneMatch(p -> p.getProtocolName().startsWith("FRAG"))) {
+            stack.add(new ProtocolConfiguration("FRAG4", new LinkedHashMap<>()));
+            LOG.info("ehrelay: added FRAG4 to the connect= stack (batches are larger than a datagram)");
+        }
+        return stack;
+    }
+
+    private static int indexOf(List<ProtocolConfiguration> stack, String name) {
+        for (int i = 0; i < stack.size(); i++) {
+            if (stack.get(i).getProtocolName().equals(name)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static List<String> splitTopLevel(String connect) {
+        List<String> parts = new ArrayList<>();
+        int depth = 0;
+        int start = 0;
+        for (int i = 0; i < connect.length(); i++) {
+            char c = connect.charAt(i);
+            if (c == '(') {
+                depth++;
+            } else if (c == ')') {
+                depth--;
+                if (depth < 0) {
+                    throw new IllegalArgumentException("unbalanced ')' at position " + i);
+                }
+            } else if (c == ':' && depth == 0) {
+                parts.add(connect.substring(start, i));
+                start = i + 1;
+            }
+        }
+        if (depth != 0) {
+            throw new IllegalArgumentException("unbalanced '(' in the stack");
+        }
+        parts.add(connect.substring(start));
+        return parts;
+    }
+
+    static Class<?> protocolClass(String name) {
+        for (String candidate : new String[] {"org.jgroups.protocols." + name, name}) {
+            try {
+                return Class.forName(candidate, false, JGroupsStacks.class.getClassLoader());
+            } catch (ClassNotFoundException | LinkageError e) {
+                // next
+            }
+        }
+        return null;
+    }
+
+    /** The attributes JGroups 5's protocol knows; the others are logged and dropped. */
+    private static Map<String, String> known(String protocol, Map<String, String> attributes) {
+        Set<String> names = attributeNames(protocolClass(protocol));
+        Map<String, String> kept = new LinkedHashMap<>();
+        List<String> dropped = new ArrayList<>();
+        for (Map.Entry<String, String> e : attributes.entrySet()) {
+            if (names.contains(e.getKey())) {
+                kept.put(e.getKey(), e.getValue());
+            } else {
+                dropped.add(e.getKey());
+            }
+        }
+        if (!dropped.isEmpty()) {
+            LOG.warn("ehrelay: JGroups 5 {} has no attribute(s) {}; left out", protocol, dropped);
+        }
+        return kept;
+    }
+
+    private static Set<String> attributeNames(Class<?> type) {
+        Set<String> names = new TreeSet<>();
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                Property p = f.getAnnotation(Property.class);
+                if (p != null) {
+                    names.add(p.name().isEmpty() ? f.getName() : p.name());
+                }
+                Component component = f.getAnnotation(Component.class);
+                if (component != null) {
+                    String prefix = component.name().isEmpty() ? f.getName() : component.name();
+                    for (String inner : attributeNames(f.getType())) {
+                        names.add(prefix + "." + inner);
+                    }
+                }
+            }
+            for (Method m : c.getDeclaredMethods()) {
+                Property p = m.getAnnotation(Property.class);
+                if (p != null) {
+                    names.add(p.name().isEmpty() ? Util.methodNameToAttributeName(m.getName()) : p.name());
+                }
+            }
+        }
+        return names;
+    }
+
+    /** The provider's address properties, applied to the transport (first protocol) and TCPPING. */
+    static void applyOverrides(List<ProtocolConfiguration> stack, JGroupsSettings s) {
+        ProtocolConfiguration transport = stack.get(0);
+        String tp = transport.getProtocolName();
+        put(transport, "bind_addr", s.bindAddress);
+        put(transport, "bind_port", s.bindPort == null ? null : s.bindPort.toString());
+        if (s.multicastAddress != null || s.multicastPort != null || s.timeToLive != null) {
+            if (!tp.equals("UDP")) {
+                throw new IllegalArgumentException("multicastAddress, multicastPort and timeToLive need a UDP stack; "
+                        + "this stack's transport is " + tp);
+            }
+            put(transport, "mcast_addr", s.multicastAddress);
+            put(transport, "mcast_port", s.multicastPort == null ? null : s.multicastPort.toString());
+            put(transport, "ip_ttl", s.timeToLive == null ? null : s.timeToLive.toString());
+        }
+        if (s.initialHosts != null) {
+            int ping = indexOf(stack, "TCPPING");
+            if (ping < 0) {
+                throw new IllegalArgumentException("initialHosts needs a stack with TCPPING");
+            }
+            put(stack.get(ping), "initial_hosts", s.initialHosts);
+        }
+    }
+
+    private static void put(ProtocolConfiguration p, String attribute, String value) {
+        if (value != null) {
+            p.getProperties().put(attribute, value);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+package io.ehrelay.jgroups;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jgroups.Address;
+import org.jgroups.BytesMessage;
+import org.jgroups.JChannel;
+import org.jgroups.MergeView;
+import org.jgroups.Message;
+import org.jgroups.Receiver;
+import org.jgroups.View;
+import org.jgroups.blocks.MessageDispatcher;
+import org.jgroups.blocks.RequestHandler;
+import org.jgroups.conf.ClassConfigurator;
+import org.jgroups.conf.ProtocolConfiguration;
+import org.jgroups.conf.ProtocolStackConfigurator;
+import org.jgroups.jmx.JmxConfigurator;
+import org.jgroups.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.relay.ChannelTransport;
+import io.ehrelay.relay.RelayException;
+import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.TransportContext;
+
+/**
+ * One JGroups channel per CacheManager, shared by all its caches. The view is the peer list (reported to
+ * provider-api on every view change); each member is a relay peer reached by unicast requests through a
+ * {@link MessageDispatcher}: batches posted (applied in order on the member's apply thread) or delivered (applied
+ * before the answer: synchronous replication), state transferred in pages. Replies are plain bytes.
+ */
+final class JGroupsTransport extends ChannelTransport<MemberChannel> implements RequestHandler, Receiver {
+
+    static final String ENDPOINT_PREFIX = "jgroups:";
+    private static final Logger LOG = LoggerFactory.getLogger(JGroupsTransport.class);
+
+    static {
+        ClassConfigurator.addIfAbsent(RelayHeader.ID, RelayHeader.class);
+    }
+
+    private final JGroupsSettings settings;
+    private final boolean registerJmx;
+    private TransportContext context;
+    private JChannel channel;
+    private MessageDispatcher dispatcher;
+    private RelayService relay;
+    private String clusterName;
+    private volatile String localEndpoint;
+    private volatile View view;
+    private boolean jmxRegistered;
+
+    JGroupsTransport(JGroupsSettings settings, boolean registerJmx) {
+        this.settings = settings;
+        this.registerJmx = registerJmx;
+    }
+
+    static String endpoint(Address a) {
+        return ENDPOINT_PREFIX + (a instanceof UUID ? ((UUID) a).toStringLong() : a.toString());
+    }
+
+    @Override
+    public synchronized void start(TransportContext ctx) throws Exception {
+        this.context = ctx;
+        startChannels(ctx);
+        List<ProtocolConfiguration> stack = JGroupsStacks.build(settings);
+        channel = new JChannel(new ProtocolStackConfigurator() {
+            @Override
+            public String getProtocolStackString() {
+                return stack.toString();
+            }
+
+            @Override
+            public List<ProtocolConfiguration> getProtocolStack() {
+                return stack;
+            }
+        });
+        clusterName = settings.channelName != null ? settings.channelName
+                : ctx.cacheManagerName() != null && !ctx.cacheManagerName().isEmpty()
+                && !ctx.cacheManagerName().startsWith("__DEFAULT__") ? ctx.cacheManagerName()
+                : JGroupsSettings.DEFAULT_CLUSTER;
+        relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
+                settings.callTimeoutMillis / 2, this::peerSaidHello);
+        dispatcher = new MessageDispatcher(channel, this);
+        dispatcher.setReceiver(this);
+        channel.connect(clusterName);
+        localEndpoint = endpoint(channel.getAddress());
+        if (registerJmx) {
+            try {
+                JmxConfigurator.registerChannel(channel, ManagementFactory.getPlatformMBeanServer(),
+                        settings.jmxDomain, clusterName, true);
+                jmxRegistered = true;
+            } catch (Exception e) {
+                LOG.warn("ehrelay: JGroups MBeans of cluster {} not registered: {}", clusterName, e.toString());
+            }
+        }
+        viewAccepted(channel.getView());
+        LOG.info("ehrelay: joined JGroups cluster '{}' as {} ({}), view {}", clusterName, channel.getAddressAsString(),
+                localEndpoint, channel.getView());
+    }
+
+    @Override
+    public String localEndpoint() {
+        return localEndpoint;
+    }
+
+    String clusterName() {
+        return clusterName;
+    }
+
+    JChannel channel() {
+        return channel;
+    }
+
+    @Override
+    public String normalizePeer(String configured) {
+        if (!configured.startsWith(ENDPOINT_PREFIX)) {
+            throw new IllegalArgumentException("JGroups peers are the channel's members (" + ENDPOINT_PREFIX
+                    + "<uuid>), not " + configured);
+        }
+        UUID.fromString(configured.substring(ENDPOINT_PREFIX.length()));
+        return configured;
+    }
+
+    @Override
+    protected MemberChannel newChannel(String endpoint) {
+        Address address = UUID.fromString(endpoint.substring(ENDPOINT_PREFIX.length()));
+        return new MemberChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"));
+    }
+
+    // ---- membership ------------------------------------------------------------------------------------------
+
+    @Override
+    public void viewAccepted(View newView) {
+        if (newView == null || context == null) {
+            return;
+        }
+        View previous = view;
+        view = newView;
+        List<String> members = new ArrayList<>();
+        for (Address a : newView.getMembers()) {
+            members.add(endpoint(a));
+        }
+        context.setMembers(members);
+        if (previous != null) {
+            LOG.info("ehrelay: JGroups cluster '{}' view {} ({} members)", clusterName, newView.getViewId(),
+                    newView.size());
+        }
+        if (newView instanceof MergeView) {
+            LOG.info("ehrelay: JGroups cluster '{}' merged after a partition: {}", clusterName,
+                    ((MergeView) newView).getSubgroups());
+        }
+    }
+
+    // ---- receiving ---------------------------------------------------------------------------------------------
+
+    @Override
+    public Object handle(Message msg) {
+        RelayHeader h = msg.getHeader(RelayHeader.ID);
+        String from = msg.getSrc() == null ? "?" : endpoint(msg.getSrc());
+        if (h == null || !(msg instanceof BytesMessage)) {
+            context.metrics().markMalformedFrame();
+            LOG.warn("ehrelay: refused a request from {} that is not a relay call (counted in malformedFrames)", from);
+            return Replies.error("not an ehrelay relay call");
+        }
+        try {
+            switch (h.op) {
+                case RelayHeader.HELLO:
+                    relay.hello(from);
+                    return Replies.OK;
+                case RelayHeader.DELIVER:
+                    relay.deliver(from, payload(msg));
+                    return Replies.OK;
+                case RelayHeader.POST:
+                    relay.post(from, payload(msg));
+                    return Replies.OK;
+                case RelayHeader.OPEN_STATE:
+                    return Replies.value(relay.openState(h.cacheName));
+                case RelayHeader.NEXT_STATE:
+                    return Replies.value(relay.nextState(h.transferId, h.maxChunkBytes));
+                default:
+                    context.metrics().markMalformedFrame();
+                    return Replies.error("unknown relay call " + h.op);
+            }
+        } catch (RelayException e) {
+            return Replies.error(e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.warn("ehrelay: relay call {} from {} failed", h, from, e);
+            return Replies.error(e.toString());
+        }
+    }
+
+    private static byte[] payload(Message msg) throws RelayException {
+        byte[] array = msg.getArray();
+        if (array == null || msg.getLength() == 0) {
+            throw new RelayException("no batch");
+        }
+        if (msg.getOffset() == 0 && msg.getLength() == array.length) {
+            return array;
+        }
+        return java.util.Arrays.copyOfRange(array, msg.getOffset(), msg.getOffset() + msg.getLength());
+    }
+
+    // ---- stop --------------------------------------------------------------------------------------------------
+
+    @Override
+    public void stop() {
+        if (!markStopped()) {
+            return;
+        }
+        stopChannels(2000);
+        if (relay != null) {
+            relay.close(2000);
+        }
+        if (dispatcher != null) {
+            dispatcher.stop();
+        }
+        if (channel != null) {
+            if (jmxRegistered) {
+                try {
+                    JmxConfigurator.unregisterChannel(channel, ManagementFactory.getPlatformMBeanServer(),
+                            settings.jmxDomain, clusterName);
+                } catch (Exception e) {
+                    LOG.debug("ehrelay: JGroups MBeans of cluster {} not unregistered: {}", clusterName, e.toString());
+                }
+            }
+            channel.close();
+        }
+    }
+}

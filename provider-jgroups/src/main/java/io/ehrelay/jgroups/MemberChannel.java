@@ -1,0 +1,129 @@
+package io.ehrelay.jgroups;
+
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeoutException;
+
+import org.jgroups.Address;
+import org.jgroups.BytesMessage;
+import org.jgroups.Message;
+import org.jgroups.SuspectedException;
+import org.jgroups.blocks.MessageDispatcher;
+import org.jgroups.blocks.RequestOptions;
+import org.jgroups.blocks.ResponseMode;
+
+import io.ehrelay.relay.PeerChannel;
+import io.ehrelay.relay.RelayCalls;
+import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.InboundHandler;
+
+/**
+ * One member of the channel's view as a relay peer: each relay call is a unicast request (reliable and in order
+ * per sender through UNICAST3) answered by the member's {@link JGroupsTransport}. A member that leaves the view
+ * fails the calls waiting on it ({@link SuspectedException}), so a state transfer moves on to another member.
+ */
+final class MemberChannel extends PeerChannel implements RelayCalls {
+
+    private static final byte[] NO_PAYLOAD = new byte[0];
+
+    private final Address address;
+    private final MessageDispatcher dispatcher;
+    private final String self;
+    private final int timeoutMillis;
+
+    MemberChannel(String endpoint, Address address, MessageDispatcher dispatcher, String self,
+                  JGroupsSettings settings, ThreadFactory threads) {
+        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
+        this.address = address;
+        this.dispatcher = dispatcher;
+        this.self = self;
+        this.timeoutMillis = settings.callTimeoutMillis;
+    }
+
+    @Override
+    protected void connect() throws Exception {
+        hello(self);
+    }
+
+    @Override
+    protected void disconnect() {
+        // JGroups keeps the connections; nothing of ours to drop
+    }
+
+    @Override
+    protected boolean peerGone(Exception failure) {
+        // a slow answer is not a departure: the view says who left
+        return failure instanceof SuspectedException || failure instanceof IllegalStateException;
+    }
+
+    @Override
+    protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
+        Replies.read(invokeOrThrow(new RelayHeader(acknowledge ? RelayHeader.DELIVER : RelayHeader.POST), batch,
+                callTimeoutMillis(timeoutMillis)), endpoint());
+    }
+
+    @Override
+    protected void transferState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink)
+            throws Exception {
+        fetchThroughRelay(this, cacheName, maxChunkBytes, sink);
+    }
+
+    @Override
+    public void hello(String fromEndpoint) throws java.io.IOException {
+        Replies.read(invoke(new RelayHeader(RelayHeader.HELLO), null), endpoint());
+    }
+
+    @Override
+    public void deliver(String fromEndpoint, byte[] batch) throws java.io.IOException {
+        Replies.read(invoke(new RelayHeader(RelayHeader.DELIVER), batch), endpoint());
+    }
+
+    @Override
+    public void post(String fromEndpoint, byte[] batch) throws java.io.IOException {
+        Replies.read(invoke(new RelayHeader(RelayHeader.POST), batch), endpoint());
+    }
+
+    @Override
+    public long openState(String cacheName) throws java.io.IOException {
+        RelayHeader h = new RelayHeader(RelayHeader.OPEN_STATE);
+        h.cacheName = cacheName;
+        return Replies.readLong(invoke(h, null), endpoint());
+    }
+
+    @Override
+    public byte[] nextState(long transferId, int maxChunkBytes) throws java.io.IOException {
+        RelayHeader h = new RelayHeader(RelayHeader.NEXT_STATE);
+        h.transferId = transferId;
+        h.maxChunkBytes = maxChunkBytes;
+        return Replies.read(invoke(h, null), endpoint());
+    }
+
+    /** The relay calls' checked exceptions are IOExceptions: JGroups' failures are wrapped. */
+    private Object invoke(RelayHeader header, byte[] payload) throws java.io.IOException {
+        try {
+            return invokeOrThrow(header, payload, timeoutMillis);
+        } catch (java.io.IOException e) {
+            throw e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted calling " + endpoint());
+        } catch (Exception e) {
+            throw new java.io.IOException(describe(e), e);
+        }
+    }
+
+    private Object invokeOrThrow(RelayHeader header, byte[] payload, int timeout) throws Exception {
+        Message m = new BytesMessage(address, payload == null ? NO_PAYLOAD : payload).putHeader(RelayHeader.ID, header);
+        try {
+            return dispatcher.sendMessage(m, new RequestOptions(ResponseMode.GET_FIRST, timeout));
+        } catch (TimeoutException e) {
+            throw new TimeoutException("member " + endpoint() + " did not answer within " + timeout + " ms");
+        }
+    }
+
+    private String describe(Exception e) {
+        if (e instanceof SuspectedException) {
+            return "member " + endpoint() + " left the view (suspected)";
+        }
+        return e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+}

@@ -1,0 +1,105 @@
+package io.ehrelay.jgroups;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Properties;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+import org.jgroups.conf.ProtocolConfiguration;
+
+import io.ehrelay.config.PropertyReader;
+
+/** Building the channel's stack: the old module's inline JGroups 3 stacks, the shipped files, the overrides. */
+class JGroupsStacksTest {
+
+    /** The UDP stack of the old module's documentation (JGroups 3 protocols and attributes). */
+    static final String OLD_UDP = "UDP(mcast_addr=231.12.21.132;mcast_port=45566;ip_ttl=32;"
+            + "mcast_send_buf_size=150000;mcast_recv_buf_size=80000):"
+            + "PING(timeout=2000;num_initial_members=6):"
+            + "MERGE2(min_interval=5000;max_interval=10000):"
+            + "FD_SOCK:VERIFY_SUSPECT(timeout=1500):"
+            + "pbcast.NAKACK(retransmit_timeout=3000):"
+            + "UNICAST(timeout=5000):"
+            + "pbcast.STABLE(desired_avg_gossip=20000):"
+            + "FRAG:"
+            + "pbcast.GMS(join_timeout=5000;print_local_addr=true)";
+
+    /** The TCP stack of the old module's documentation. */
+    static final String OLD_TCP = "TCP(bind_port=7800):"
+            + "TCPPING(initial_hosts=HostA[7800],HostB[7800];port_range=10;timeout=3000;num_initial_members=3):"
+            + "VERIFY_SUSPECT(timeout=1500):"
+            + "pbcast.NAKACK(use_mcast_xmit=false;gc_lag=100;retransmit_timeout=300,600,1200,2400,4800;"
+            + "discard_delivered_msgs=true):"
+            + "pbcast.STABLE(stability_delay=1000;desired_avg_gossip=50000;max_bytes=400000):"
+            + "pbcast.GMS(print_local_addr=true;join_timeout=5000;shun=false;view_bundling=true)";
+
+    private static List<String> names(List<ProtocolConfiguration> stack) {
+        return stack.stream().map(ProtocolConfiguration::getProtocolName).collect(Collectors.toList());
+    }
+
+    @Test
+    void oldUdpStack_isTranslatedToJGroups5() {
+        List<ProtocolConfiguration> stack = JGroupsStacks.fromConnect(OLD_UDP);
+        assertThat(names(stack)).containsExactly("UDP", "PING", "MERGE3", "FD_SOCK", "VERIFY_SUSPECT",
+                "pbcast.NAKACK2", "UNICAST3", "pbcast.STABLE", "FRAG", "pbcast.GMS");
+        assertThat(stack.get(0).getProperties()).containsEntry("mcast_addr", "231.12.21.132")
+                .containsEntry("mcast_port", "45566").containsEntry("ip_ttl", "32")
+                .containsEntry("mcast_send_buf_size", "150000");
+        // JGroups 5 PING has neither attribute; NAKACK2 has no retransmit_timeout
+        assertThat(stack.get(1).getProperties()).isEmpty();
+        assertThat(stack.get(5).getProperties()).isEmpty();
+        assertThat(stack.get(9).getProperties()).containsEntry("join_timeout", "5000")
+                .containsEntry("print_local_addr", "true");
+    }
+
+    @Test
+    void oldTcpStack_getsUnicastAndFragmentation() {
+        List<ProtocolConfiguration> stack = JGroupsStacks.fromConnect(OLD_TCP);
+        assertThat(names(stack)).containsExactly("TCP", "TCPPING", "VERIFY_SUSPECT", "pbcast.NAKACK2", "UNICAST3",
+                "pbcast.STABLE", "pbcast.GMS", "FRAG4");
+        assertThat(stack.get(1).getProperties()).containsEntry("initial_hosts", "HostA[7800],HostB[7800]")
+                .containsEntry("port_range", "10").doesNotContainKey("num_initial_members");
+        assertThat(stack.get(3).getProperties()).containsEntry("use_mcast_xmit", "false")
+                .doesNotContainKeys("gc_lag", "retransmit_timeout");
+        assertThat(stack.get(6).getProperties()).doesNotContainKeys("shun");
+    }
+
+    @Test
+    void unknownProtocolsAndBrokenSyntax_failNamingThePart() {
+        assertThatThrownBy(() -> JGroupsStacks.fromConnect("UDP:NO_SUCH_PROTOCOL(x=1)"))
+                .hasMessageContaining("NO_SUCH_PROTOCOL");
+        assertThatThrownBy(() -> JGroupsStacks.fromConnect("UDP(mcast_port=1:PING"))
+                .hasMessageContaining("unbalanced");
+        assertThatThrownBy(() -> JGroupsStacks.fromConnect("UDP(mcast_port):PING"))
+                .hasMessageContaining("mcast_port");
+    }
+
+    @Test
+    void shippedStacks_loadAndTakeTheAddressOverrides() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("file", JGroupsStacks.TCP_STACK);
+        p.setProperty("bindAddress", "127.0.0.1");
+        p.setProperty("bindPort", "7900");
+        p.setProperty("initialHosts", "127.0.0.1[7900]|127.0.0.1[7901]");
+        List<ProtocolConfiguration> tcp = JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p)));
+        assertThat(names(tcp)).startsWith("TCP", "TCPPING").contains("UNICAST3", "FRAG4");
+        assertThat(tcp.get(0).getProperties()).containsEntry("bind_addr", "127.0.0.1").containsEntry("bind_port", "7900");
+        assertThat(tcp.get(1).getProperties()).containsEntry("initial_hosts", "127.0.0.1[7900],127.0.0.1[7901]");
+
+        Properties u = new Properties();
+        u.setProperty("multicastAddress", "230.0.0.7");
+        u.setProperty("timeToLive", "0");
+        List<ProtocolConfiguration> udp = JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", u)));
+        assertThat(names(udp)).startsWith("UDP", "PING");
+        assertThat(udp.get(0).getProperties()).containsEntry("mcast_addr", "230.0.0.7").containsEntry("ip_ttl", "0");
+
+        Properties wrong = new Properties();
+        wrong.setProperty("file", JGroupsStacks.TCP_STACK);
+        wrong.setProperty("multicastPort", "45000");
+        assertThatThrownBy(() -> JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", wrong))))
+                .hasMessageContaining("UDP stack");
+    }
+}
