@@ -12,12 +12,17 @@ public final class Profiles {
     static final String RAW = "raw";
     /** Ehcache 2.10's own RMI replication, unchanged: the baseline users run today. */
     static final String STOCK_RMI = "stock-rmi";
-    static final List<String> ALL = List.of("tcp", "rmi", "hessian", STOCK_RMI, RAW);
-    /** ehrelay's transports: name to the class-name prefix of its four factories. */
+    /** ehrelay's JGroups transport with the shipped TCP stack (TCPPING) and with the UDP stack (multicast on lo). */
+    static final String JGROUPS = "jgroups";
+    static final String JGROUPS_UDP = "jgroups-udp";
+    static final List<String> ALL = List.of("tcp", "rmi", "hessian", JGROUPS, JGROUPS_UDP, STOCK_RMI, RAW);
+    /** ehrelay's transports: name to the class-name prefix of its factories. */
     private static final java.util.Map<String, String> EHRELAY = java.util.Map.of(
             "tcp", "io.ehrelay.tcp.Tcp",
             "rmi", "io.ehrelay.rmi.Rmi",
-            "hessian", "io.ehrelay.hessian.Hessian");
+            "hessian", "io.ehrelay.hessian.Hessian",
+            JGROUPS, "io.ehrelay.jgroups.JGroups",
+            JGROUPS_UDP, "io.ehrelay.jgroups.JGroups");
 
     private Profiles() {
     }
@@ -48,7 +53,11 @@ public final class Profiles {
         }
         String prefix = factoryPrefix(transport);
         StringBuilder provider = new StringBuilder();
-        if (discovery.startsWith("multicast:")) {
+        if (isJGroups(transport)) {
+            // the reader's port comes in peer (127.0.0.1:P): it binds P, the writer P+1; one cluster per step
+            int port = Integer.parseInt(peer.substring(peer.lastIndexOf(':') + 1));
+            provider.append(jgroupsProperties(transport, writer ? port + 1 : port, port, port + 1));
+        } else if (discovery.startsWith("multicast:")) {
             provider.append("peerDiscovery=automatic, multicastGroupAddress=230.0.0.64, multicastGroupPort=")
                     .append(discovery.substring("multicast:".length()))
                     .append(", timeToLive=0, hostName=127.0.0.1, heartbeatIntervalMillis=200");
@@ -68,11 +77,31 @@ public final class Profiles {
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
                 + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
                 + "      properties=\"" + provider + "\"/>\n"
-                + "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
-                + "      properties=\"hostName=127.0.0.1, port=0\"/>\n"
+                + (isJGroups(transport) ? ""
+                : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=127.0.0.1, port=0\"/>\n")
                 + cache(prefix, "replay", sync)
                 + cache(prefix, "warmup", sync)
                 + "</ehcache>\n";
+    }
+
+    static boolean isJGroups(String transport) {
+        return JGROUPS.equals(transport) || JGROUPS_UDP.equals(transport);
+    }
+
+    /**
+     * Provider properties of a JGroups node of a pair on loopback: the TCP stack binding {@code port} and finding
+     * the pair's ports by TCPPING, or the UDP stack with multicast on lo (TTL 0) on the lower port; the cluster
+     * is named after the lower port, so each pair has its own.
+     */
+    static String jgroupsProperties(String transport, int port, int pairPortA, int pairPortB) {
+        int first = Math.min(pairPortA, pairPortB);
+        String common = "channelName=replay-" + first + ", bindAddress=127.0.0.1";
+        if (JGROUPS_UDP.equals(transport)) {
+            return common + ", multicastAddress=230.0.0.65, multicastPort=" + first + ", timeToLive=0";
+        }
+        return common + ", file=ehrelay-jgroups-tcp.xml, bindPort=" + port + ", initialHosts=127.0.0.1["
+                + pairPortA + "]|127.0.0.1[" + pairPortB + "]";
     }
 
     static boolean isEhrelay(String transport) {
@@ -110,7 +139,7 @@ public final class Profiles {
 
     /** The provider scheme a writer waits on for its peer. */
     static String scheme(String transport) {
-        return STOCK_RMI.equals(transport) ? "RMI" : "ehrelay-" + transport;
+        return STOCK_RMI.equals(transport) ? "RMI" : isJGroups(transport) ? "ehrelay-jgroups" : "ehrelay-" + transport;
     }
 
     /**

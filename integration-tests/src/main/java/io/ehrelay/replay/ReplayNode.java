@@ -147,7 +147,9 @@ public final class ReplayNode {
             return;
         }
         boolean stock = Profiles.STOCK_RMI.equals(arg("transport"));
-        String stockEndpoint = stock ? "127.0.0.1:" + freePort() : null;
+        // stock RMI listens on a port it is given; a JGroups pair finds itself through the reader's port
+        boolean byPort = stock || Profiles.isJGroups(arg("transport"));
+        String stockEndpoint = byPort ? "127.0.0.1:" + freePort() : null;
         CacheManager cm = cacheManager(false, stockEndpoint);
         Ehcache cache = cm.getEhcache("replay");
         AtomicInteger arrived = new AtomicInteger();
@@ -185,7 +187,7 @@ public final class ReplayNode {
                 }
             }
         });
-        String endpoint = stock ? stockEndpoint : io.ehrelay.engine.ReplicationNode.all(cm).get(0).localEndpoint();
+        String endpoint = byPort ? stockEndpoint : io.ehrelay.engine.ReplicationNode.all(cm).get(0).localEndpoint();
         say("READY " + endpoint);
         if ("hold".equals(args.get("mode"))) {
             waitForExit();

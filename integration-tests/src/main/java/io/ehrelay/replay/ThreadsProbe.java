@@ -136,12 +136,19 @@ final class ThreadsProbe {
             for (int i = 0; i < caches; i++) {
                 names.add("region-" + i);
             }
-            xml.append("<cacheManagerPeerProviderFactory class=\"").append(prefix)
-                    .append("CacheManagerPeerProviderFactory\" properties=\"peerDiscovery=manual, ")
-                    .append(Profiles.manualPeers(transport, "127.0.0.1:" + peerPort, names)).append("\"/>\n");
-            xml.append("<cacheManagerPeerListenerFactory class=\"").append(prefix)
-                    .append("CacheManagerPeerListenerFactory\" properties=\"hostName=127.0.0.1, port=")
-                    .append(port).append("\"/>\n");
+            if (Profiles.isJGroups(transport)) {
+                xml.append("<cacheManagerPeerProviderFactory class=\"").append(prefix)
+                        .append("CacheManagerPeerProviderFactory\" properties=\"")
+                        .append(Profiles.jgroupsProperties(transport, port, port, peerPort))
+                        .append("\"/>\n");
+            } else {
+                xml.append("<cacheManagerPeerProviderFactory class=\"").append(prefix)
+                        .append("CacheManagerPeerProviderFactory\" properties=\"peerDiscovery=manual, ")
+                        .append(Profiles.manualPeers(transport, "127.0.0.1:" + peerPort, names)).append("\"/>\n");
+                xml.append("<cacheManagerPeerListenerFactory class=\"").append(prefix)
+                        .append("CacheManagerPeerListenerFactory\" properties=\"hostName=127.0.0.1, port=")
+                        .append(port).append("\"/>\n");
+            }
             replicator = prefix + "CacheReplicatorFactory";
         }
         for (int i = 0; i < caches; i++) {
