@@ -49,6 +49,35 @@ final class NodeProcess implements AutoCloseable {
         pump.start();
     }
 
+    /**
+     * The harness's class path; for the old JGroups module, without JGroups 5 and ehrelay's JGroups transport and
+     * with JGroups 3.6 and {@code ehcache-jgroupsreplication} 1.7 from {@code target/lib-jgroups3} instead.
+     */
+    static String classPath(List<String> args) throws IOException {
+        String own = System.getProperty("java.class.path");
+        if (!args.contains("transport=" + Profiles.STOCK_JGROUPS) && !args.contains("transport=" + Profiles.STOCK_JGROUPS_UDP)) {
+            return own;
+        }
+        List<String> entries = new ArrayList<>();
+        Path lib = null;
+        for (String e : own.split(java.io.File.pathSeparator)) {
+            String name = Path.of(e).getFileName() == null ? e : Path.of(e).getFileName().toString();
+            if (name.startsWith("jgroups-") || name.startsWith("ehrelay-provider-jgroups")) {
+                lib = Path.of(e).getParent();
+                continue;
+            }
+            entries.add(e);
+        }
+        Path old = lib == null ? null : lib.resolveSibling("lib-jgroups3");
+        if (old == null || !java.nio.file.Files.isDirectory(old)) {
+            throw new IOException("no JGroups 3 class path for the old module (" + old + "); build with ./mvnw install");
+        }
+        try (java.util.stream.Stream<Path> jars = java.nio.file.Files.list(old)) {
+            jars.filter(p -> p.toString().endsWith(".jar")).sorted().forEach(p -> entries.add(p.toString()));
+        }
+        return String.join(java.io.File.pathSeparator, entries);
+    }
+
     static NodeProcess start(String label, String heap, List<String> args, Path log) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -58,12 +87,16 @@ final class NodeProcess implements AutoCloseable {
         cmd.add("-XX:+AlwaysPreTouch");
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         cmd.add("-Djava.rmi.server.hostname=127.0.0.1");
+        if (args.contains("transport=" + Profiles.STOCK_JGROUPS_UDP)) {
+            // JGroups 3's UDP does not form a view on a dual-stack JVM bound to 127.0.0.1 (its docs ask for this)
+            cmd.add("-Djava.net.preferIPv4Stack=true");
+        }
         String extra = System.getenv("EHRELAY_REPLAY_JVM_OPTS");
         if (extra != null && !extra.isBlank()) {
             cmd.addAll(List.of(extra.trim().replace("{label}", label).split("\\s+")));
         }
         cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(classPath(args));
         cmd.add(ReplayNode.class.getName());
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));

@@ -15,7 +15,14 @@ public final class Profiles {
     /** ehrelay's JGroups transport with the shipped TCP stack (TCPPING) and with the UDP stack (multicast on lo). */
     static final String JGROUPS = "jgroups";
     static final String JGROUPS_UDP = "jgroups-udp";
-    static final List<String> ALL = List.of("tcp", "rmi", "hessian", JGROUPS, JGROUPS_UDP, STOCK_RMI, RAW);
+    /**
+     * The old {@code ehcache-jgroupsreplication} 1.7 on JGroups 3.6 with {@code connect=} stacks (TCP with TCPPING,
+     * UDP on lo): the other baseline. Its nodes run on their own class path (see {@link NodeProcess}).
+     */
+    static final String STOCK_JGROUPS = "stock-jgroups";
+    static final String STOCK_JGROUPS_UDP = "stock-jgroups-udp";
+    static final List<String> ALL = List.of("tcp", "rmi", "hessian", JGROUPS, JGROUPS_UDP, STOCK_RMI, STOCK_JGROUPS,
+            STOCK_JGROUPS_UDP, RAW);
     /** ehrelay's transports: name to the class-name prefix of its factories. */
     private static final java.util.Map<String, String> EHRELAY = java.util.Map.of(
             "tcp", "io.ehrelay.tcp.Tcp",
@@ -51,6 +58,10 @@ public final class Profiles {
         if (STOCK_RMI.equals(transport)) {
             return stockRmiXml(nodeName, peer, sync, writer);
         }
+        if (isStockJGroups(transport)) {
+            int port = Integer.parseInt(peer.substring(peer.lastIndexOf(':') + 1));
+            return stockJGroupsXml(transport, nodeName, writer ? port + 1 : port, port, port + 1, sync);
+        }
         String prefix = factoryPrefix(transport);
         StringBuilder provider = new StringBuilder();
         if (isJGroups(transport)) {
@@ -82,6 +93,44 @@ public final class Profiles {
                 + "      properties=\"hostName=127.0.0.1, port=0\"/>\n")
                 + cache(prefix, "replay", sync)
                 + cache(prefix, "warmup", sync)
+                + "</ehcache>\n";
+    }
+
+    static boolean isStockJGroups(String transport) {
+        return STOCK_JGROUPS.equals(transport) || STOCK_JGROUPS_UDP.equals(transport);
+    }
+
+    /** Transports that are not ehrelay: stock RMI and the old JGroups module. */
+    static boolean isStock(String transport) {
+        return STOCK_RMI.equals(transport) || isStockJGroups(transport);
+    }
+
+    /**
+     * The old module as its users configured it: {@code connect=} stacks of JGroups 3 protocols, here on loopback
+     * (TCP with TCPPING between the pair's ports, or UDP multicast bound to 127.0.0.1 with TTL 0), its replicator
+     * with defaults (asynchronous: batches sent every second). Properties separated by {@code ::}, as its
+     * documentation does, because the stacks contain commas.
+     */
+    static String stockJGroupsXml(String transport, String nodeName, int port, int pairPortA, int pairPortB,
+                                  boolean sync) {
+        int first = Math.min(pairPortA, pairPortB);
+        String tail = ":MERGE3:FD_SOCK(bind_addr=127.0.0.1):FD_ALL:VERIFY_SUSPECT(timeout=1500):BARRIER"
+                + ":pbcast.NAKACK2(use_mcast_xmit=" + STOCK_JGROUPS_UDP.equals(transport) + ")"
+                + ":UNICAST3:pbcast.STABLE(desired_avg_gossip=50000;max_bytes=4M)"
+                + ":pbcast.GMS(join_timeout=2000;print_local_addr=false):UFC:MFC:FRAG2(frag_size=60K)";
+        String stack = STOCK_JGROUPS_UDP.equals(transport)
+                ? "UDP(bind_addr=127.0.0.1;mcast_addr=230.0.0.66;mcast_port=" + first + ";ip_ttl=0):PING" + tail
+                : "TCP(bind_addr=127.0.0.1;bind_port=" + port + ";port_range=0)"
+                + ":TCPPING(initial_hosts=127.0.0.1[" + pairPortA + "],127.0.0.1[" + pairPortB + "];port_range=0)"
+                + tail;
+        String replicator = "    <cacheEventListenerFactory class=\"net.sf.ehcache.distribution.jgroups.JGroupsCacheReplicatorFactory\"\n"
+                + "        properties=\"replicateAsynchronously=" + !sync + "\"/>\n";
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
+                + "  <cacheManagerPeerProviderFactory class=\"net.sf.ehcache.distribution.jgroups.JGroupsCacheManagerPeerProviderFactory\"\n"
+                + "      properties=\"channelName=replay-" + first + "::connect=" + stack + "\" propertySeparator=\"::\"/>\n"
+                + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
+                + "  <cache name=\"warmup\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
                 + "</ehcache>\n";
     }
 
@@ -139,7 +188,8 @@ public final class Profiles {
 
     /** The provider scheme a writer waits on for its peer. */
     static String scheme(String transport) {
-        return STOCK_RMI.equals(transport) ? "RMI" : isJGroups(transport) ? "ehrelay-jgroups" : "ehrelay-" + transport;
+        return STOCK_RMI.equals(transport) ? "RMI" : isStockJGroups(transport) ? "JGroups"
+                : isJGroups(transport) ? "ehrelay-jgroups" : "ehrelay-" + transport;
     }
 
     /**

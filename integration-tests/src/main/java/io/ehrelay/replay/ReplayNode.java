@@ -148,7 +148,7 @@ public final class ReplayNode {
         }
         boolean stock = Profiles.STOCK_RMI.equals(arg("transport"));
         // stock RMI listens on a port it is given; a JGroups pair finds itself through the reader's port
-        boolean byPort = stock || Profiles.isJGroups(arg("transport"));
+        boolean byPort = stock || Profiles.isJGroups(arg("transport")) || Profiles.isStockJGroups(arg("transport"));
         String stockEndpoint = byPort ? "127.0.0.1:" + freePort() : null;
         CacheManager cm = cacheManager(false, stockEndpoint);
         Ehcache cache = cm.getEhcache("replay");
@@ -283,6 +283,9 @@ public final class ReplayNode {
             }
             Thread.sleep(20);
         }
+        if (Profiles.isStockJGroups(arg("transport"))) {
+            awaitStockJGroupsView(cm); // its one "peer" is the channel, listed before anyone joined
+        }
         say("READY");
         if ("latency".equals(mode)) {
             latency(cache);
@@ -376,6 +379,26 @@ public final class ReplayNode {
             waitForExit();
         }
         say("BYE");
+    }
+
+    /** Waits until the old JGroups module's channel sees two members (its channel field, by reflection). */
+    private static void awaitStockJGroupsView(CacheManager cm) throws Exception {
+        Object provider = cm.getCacheManagerPeerProvider("JGroups");
+        java.lang.reflect.Field f = provider.getClass().getDeclaredField("channel");
+        f.setAccessible(true);
+        Object channel = f.get(provider);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            Object view = channel.getClass().getMethod("getView").invoke(channel);
+            int size = view == null ? 0 : (Integer) view.getClass().getMethod("size").invoke(view);
+            if (size >= 2) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the old JGroups module's view has " + size + " member(s) after 30 s");
+            }
+            Thread.sleep(20);
+        }
     }
 
     private static InetSocketAddress parse(String endpoint) {

@@ -49,7 +49,8 @@ final class Report {
      */
     static String ratios(List<StepResult> results) {
         StringBuilder sb = new StringBuilder();
-        for (String baseline : List.of(Profiles.RAW, Profiles.STOCK_RMI)) {
+        for (String baseline : List.of(Profiles.RAW, Profiles.STOCK_RMI, Profiles.STOCK_JGROUPS,
+                Profiles.STOCK_JGROUPS_UDP)) {
             StringBuilder lines = new StringBuilder();
             for (StepResult r : results) {
                 if (!r.ok() || !Profiles.isEhrelay(r.transport) || "E3".equals(r.experiment)) {
@@ -68,7 +69,8 @@ final class Report {
             }
             if (lines.length() > 0) {
                 sb.append("throughput relative to ").append(Profiles.RAW.equals(baseline) ? "the raw TCP stream"
-                        : "stock Ehcache RMI").append(", same run:\n").append(lines);
+                        : Profiles.STOCK_RMI.equals(baseline) ? "stock Ehcache RMI"
+                        : "ehcache-jgroupsreplication 1.7 (" + baseline + ")").append(", same run:\n").append(lines);
             }
         }
         return sb.toString();
