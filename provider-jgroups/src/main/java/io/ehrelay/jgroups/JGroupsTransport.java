@@ -51,6 +51,7 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
     private volatile String localEndpoint;
     private volatile View view;
     private boolean jmxRegistered;
+    private com.codahale.metrics.Meter postsDropped;
 
     JGroupsTransport(JGroupsSettings settings, boolean registerJmx) {
         this.settings = settings;
@@ -81,6 +82,7 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
                 : ctx.cacheManagerName() != null && !ctx.cacheManagerName().isEmpty()
                 && !ctx.cacheManagerName().startsWith("__DEFAULT__") ? ctx.cacheManagerName()
                 : JGroupsSettings.DEFAULT_CLUSTER;
+        postsDropped = ctx.metrics().meter("postsDropped");
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::peerSaidHello);
         dispatcher = new MessageDispatcher(channel, this);
@@ -174,7 +176,15 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
                     relay.deliver(from, payload(msg));
                     return Replies.OK;
                 case RelayHeader.POST:
-                    relay.post(from, payload(msg));
+                    try {
+                        relay.post(from, payload(msg));
+                    } catch (RelayException e) {
+                        // the sender does not wait for posts: count and log here what it will not hear about
+                        postsDropped.mark();
+                        LOG.warn("ehrelay: dropped a batch posted by {} (counted in postsDropped): {}", from,
+                                e.getMessage());
+                        throw e;
+                    }
                     return Replies.OK;
                 case RelayHeader.OPEN_STATE:
                     return Replies.value(relay.openState(h.cacheName));

@@ -55,10 +55,21 @@ final class MemberChannel extends PeerChannel implements RelayCalls {
         return failure instanceof SuspectedException || failure instanceof IllegalStateException;
     }
 
+    /**
+     * Delivered batches wait for the member's answer (applied). Posted batches do not: JGroups delivers them
+     * reliably and in order (UNICAST3) and its flow control (UFC) holds this thread back when the member falls
+     * behind, so the call returns once JGroups took the message and the next batch follows without a round trip.
+     * A post the member cannot take (its bound full past the timeout) is counted and logged there.
+     */
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
-        Replies.read(invokeOrThrow(new RelayHeader(acknowledge ? RelayHeader.DELIVER : RelayHeader.POST), batch,
-                callTimeoutMillis(timeoutMillis)), endpoint());
+        if (!acknowledge) {
+            Message m = new BytesMessage(address, batch).putHeader(RelayHeader.ID, new RelayHeader(RelayHeader.POST));
+            dispatcher.sendMessage(m, new RequestOptions(ResponseMode.GET_NONE, timeoutMillis));
+            return;
+        }
+        Replies.read(invokeOrThrow(new RelayHeader(RelayHeader.DELIVER), batch, callTimeoutMillis(timeoutMillis)),
+                endpoint());
     }
 
     @Override
