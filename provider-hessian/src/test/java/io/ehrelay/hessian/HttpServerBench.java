@@ -38,9 +38,7 @@ import com.sun.net.httpserver.HttpServer;
  * {@code HttpURLConnection} and by ehrelay's own blocking client ({@link HttpConnections}), one call in flight as
  * the transport does. Everything on 127.0.0.1.
  *
- * <p>Run: {@code ./mvnw -q -pl provider-hessian -am test-compile} then
- * {@code java -cp "$(cat provider-hessian/target/bench.cp):provider-hessian/target/classes:provider-hessian/target/test-classes" io.ehrelay.hessian.HttpServerBench [rounds]}
- * (the README gives the one-liner that writes the class path).
+ * <p>Run: see the README's Hessian section ({@code ... io.ehrelay.hessian.HttpServerBench [rounds]}).
  */
 public final class HttpServerBench {
 
