@@ -26,7 +26,7 @@ import net.sf.ehcache.event.CacheEventListenerAdapter;
 /**
  * The program in each node container: a CacheManager replicating over the chosen transport, driven and
  * observed by the test through remote JMX ({@link NodeControlMBean} plus ehrelay's own metrics). Arguments are
- * {@code key=value}: {@code transport} (tcp, rmi), {@code name}, {@code port} (listener), {@code peers}
+ * {@code key=value}: {@code transport} (tcp, rmi, hessian, jgroups), {@code name}, {@code port} (listener), {@code peers}
  * ({@code host:port|…}, manual discovery) or {@code multicast=group:port} (automatic, on this container's
  * interface, TTL 1). Prints {@code NODE READY} when started; shuts the CacheManager down on SIGTERM.
  */
@@ -98,7 +98,24 @@ public final class ContainerNode implements NodeControlMBean {
     static String xml(String transport, String name, String host, String port, String peers, String multicast) {
         String prefix = Profiles.factoryPrefix(transport);
         String discovery;
-        if (multicast != null) {
+        boolean jgroups = Profiles.isJGroups(transport);
+        if (jgroups) {
+            // one cluster; the UDP stack when asked for multicast, else the TCP stack finding the named peers
+            discovery = "channelName=containers, bindAddress=" + host;
+            if (multicast != null) {
+                String[] gp = multicast.split(":");
+                discovery += ", multicastAddress=" + gp[0] + ", multicastPort=" + gp[1] + ", timeToLive=1";
+            } else {
+                StringBuilder hosts = new StringBuilder(host + "[" + port + "]");
+                if (peers != null && !peers.isBlank()) {
+                    for (String peer : peers.split("\\|")) {
+                        int colon = peer.lastIndexOf(':');
+                        hosts.append('|').append(peer, 0, colon).append('[').append(peer.substring(colon + 1)).append(']');
+                    }
+                }
+                discovery += ", file=ehrelay-jgroups-tcp.xml, bindPort=" + port + ", initialHosts=" + hosts;
+            }
+        } else if (multicast != null) {
             String[] gp = multicast.split(":");
             discovery = "peerDiscovery=automatic, multicastGroupAddress=" + gp[0] + ", multicastGroupPort=" + gp[1]
                     + ", timeToLive=1, hostName=" + host + ", heartbeatIntervalMillis=250";
@@ -117,8 +134,8 @@ public final class ContainerNode implements NodeControlMBean {
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n"
                 + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
                 + "      properties=\"" + discovery + ", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=8m\"/>\n"
-                + "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
-                + "      properties=\"hostName=" + host + ", port=" + port + "\"/>\n"
+                + (jgroups ? "" : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=" + host + ", port=" + port + "\"/>\n")
                 + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
                 + "    <cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\" properties=\"\"/>\n"
                 + "  </cache>\n"

@@ -149,6 +149,8 @@ public final class ReplicationNode implements InboundHandler {
         metrics.gauge("peersKnown", () -> directory.peers().size());
         metrics.gauge("peersReachable", this::reachablePeers);
         metrics.gauge("threads", threads::live);
+        metrics.meter("resyncs");
+        metrics.meter("resyncFailures");
     }
 
     /** Called by the listener factory: where this node listens. */
@@ -614,17 +616,68 @@ public final class ReplicationNode implements InboundHandler {
             load(cache, bc, clusterFormMillis);
             return;
         }
-        synchronized (this) {
-            if (state == State.STOPPED) {
-                return;
-            }
-            if (bootstrapExecutor == null) {
-                bootstrapExecutor = new ThreadPoolExecutor(1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                        threads.factory("bootstrap"));
-                bootstrapExecutor.allowCoreThreadTimeOut(true);
-            }
-            bootstrapExecutor.execute(() -> load(cache, bc, clusterFormMillis));
+        onBootstrapThread(() -> load(cache, bc, clusterFormMillis));
+    }
+
+    /** Runs {@code task} on the node's single bootstrap thread (created on demand, ends when idle). */
+    private synchronized void onBootstrapThread(Runnable task) {
+        if (state == State.STOPPED) {
+            return;
         }
+        if (bootstrapExecutor == null) {
+            bootstrapExecutor = new ThreadPoolExecutor(1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                    threads.factory("bootstrap"));
+            bootstrapExecutor.allowCoreThreadTimeOut(true);
+        }
+        bootstrapExecutor.execute(task);
+    }
+
+    /**
+     * After a partition healed: reloads every replicated cache of this node from {@code peerEndpoint}, whose
+     * elements overwrite this node's (elements only this node holds stay). Asynchronous, on the bootstrap thread;
+     * counted in {@code resyncs} (and {@code resyncFailures}), logged.
+     */
+    public void resyncFrom(String peerEndpoint) {
+        onBootstrapThread(() -> {
+            Peer peer = new Peer(peerEndpoint);
+            List<String> failed = new ArrayList<>();
+            long total = 0;
+            for (String name : new ArrayList<>(bindings.keySet())) {
+                Ehcache cache = resolve(name);
+                if (cache == null) {
+                    continue;
+                }
+                CacheMetrics m = metrics.cache(name);
+                AtomicLong loaded = new AtomicLong();
+                CompletableFuture<Void> f;
+                try {
+                    f = transport.requestState(peer, name, 1 << 20,
+                            chunk -> loaded.addAndGet(applyChunk(peerEndpoint, cache, m, chunk, true)));
+                } catch (RuntimeException e) {
+                    f = CompletableFuture.failedFuture(e);
+                }
+                Throwable failure;
+                try {
+                    failure = Dispatcher.await(f, 600_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                if (failure != null) {
+                    failed.add(name + " (" + Dispatcher.describe(failure) + ")");
+                }
+                total += loaded.get();
+            }
+            if (failed.isEmpty()) {
+                metrics.meter("resyncs").mark();
+                LOG.info("ehrelay: CacheManager {} resynchronised {} elements from {} after a partition",
+                        cacheManager.getName(), total, peerEndpoint);
+            } else {
+                metrics.meter("resyncFailures").mark();
+                LOG.warn("ehrelay: CacheManager {} could not resynchronise from {}: {}", cacheManager.getName(),
+                        peerEndpoint, failed);
+            }
+        });
     }
 
     private void load(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
@@ -652,7 +705,7 @@ public final class ReplicationNode implements InboundHandler {
             CompletableFuture<Void> f;
             try {
                 f = transport.requestState(peer, name, bc.maximumChunkSizeBytes(),
-                        chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk)));
+                        chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, false)));
             } catch (RuntimeException e) {
                 f = CompletableFuture.failedFuture(e);
             }
@@ -679,7 +732,8 @@ public final class ReplicationNode implements InboundHandler {
                 cacheManager.getName(), failures);
     }
 
-    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk)
+    /** @param overwrite a resync: the peer's element replaces this node's; a bootstrap keeps live ones */
+    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean overwrite)
             throws MalformedFrameException {
         EventCodec.DecodedBatch decoded;
         try {
@@ -695,8 +749,12 @@ public final class ReplicationNode implements InboundHandler {
             if (ev.op() != io.ehrelay.codec.Op.PUT || !ev.cacheName().equals(cache.getName())) {
                 throw new MalformedFrameException("bootstrap chunk holds " + ev + ", not a put for " + cache.getName());
             }
-            // an element replicated live while bootstrapping is newer than the snapshot's: keep it
-            cache.putIfAbsent(ev.toElement(), true);
+            if (overwrite) {
+                cache.put(ev.toElement(), true);
+            } else {
+                // an element replicated live while bootstrapping is newer than the snapshot's: keep it
+                cache.putIfAbsent(ev.toElement(), true);
+            }
             n++;
         }
         return n;
@@ -737,6 +795,11 @@ public final class ReplicationNode implements InboundHandler {
         @Override
         public void setMembers(java.util.Collection<String> endpoints) {
             directory.replaceMembers(endpoints);
+        }
+
+        @Override
+        public void resyncFrom(String peerEndpoint) {
+            ReplicationNode.this.resyncFrom(peerEndpoint);
         }
     }
 

@@ -32,4 +32,10 @@ public interface TransportContext {
      * which replace those reported before. This node's own endpoint may be included; it is left out.
      */
     void setMembers(java.util.Collection<String> endpoints);
+
+    /**
+     * After a partition healed (e.g. a JGroups merge view): reload every replicated cache from this peer, whose
+     * elements overwrite this node's. Asynchronous; counted in {@code resyncs} / {@code resyncFailures}.
+     */
+    void resyncFrom(String peerEndpoint);
 }

@@ -116,6 +116,11 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
         return channel;
     }
 
+    /** State transfers this node is serving now (diagnostics and tests). */
+    int openTransfers() {
+        return relay == null ? 0 : relay.openTransfers();
+    }
+
     @Override
     public String normalizePeer(String configured) {
         if (!configured.startsWith(ENDPOINT_PREFIX)) {
@@ -151,9 +156,32 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
                     newView.size());
         }
         if (newView instanceof MergeView) {
-            LOG.info("ehrelay: JGroups cluster '{}' merged after a partition: {}", clusterName,
-                    ((MergeView) newView).getSubgroups());
+            resyncAfterMerge((MergeView) newView);
         }
+    }
+
+    /**
+     * The partition policy: the subgroup holding the merged view's coordinator is the reference; every member of
+     * another subgroup reloads its replicated caches from that subgroup's first member (its elements overwrite
+     * theirs; elements only the other side holds stay there and are not sent back).
+     */
+    private void resyncAfterMerge(MergeView merged) {
+        Address self = channel == null ? null : channel.getAddress();
+        Address coordinator = merged.getCoord();
+        View reference = null;
+        for (View subgroup : merged.getSubgroups()) {
+            if (subgroup.containsMember(coordinator)) {
+                reference = subgroup;
+            }
+        }
+        LOG.info("ehrelay: JGroups cluster '{}' merged after a partition: {} (reference side: {})", clusterName,
+                merged.getSubgroups(), reference);
+        if (self == null || reference == null || reference.containsMember(self)) {
+            return;
+        }
+        Address source = reference.getCoord();
+        LOG.info("ehrelay: {} was on the other side; reloading its replicated caches from {}", localEndpoint, source);
+        context.resyncFrom(endpoint(source));
     }
 
     // ---- receiving ---------------------------------------------------------------------------------------------
