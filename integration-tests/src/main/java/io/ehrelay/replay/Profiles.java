@@ -134,7 +134,7 @@ public final class Profiles {
                 + "</ehcache>\n";
     }
 
-    static boolean isJGroups(String transport) {
+    public static boolean isJGroups(String transport) {
         return JGROUPS.equals(transport) || JGROUPS_UDP.equals(transport);
     }
 
