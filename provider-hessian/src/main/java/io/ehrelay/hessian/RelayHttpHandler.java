@@ -80,7 +80,9 @@ final class RelayHttpHandler implements HttpHandler {
             }
             HessianWire.Call call;
             try {
-                call = HessianWire.readCall(new BufferedInputStream(exchange.getRequestBody(), BUFFER), length);
+                // a buffer sized to the body (at most 64 KiB): a small call does not allocate a large one
+                int buffer = (int) Math.max(512, Math.min(BUFFER, length));
+                call = HessianWire.readCall(new BufferedInputStream(exchange.getRequestBody(), buffer), length);
             } catch (IOException e) {
                 metrics.markMalformedFrame();
                 LOG.warn("ehrelay: refused a malformed call from {} (counted in malformedFrames): {}",
