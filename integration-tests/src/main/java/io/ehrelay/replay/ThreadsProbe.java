@@ -79,9 +79,11 @@ final class ThreadsProbe {
             if (!Profiles.STOCK_RMI.equals(transport)) {
                 ehrelayThreads = Integer.toString(threadsOf(a));
                 int max = 0;
+                // the transport's name in metric names (jgroups-udp is the jgroups transport)
+                String metricsName = ReplicationNode.all(a).get(0).metrics().transport();
                 for (int i = 0; i < caches; i++) {
                     Object g = Ehrelay.metricRegistry(a).getGauges().get(ObjectNames.cacheMetric(a.getName(),
-                            transport, "region-" + i, "threadsPerRegion"));
+                            metricsName, "region-" + i, "threadsPerRegion"));
                     max = Math.max(max, g == null ? 0 : ((Number) ((com.codahale.metrics.Gauge<?>) g).getValue()).intValue());
                 }
                 perRegion = Integer.toString(max);
