@@ -79,6 +79,11 @@ final class NodeProcess implements AutoCloseable {
     }
 
     static NodeProcess start(String label, String heap, List<String> args, Path log) throws IOException {
+        return start(label, heap, ReplayNode.class, args, log);
+    }
+
+    static NodeProcess start(String label, String heap, Class<?> main, List<String> args, Path log)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xms" + heap);
@@ -97,7 +102,7 @@ final class NodeProcess implements AutoCloseable {
         }
         cmd.add("-cp");
         cmd.add(classPath(args));
-        cmd.add(ReplayNode.class.getName());
+        cmd.add(main.getName());
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         return new NodeProcess(label, pb.start());

@@ -113,7 +113,15 @@ public final class Profiles {
      */
     static String stockJGroupsXml(String transport, String nodeName, int port, int pairPortA, int pairPortB,
                                   boolean sync) {
-        int first = Math.min(pairPortA, pairPortB);
+        return stockJGroupsXml(transport, nodeName, port, new int[] {pairPortA, pairPortB}, sync);
+    }
+
+    static String stockJGroupsXml(String transport, String nodeName, int port, int[] groupPorts, boolean sync) {
+        int first = java.util.Arrays.stream(groupPorts).min().getAsInt();
+        StringBuilder hosts = new StringBuilder();
+        for (int p : groupPorts) {
+            hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1[").append(p).append(']');
+        }
         String tail = ":MERGE3:FD_SOCK(bind_addr=127.0.0.1):FD_ALL:VERIFY_SUSPECT(timeout=1500):BARRIER"
                 + ":pbcast.NAKACK2(use_mcast_xmit=" + STOCK_JGROUPS_UDP.equals(transport) + ")"
                 + ":UNICAST3:pbcast.STABLE(desired_avg_gossip=50000;max_bytes=4M)"
@@ -121,7 +129,7 @@ public final class Profiles {
         String stack = STOCK_JGROUPS_UDP.equals(transport)
                 ? "UDP(bind_addr=127.0.0.1;mcast_addr=230.0.0.66;mcast_port=" + first + ";ip_ttl=0):PING" + tail
                 : "TCP(bind_addr=127.0.0.1;bind_port=" + port + ";port_range=0)"
-                + ":TCPPING(initial_hosts=127.0.0.1[" + pairPortA + "],127.0.0.1[" + pairPortB + "];port_range=0)"
+                + ":TCPPING(initial_hosts=" + hosts + ";port_range=0)"
                 + tail;
         String replicator = "    <cacheEventListenerFactory class=\"net.sf.ehcache.distribution.jgroups.JGroupsCacheReplicatorFactory\"\n"
                 + "        properties=\"replicateAsynchronously=" + !sync + "\"/>\n";
@@ -131,6 +139,79 @@ public final class Profiles {
                 + "      properties=\"channelName=replay-" + first + "::connect=" + stack + "\" propertySeparator=\"::\"/>\n"
                 + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
                 + "  <cache name=\"warmup\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
+                + "</ehcache>\n";
+    }
+
+    /**
+     * The {@code ehcache.xml} of member {@code index} of an E4 group on loopback: it listens on
+     * {@code ports[index]} and knows every other member (manual peer lists, TCPPING hosts, or the multicast
+     * group on {@code ports[0]}); one asynchronous cache {@code replay}.
+     */
+    static String groupXml(String transport, String nodeName, int index, int[] ports) {
+        int own = ports[index];
+        if (isStockJGroups(transport)) {
+            return stockJGroupsXml(transport, nodeName, own, ports, false);
+        }
+        List<String> others = new java.util.ArrayList<>();
+        for (int i = 0; i < ports.length; i++) {
+            if (i != index) {
+                others.add(Integer.toString(ports[i]));
+            }
+        }
+        if (STOCK_RMI.equals(transport)) {
+            StringBuilder urls = new StringBuilder();
+            for (String p : others) {
+                urls.append(urls.length() == 0 ? "" : "|").append("//127.0.0.1:").append(p).append("/replay");
+            }
+            String replicator = "    <cacheEventListenerFactory class=\"net.sf.ehcache.distribution.RMICacheReplicatorFactory\"\n"
+                    + "        properties=\"replicateAsynchronously=true\"/>\n";
+            return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
+                    + "  <cacheManagerPeerProviderFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerProviderFactory\"\n"
+                    + "      properties=\"peerDiscovery=manual, rmiUrls=" + urls + "\"/>\n"
+                    + "  <cacheManagerPeerListenerFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerListenerFactory\"\n"
+                    + "      properties=\"hostName=127.0.0.1, port=" + own + ", socketTimeoutMillis=120000\"/>\n"
+                    + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
+                    + "</ehcache>\n";
+        }
+        String prefix = factoryPrefix(transport);
+        StringBuilder provider = new StringBuilder();
+        if (isJGroups(transport)) {
+            int first = java.util.Arrays.stream(ports).min().getAsInt();
+            provider.append("channelName=group-").append(first).append(", bindAddress=127.0.0.1");
+            if (JGROUPS_UDP.equals(transport)) {
+                provider.append(", multicastAddress=230.0.0.67, multicastPort=").append(first).append(", timeToLive=0");
+            } else {
+                provider.append(", file=ehrelay-jgroups-tcp.xml, bindPort=").append(own).append(", initialHosts=");
+                for (int i = 0; i < ports.length; i++) {
+                    provider.append(i == 0 ? "" : "|").append("127.0.0.1[").append(ports[i]).append(']');
+                }
+            }
+        } else {
+            provider.append("peerDiscovery=manual, ");
+            if ("rmi".equals(transport)) {
+                provider.append("rmiUrls=");
+                for (int i = 0; i < others.size(); i++) {
+                    provider.append(i == 0 ? "" : "|").append("//127.0.0.1:").append(others.get(i)).append("/replay");
+                }
+            } else {
+                provider.append("peers=");
+                for (int i = 0; i < others.size(); i++) {
+                    String peer = "127.0.0.1:" + others.get(i);
+                    provider.append(i == 0 ? "" : "|").append("hessian".equals(transport)
+                            ? "http://" + peer + "/ehrelay" : peer);
+                }
+            }
+        }
+        provider.append(", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=").append(queueMaxBytes());
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
+                + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
+                + "      properties=\"" + provider + "\"/>\n"
+                + (isJGroups(transport) ? ""
+                : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
+                + "      properties=\"hostName=127.0.0.1, port=" + own + "\"/>\n")
+                + cache(prefix, "replay", false)
                 + "</ehcache>\n";
     }
 

@@ -34,6 +34,12 @@ public final class Replay {
     int e1Count = 10_000;
     int e2Size = 1280;
     int e3Calls = 2000;
+    int[] e4Nodes = {4};
+    int[] e4Sizes = {1024, 10240, 102400};
+    /** 0: about 64 MB per writer, 500 to 20,000 elements. */
+    int e4Count = 0;
+    List<String> e4Modes = List.of("n-n");
+    String e4Heap = "1536m";
     String heap = "2g";
     int reps = 1;
     long stepTimeoutSeconds = 600;
@@ -83,6 +89,21 @@ public final class Replay {
                 case "--e1-count":
                     e1Count = Integer.parseInt(args[++i]);
                     break;
+                case "--e4-nodes":
+                    e4Nodes = ints(args[++i]);
+                    break;
+                case "--e4-sizes":
+                    e4Sizes = ints(args[++i]);
+                    break;
+                case "--e4-count":
+                    e4Count = Integer.parseInt(args[++i]);
+                    break;
+                case "--e4-modes":
+                    e4Modes = Arrays.asList(args[++i].split(","));
+                    break;
+                case "--e4-heap":
+                    e4Heap = args[++i];
+                    break;
                 case "--e3-calls":
                     e3Calls = Integer.parseInt(args[++i]);
                     break;
@@ -125,6 +146,11 @@ public final class Replay {
                 "  --e2-counts a,b,...      E2 element counts (default quick: 10000,40000,160000,320000)",
                 "  --e1-count n             elements per E1 step (default 10000)",
                 "  --e3-calls n             synchronous puts per E3 payload (default 2000)",
+                "  --e4-nodes 4             E4 group sizes, comma-separated (default 4; E4 runs with --experiments e4)",
+                "  --e4-modes n-n,1-n       E4: every member writes, or member 0 writes (default n-n)",
+                "  --e4-sizes 1024,...      E4 message sizes (default 1024,10240,102400)",
+                "  --e4-count n             E4 elements each writer puts (default: ~64 MB, 500 to 20,000)",
+                "  --e4-heap 1536m          -Xms/-Xmx of each E4 member (default 1536m)",
                 "  --heap 2g                -Xms/-Xmx of each node (default 2g, 6g with --full)",
                 "  --reps n                 repetitions per step; the median is reported (default 1)",
                 "  --step-timeout s         a step taking longer is a FAIL (default 600)",
@@ -162,6 +188,21 @@ public final class Replay {
                 if (Profiles.isCacheTransport(t)) {
                     for (StepResult r : latency(t, log)) {
                         record(r);
+                    }
+                }
+            }
+        }
+        if (experiments.contains("e4")) {
+            for (String mode : e4Modes) {
+                for (int nodes : e4Nodes) {
+                    for (int size : e4Sizes) {
+                        for (String t : transports) {
+                            if (Profiles.isCacheTransport(t)) {
+                                int count = e4Count > 0 ? e4Count
+                                        : (int) Math.max(500, Math.min(20_000, (64L << 20) / size));
+                                record(median(() -> group(t, mode, nodes, size, count, log)));
+                            }
+                        }
                     }
                 }
             }
@@ -274,6 +315,66 @@ public final class Replay {
             }
             if (reader != null) {
                 reader.close();
+            }
+        }
+    }
+
+    /**
+     * E4: a group of {@code nodes} member processes; in {@code n-n} every member puts {@code count} elements of
+     * {@code size} bytes, in {@code 1-n} member 0 does. Each receiving member's rate is what it received divided
+     * by the time from the first put to its last arrival; the step reports the median member (count = elements
+     * each receiving member gets, so elements/s and MB/s are per member).
+     */
+    StepResult group(String transport, String mode, int nodes, int size, int count, Path log) {
+        boolean all = "n-n".equals(mode);
+        String experiment = "E4 " + mode + "/" + nodes;
+        int perMember = all ? (nodes - 1) * count : count;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stepTimeoutSeconds);
+        List<NodeProcess> members = new ArrayList<>();
+        try {
+            int[] ports = new int[nodes];
+            StringBuilder portList = new StringBuilder();
+            for (int i = 0; i < nodes; i++) {
+                ports[i] = ReplayNode.freePort();
+                portList.append(i == 0 ? "" : ",").append(ports[i]);
+            }
+            for (int i = 0; i < nodes; i++) {
+                boolean writes = all || i == 0;
+                int expect = all ? perMember : i == 0 ? 0 : count;
+                members.add(NodeProcess.start("member" + i, e4Heap, GroupMember.class, new ArrayList<>(List.of(
+                        "transport=" + transport, "index=" + i, "ports=" + portList, "count=" + count,
+                        "size=" + size, "writes=" + writes, "expect=" + expect)), log));
+            }
+            for (NodeProcess m : members) {
+                m.expect("READY", deadline, l -> { });
+            }
+            for (NodeProcess m : members) {
+                m.send("GO");
+            }
+            long go = Long.MAX_VALUE;
+            for (NodeProcess m : members) {
+                long t = Long.parseLong(m.expect("WROTE", deadline, l -> { }).split(" ")[1]);
+                if (t > 0) {
+                    go = Math.min(go, t);
+                }
+            }
+            List<Double> seconds = new ArrayList<>();
+            for (int i = 0; i < nodes; i++) {
+                String[] done = members.get(i).expect("DONE", deadline, l -> { }).split(" ");
+                if (!all && i == 0) {
+                    continue;
+                }
+                seconds.add((Long.parseLong(done[2]) - go) / 1e6);
+            }
+            seconds.sort(Double::compare);
+            double median = seconds.get(seconds.size() / 2);
+            return new StepResult(experiment, transport, perMember, size, median, Double.NaN, 0, 0, Double.NaN,
+                    Double.NaN, Double.NaN, "ok");
+        } catch (Exception e) {
+            return StepResult.failed(experiment, transport, perMember, size, e.getMessage());
+        } finally {
+            for (NodeProcess m : members) {
+                m.close();
             }
         }
     }
