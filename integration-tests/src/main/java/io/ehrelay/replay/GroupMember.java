@@ -107,32 +107,25 @@ public final class GroupMember {
 
     /** Waits until this member reaches the others (ehrelay: reachable peers; the old JGroups module: its view). */
     private static void awaitGroup(CacheManager cm, String transport, int members) throws Exception {
+        if (Profiles.STOCK_RMI.equals(transport)) {
+            Thread.sleep(1000); // stock RMI looks its peers up on first use
+            return;
+        }
+        if (Profiles.isStockJGroups(transport)) {
+            ReplayNode.awaitStockJGroupsView(cm, members);
+            return;
+        }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        ReplicationNode node = ReplicationNode.all(cm).get(0);
         while (System.nanoTime() < deadline) {
-            if (Profiles.STOCK_RMI.equals(transport)) {
-                Thread.sleep(1000); // stock RMI looks its peers up on first use
-                return;
+            int reachable = 0;
+            for (Peer p : node.peers()) {
+                if (node.transport().isReachable(p)) {
+                    reachable++;
+                }
             }
-            if (Profiles.isStockJGroups(transport)) {
-                Object provider = cm.getCacheManagerPeerProvider("JGroups");
-                java.lang.reflect.Field f = provider.getClass().getDeclaredField("channel");
-                f.setAccessible(true);
-                Object channel = f.get(provider);
-                Object view = channel.getClass().getMethod("getView").invoke(channel);
-                if (view != null && (Integer) view.getClass().getMethod("size").invoke(view) >= members) {
-                    return;
-                }
-            } else {
-                ReplicationNode node = ReplicationNode.all(cm).get(0);
-                int reachable = 0;
-                for (Peer p : node.peers()) {
-                    if (node.transport().isReachable(p)) {
-                        reachable++;
-                    }
-                }
-                if (reachable >= members - 1) {
-                    return;
-                }
+            if (reachable >= members - 1) {
+                return;
             }
             Thread.sleep(20);
         }

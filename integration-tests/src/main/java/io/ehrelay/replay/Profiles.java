@@ -78,21 +78,30 @@ public final class Profiles {
                 provider.append(", ").append(manualPeers(transport, peer, List.of("replay", "warmup")));
             }
         }
-        // a bulk load waits for the queue rather than dropping: the replay moves every element
-        provider.append(", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=").append(queueMaxBytes());
         String extra = System.getProperty("ehrelay.replay.providerProperties");
         if (extra != null && !extra.isBlank()) {
             provider.append(", ").append(extra.replace(';', ','));
         }
+        return ehrelayXml(transport, nodeName, provider, 0, cache(prefix, "replay", sync) + cache(prefix, "warmup", sync));
+    }
+
+    /**
+     * An ehrelay node's file: the provider with {@code provider} plus the replay's queue settings (a bulk load
+     * waits for the queue rather than dropping: the replay moves every element), a listener on 127.0.0.1:{@code
+     * port} (none for JGroups), and {@code caches}.
+     */
+    private static String ehrelayXml(String transport, String nodeName, CharSequence provider, int port,
+                                     String caches) {
+        String prefix = factoryPrefix(transport);
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
                 + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
-                + "      properties=\"" + provider + "\"/>\n"
+                + "      properties=\"" + provider + ", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes="
+                + queueMaxBytes() + "\"/>\n"
                 + (isJGroups(transport) ? ""
                 : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
-                + "      properties=\"hostName=127.0.0.1, port=0\"/>\n")
-                + cache(prefix, "replay", sync)
-                + cache(prefix, "warmup", sync)
+                + "      properties=\"hostName=127.0.0.1, port=" + port + "\"/>\n")
+                + caches
                 + "</ehcache>\n";
     }
 
@@ -203,16 +212,7 @@ public final class Profiles {
                 }
             }
         }
-        provider.append(", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=").append(queueMaxBytes());
-        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
-                + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
-                + "      properties=\"" + provider + "\"/>\n"
-                + (isJGroups(transport) ? ""
-                : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
-                + "      properties=\"hostName=127.0.0.1, port=" + own + "\"/>\n")
-                + cache(prefix, "replay", false)
-                + "</ehcache>\n";
+        return ehrelayXml(transport, nodeName, provider, own, cache(prefix, "replay", false));
     }
 
     public static boolean isJGroups(String transport) {

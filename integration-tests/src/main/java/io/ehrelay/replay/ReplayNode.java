@@ -284,7 +284,7 @@ public final class ReplayNode {
             Thread.sleep(20);
         }
         if (Profiles.isStockJGroups(arg("transport"))) {
-            awaitStockJGroupsView(cm); // its one "peer" is the channel, listed before anyone joined
+            awaitStockJGroupsView(cm, 2); // its one "peer" is the channel, listed before anyone joined
         }
         say("READY");
         if ("latency".equals(mode)) {
@@ -381,21 +381,21 @@ public final class ReplayNode {
         say("BYE");
     }
 
-    /** Waits until the old JGroups module's channel sees two members (its channel field, by reflection). */
-    private static void awaitStockJGroupsView(CacheManager cm) throws Exception {
+    /** Waits until the old JGroups module's channel sees {@code members} members (its channel field, by reflection). */
+    static void awaitStockJGroupsView(CacheManager cm, int members) throws Exception {
         Object provider = cm.getCacheManagerPeerProvider("JGroups");
         java.lang.reflect.Field f = provider.getClass().getDeclaredField("channel");
         f.setAccessible(true);
         Object channel = f.get(provider);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {
             Object view = channel.getClass().getMethod("getView").invoke(channel);
             int size = view == null ? 0 : (Integer) view.getClass().getMethod("size").invoke(view);
-            if (size >= 2) {
+            if (size >= members) {
                 return;
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the old JGroups module's view has " + size + " member(s) after 30 s");
+                throw new IllegalStateException("the old JGroups module's view has " + size + " member(s) after 60 s");
             }
             Thread.sleep(20);
         }
