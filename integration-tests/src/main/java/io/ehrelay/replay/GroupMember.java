@@ -1,8 +1,6 @@
 package io.ehrelay.replay;
 
-import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -47,7 +45,6 @@ public final class GroupMember {
         int size = Integer.parseInt(a.get("size"));
         boolean writes = Boolean.parseBoolean(a.get("writes"));
         int expect = Integer.parseInt(a.get("expect"));
-        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
             if (Profiles.STOCK_RMI.equals(transport)) {
                 LoopbackRmiSockets.install();
@@ -79,8 +76,8 @@ public final class GroupMember {
                 }
             });
             awaitGroup(cm, transport, ports.length);
-            say("READY");
-            waitFor(stdin, "GO");
+            ReplayNode.say("READY");
+            ReplayNode.waitFor("GO");
             long firstPut = -1;
             if (writes) {
                 byte[] value = new byte[size];
@@ -90,16 +87,16 @@ public final class GroupMember {
                     cache.put(new Element(own + i, value.clone()));
                 }
             }
-            say("WROTE " + firstPut);
+            ReplayNode.say("WROTE " + firstPut);
             if (expect == 0 || all.await(600, TimeUnit.SECONDS)) {
-                say("DONE " + first.get() + " " + last.get() + " " + arrived.get());
+                ReplayNode.say("DONE " + first.get() + " " + last.get() + " " + arrived.get());
             } else {
-                say("ERROR received " + arrived.get() + " of " + expect);
+                ReplayNode.say("ERROR received " + arrived.get() + " of " + expect);
             }
-            waitFor(stdin, "EXIT");
+            ReplayNode.waitFor("EXIT");
             cm.shutdown();
         } catch (Exception | Error e) {
-            say("ERROR " + e);
+            ReplayNode.say("ERROR " + e);
             e.printStackTrace();
         }
         System.exit(0);
@@ -130,19 +127,5 @@ public final class GroupMember {
             Thread.sleep(20);
         }
         throw new IllegalStateException("the group did not form within 60 s");
-    }
-
-    private static void say(String line) {
-        System.out.println(line);
-        System.out.flush();
-    }
-
-    private static void waitFor(BufferedReader in, String word) throws Exception {
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (word.equals(line.trim()) || "EXIT".equals(line.trim())) {
-                return;
-            }
-        }
     }
 }

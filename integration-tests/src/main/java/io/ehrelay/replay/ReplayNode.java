@@ -88,7 +88,7 @@ public final class ReplayNode {
         return Integer.parseInt(arg(name));
     }
 
-    private static void say(String line) {
+    static void say(String line) {
         System.out.println(line);
         System.out.flush();
     }
@@ -414,7 +414,7 @@ public final class ReplayNode {
     }
 
     /** Waits for a line from the harness; end of input counts as EXIT. */
-    private static void waitFor(String word) throws IOException {
+    static void waitFor(String word) throws IOException {
         String line;
         while ((line = STDIN.readLine()) != null) {
             if (word.equals(line.trim()) || "EXIT".equals(line.trim())) {

@@ -647,18 +647,10 @@ public final class ReplicationNode implements InboundHandler {
                 if (cache == null) {
                     continue;
                 }
-                CacheMetrics m = metrics.cache(name);
                 AtomicLong loaded = new AtomicLong();
-                CompletableFuture<Void> f;
-                try {
-                    f = transport.requestState(peer, name, 1 << 20,
-                            chunk -> loaded.addAndGet(applyChunk(peerEndpoint, cache, m, chunk, true)));
-                } catch (RuntimeException e) {
-                    f = CompletableFuture.failedFuture(e);
-                }
                 Throwable failure;
                 try {
-                    failure = Dispatcher.await(f, 600_000);
+                    failure = fetchState(peer, cache, metrics.cache(name), 1 << 20, 600_000, true, loaded);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
@@ -702,16 +694,9 @@ public final class ReplicationNode implements InboundHandler {
         List<String> failures = new ArrayList<>();
         for (Peer peer : candidates) {
             AtomicLong loaded = new AtomicLong();
-            CompletableFuture<Void> f;
-            try {
-                f = transport.requestState(peer, name, bc.maximumChunkSizeBytes(),
-                        chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, false)));
-            } catch (RuntimeException e) {
-                f = CompletableFuture.failedFuture(e);
-            }
             Throwable failure;
             try {
-                failure = Dispatcher.await(f, bc.timeoutMillis());
+                failure = fetchState(peer, cache, m, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), false, loaded);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -730,6 +715,24 @@ public final class ReplicationNode implements InboundHandler {
         m.onBootstrapFailure();
         LOG.warn("ehrelay: could not bootstrap cache {} of CacheManager {} from any peer: {}", name,
                 cacheManager.getName(), failures);
+    }
+
+    /**
+     * Asks {@code peer} for {@code cache}'s content and applies it, counting the elements in {@code loaded}.
+     *
+     * @param overwrite a resync (the peer's elements replace this node's), else a bootstrap (live ones stay)
+     * @return why it failed, or {@code null}
+     */
+    private Throwable fetchState(Peer peer, Ehcache cache, CacheMetrics m, int maxChunkBytes, long timeoutMillis,
+                                 boolean overwrite, AtomicLong loaded) throws InterruptedException {
+        CompletableFuture<Void> f;
+        try {
+            f = transport.requestState(peer, cache.getName(), maxChunkBytes,
+                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, overwrite)));
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return Dispatcher.await(f, timeoutMillis);
     }
 
     /** @param overwrite a resync: the peer's element replaces this node's; a bootstrap keeps live ones */
