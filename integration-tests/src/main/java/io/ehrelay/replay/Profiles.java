@@ -21,8 +21,14 @@ public final class Profiles {
      */
     static final String STOCK_JGROUPS = "stock-jgroups";
     static final String STOCK_JGROUPS_UDP = "stock-jgroups-udp";
-    static final List<String> ALL = List.of("tcp", "rmi", "hessian", JGROUPS, JGROUPS_UDP, STOCK_RMI, STOCK_JGROUPS,
-            STOCK_JGROUPS_UDP, RAW);
+    /**
+     * Any cache transport followed by {@code -sync} runs E1/E2 with synchronous replication (each put waits for
+     * the peer); {@code stock-rmi-sync} is the baseline the default set includes.
+     */
+    static final String SYNC_SUFFIX = "-sync";
+    static final String STOCK_RMI_SYNC = STOCK_RMI + SYNC_SUFFIX;
+    static final List<String> ALL = List.of("tcp", "rmi", "hessian", JGROUPS, JGROUPS_UDP, STOCK_RMI, STOCK_RMI_SYNC,
+            STOCK_JGROUPS, STOCK_JGROUPS_UDP, RAW);
     /** ehrelay's transports: name to the class-name prefix of its factories. */
     private static final java.util.Map<String, String> EHRELAY = java.util.Map.of(
             "tcp", "io.ehrelay.tcp.Tcp",
@@ -45,6 +51,26 @@ public final class Profiles {
 
     static boolean isCacheTransport(String transport) {
         return !RAW.equals(transport);
+    }
+
+    /** Whether {@code transport} is a {@code -sync} variant of a cache transport (E1/E2 with synchronous puts). */
+    static boolean isSyncVariant(String transport) {
+        if (!transport.endsWith(SYNC_SUFFIX)) {
+            return false;
+        }
+        String base = transport.substring(0, transport.length() - SYNC_SUFFIX.length());
+        return isCacheTransport(base) && ALL.contains(base);
+    }
+
+    /** The transport a {@code -sync} variant runs ({@code stock-rmi-sync} → {@code stock-rmi}); others unchanged. */
+    static String base(String transport) {
+        return isSyncVariant(transport) ? transport.substring(0, transport.length() - SYNC_SUFFIX.length())
+                : transport;
+    }
+
+    /** A transport name the replay accepts: one of {@link #ALL} or a {@code -sync} variant of a cache transport. */
+    static boolean isKnown(String transport) {
+        return ALL.contains(transport) || isSyncVariant(transport);
     }
 
     /**

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -59,6 +60,8 @@ public final class Replay {
 
     boolean parse(String[] args) {
         boolean heapGiven = false;
+        boolean full = false;
+        boolean experimentsGiven = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -66,8 +69,12 @@ public final class Replay {
                     System.out.println(usage());
                     return false;
                 case "--full":
+                    // the full set: every step of E1 and E2, E3, the threads probe, E4 at 2, 4, 8 members n-n and 1-n
+                    full = true;
                     e1Sizes = E1_SIZES;
                     e2Counts = E2_COUNTS;
+                    e4Nodes = new int[] {2, 4, 8};
+                    e4Modes = List.of("n-n", "1-n");
                     if (!heapGiven) {
                         heap = "6g";
                     }
@@ -77,6 +84,7 @@ public final class Replay {
                     transports.addAll(Arrays.asList(args[++i].split(",")));
                     break;
                 case "--experiments":
+                    experimentsGiven = true;
                     experiments.clear();
                     experiments.addAll(Arrays.asList(args[++i].toLowerCase(Locale.ROOT).split(",")));
                     break;
@@ -127,9 +135,14 @@ public final class Replay {
                     throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
             }
         }
+        if (full && !experimentsGiven) {
+            experiments.clear();
+            experiments.addAll(List.of("e1", "e2", "e3", "e4", "threads"));
+        }
         for (String t : transports) {
-            if (!Profiles.ALL.contains(t)) {
-                throw new IllegalArgumentException("unknown transport " + t + "; known: " + Profiles.ALL);
+            if (!Profiles.isKnown(t)) {
+                throw new IllegalArgumentException("unknown transport " + t + "; known: " + Profiles.ALL
+                        + ", or any cache transport + '-sync'");
             }
         }
         return true;
@@ -138,10 +151,12 @@ public final class Replay {
     static String usage() {
         return String.join("\n",
                 "usage: ./replay [options]",
-                "  --transports tcp,raw     transports to run (default: all: " + String.join(",", Profiles.ALL) + ")",
-                "  --experiments e1,e2,e3   experiments to run (default: e1,e2,e3; add 'threads' for the",
-                "                           threads-per-region probe: 10/100/1,000 replicated caches)",
-                "  --full                   all 9 steps of E1 and E2 (default: quick subset), heap 6g",
+                "  --transports tcp,raw     transports to run (default: all: " + String.join(",", Profiles.ALL) + ");",
+                "                           any cache transport + '-sync' runs E1/E2 with synchronous puts",
+                "  --experiments e1,e2,e3   experiments to run (default: e1,e2,e3; also 'e4' for groups and",
+                "                           'threads' for the threads-per-region probe: 10/100/1,000 caches)",
+                "  --full                   the full set: all 9 steps of E1 and E2 (heap 6g), E3, E4 with 2, 4 and",
+                "                           8 members n-n and 1-n, threads (--experiments narrows it)",
                 "  --e1-sizes a,b,...       E1 element sizes (default quick: 1280,10240,40960,81920)",
                 "  --e2-counts a,b,...      E2 element counts (default quick: 10000,40000,160000,320000)",
                 "  --e1-count n             elements per E1 step (default 10000)",
@@ -162,7 +177,11 @@ public final class Replay {
         return Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
     }
 
+    /** Wall-clock time of the whole run, for the report. */
+    Duration elapsed = Duration.ZERO;
+
     void run() throws Exception {
+        long started = System.nanoTime();
         Files.createDirectories(out);
         String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
         Path log = out.resolve("replay-" + stamp + ".log");
@@ -185,7 +204,7 @@ public final class Replay {
         }
         if (experiments.contains("e3")) {
             for (String t : transports) {
-                if (Profiles.isCacheTransport(t)) {
+                if (Profiles.isCacheTransport(t) && !Profiles.isSyncVariant(t)) { // E3 is synchronous already
                     for (StepResult r : latency(t, log)) {
                         record(r);
                     }
@@ -197,7 +216,7 @@ public final class Replay {
                 for (int nodes : e4Nodes) {
                     for (int size : e4Sizes) {
                         for (String t : transports) {
-                            if (Profiles.isCacheTransport(t)) {
+                            if (Profiles.isCacheTransport(t) && !Profiles.isSyncVariant(t)) {
                                 int count = e4Count > 0 ? e4Count
                                         : (int) Math.max(500, Math.min(20_000, (64L << 20) / size));
                                 record(median(() -> group(t, mode, nodes, size, count, log)));
@@ -207,27 +226,41 @@ public final class Replay {
                 }
             }
         }
-        List<String> threadRows = List.of();
+        List<ThreadsProbe.Row> threadRows = List.of();
         if (experiments.contains("threads")) {
             System.out.println();
             System.out.println("threads-per-region probe (two nodes in this JVM):");
             threadRows = ThreadsProbe.run(transports, new int[] {10, 100, 1000});
         }
+        elapsed = Duration.ofNanos(System.nanoTime() - started);
         Path csv = out.resolve("replay-" + stamp + ".csv");
         Report.writeCsv(results, csv);
+        StringBuilder threadsMd = new StringBuilder();
+        if (!threadRows.isEmpty()) {
+            Path threadsCsv = out.resolve("replay-" + stamp + "-threads.csv");
+            List<String> lines = new ArrayList<>();
+            lines.add("transport,caches,jvm_threads_added,ehrelay_threads_per_node,threads_per_region_max,outcome");
+            threadsMd.append("\nThreads-per-region probe:\n\n").append(ThreadsProbe.Row.HEADER).append('\n');
+            for (ThreadsProbe.Row row : threadRows) {
+                lines.add(row.csv());
+                threadsMd.append(row.markdown()).append('\n');
+            }
+            Files.write(threadsCsv, lines);
+        }
         Path md = out.resolve("replay-" + stamp + ".md");
-        Files.writeString(md, Report.markdown(results, this)
-                + (threadRows.isEmpty() ? "" : "\nThreads-per-region probe:\n\n" + String.join("\n", threadRows) + "\n"));
+        Files.writeString(md, Report.markdown(results, this) + threadsMd);
         Path html = out.resolve("replay-" + stamp + ".html");
-        Files.writeString(html, Report.html(results, this));
+        Files.writeString(html, Report.html(results, threadRows, this));
         System.out.println();
         System.out.println(Report.ratios(results));
+        System.out.printf("run took %s%n", Report.duration(elapsed));
         System.out.println("results: " + csv + ", " + md + ", " + html + " (node logs: " + log + ")");
     }
 
     private void record(StepResult r) {
         results.add(r);
-        System.out.println("\r" + Report.tableRow(r) + " ".repeat(10));
+        // a progress line may precede: clear it first
+        System.out.println("\r" + " ".repeat(100) + "\r" + Report.tableRow(r));
     }
 
     private interface Step {
@@ -247,9 +280,11 @@ public final class Replay {
         return runs.get(runs.size() / 2);
     }
 
-    private List<String> nodeArgs(String role, String transport, int count, int size, String mode) {
-        return new ArrayList<>(List.of("role=" + role, "transport=" + transport, "count=" + count, "size=" + size,
-                "discovery=" + discoveryArg(), "mode=" + mode));
+    List<String> nodeArgs(String role, String transport, int count, int size, String mode) {
+        // a -sync variant runs its base transport with synchronous puts
+        String m = "async".equals(mode) && Profiles.isSyncVariant(transport) ? "sync" : mode;
+        return new ArrayList<>(List.of("role=" + role, "transport=" + Profiles.base(transport), "count=" + count,
+                "size=" + size, "discovery=" + discoveryArg(), "mode=" + m));
     }
 
     private String multicastPort;
@@ -293,6 +328,7 @@ public final class Replay {
                 }
             }, w).split(" ");
             long firstPut = Long.parseLong(wrote[1]);
+            long lastPut = Long.parseLong(wrote[2]);
             long dropped = Long.parseLong(wrote[4]);
             long failed = Long.parseLong(wrote[5]);
             long firstArrival = Long.parseLong(done[1]);
@@ -303,7 +339,7 @@ public final class Replay {
                     : "FAIL(missing " + missing + ", bad " + bad + ", dropped " + dropped + ", failed " + failed + ")";
             return new StepResult(experiment, transport, count, size, (lastArrival - firstPut) / 1e6,
                     (lastArrival - firstArrival) / 1e6, Long.parseLong(wrote[3]), Long.parseLong(done[5]), Double.NaN,
-                    Double.NaN, Double.NaN, outcome);
+                    Double.NaN, Double.NaN, outcome, (lastPut - firstPut) / 1e6);
         } catch (NodeProcess.StepFailure e) {
             return StepResult.failed(experiment, transport, count, size, e.getMessage() + ", reader had "
                     + progress[0] + " of " + count);

@@ -4,12 +4,14 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /** Formats replay results: console table, CSV, Markdown, and a self-contained HTML page with SVG charts. */
@@ -19,17 +21,17 @@ final class Report {
     }
 
     static String tableHeader() {
-        return String.format(Locale.ROOT, "%-3s %-6s %10s %9s %9s %9s %9s %11s %8s %8s  %s", "exp", "transp", "count",
+        return String.format(Locale.ROOT, "%-8s %-14s %10s %9s %9s %9s %9s %11s %8s %8s  %s", "exp", "transp", "count",
                 "size B", "s(put)", "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "result");
     }
 
     static String tableRow(StepResult r) {
         if ("E3".equals(r.experiment)) {
-            return String.format(Locale.ROOT, "%-3s %-6s %10s %9d  sync put latency: p50 %.1f us, p99 %.1f us, max %.1f us"
+            return String.format(Locale.ROOT, "%-8s %-14s %10s %9d  sync put latency: p50 %.1f us, p99 %.1f us, max %.1f us"
                     + " (%d calls)  %s", r.experiment, r.transport, "", r.size, r.p50Micros, r.p99Micros, r.maxMicros,
                     r.count, r.outcome);
         }
-        return String.format(Locale.ROOT, "%-3s %-6s %,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d  %s", r.experiment,
+        return String.format(Locale.ROOT, "%-8s %-14s %,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d  %s", r.experiment,
                 r.transport, r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(),
                 r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.outcome);
     }
@@ -49,11 +51,14 @@ final class Report {
      */
     static String ratios(List<StepResult> results) {
         StringBuilder sb = new StringBuilder();
-        for (String baseline : List.of(Profiles.RAW, Profiles.STOCK_RMI, Profiles.STOCK_JGROUPS,
+        for (String baseline : List.of(Profiles.RAW, Profiles.STOCK_RMI, Profiles.STOCK_RMI_SYNC, Profiles.STOCK_JGROUPS,
                 Profiles.STOCK_JGROUPS_UDP)) {
+            // synchronous variants are compared with the synchronous baseline only, and asynchronous with the others
+            boolean syncBaseline = Profiles.isSyncVariant(baseline);
             StringBuilder lines = new StringBuilder();
             for (StepResult r : results) {
-                if (!r.ok() || !Profiles.isEhrelay(r.transport) || "E3".equals(r.experiment)) {
+                if (!r.ok() || !Profiles.isEhrelay(Profiles.base(r.transport)) || !isTransfer(r)
+                        || Profiles.isSyncVariant(r.transport) != syncBaseline) {
                     continue;
                 }
                 for (StepResult b : results) {
@@ -70,10 +75,20 @@ final class Report {
             if (lines.length() > 0) {
                 sb.append("throughput relative to ").append(Profiles.RAW.equals(baseline) ? "the raw TCP stream"
                         : Profiles.STOCK_RMI.equals(baseline) ? "stock Ehcache RMI"
+                        : Profiles.STOCK_RMI_SYNC.equals(baseline) ? "stock Ehcache RMI, synchronous"
                         : "ehcache-jgroupsreplication 1.7 (" + baseline + ")").append(", same run:\n").append(lines);
             }
         }
         return sb.toString();
+    }
+
+    /** E1, E2 and E4 steps move data (throughput); E3 measures latency. */
+    private static boolean isTransfer(StepResult r) {
+        return !"E3".equals(r.experiment);
+    }
+
+    static String duration(Duration d) {
+        return String.format(Locale.ROOT, "%d min %02d s", d.toMinutes(), d.toSecondsPart());
     }
 
     private static String machine() {
@@ -85,7 +100,8 @@ final class Report {
     static String markdown(List<StepResult> results, Replay run) {
         StringBuilder sb = new StringBuilder();
         sb.append("Replay of ").append(LocalDateTime.now().withNano(0)).append(" on ").append(machine())
-                .append(", heap ").append(run.heap).append(" per node, ").append(run.reps).append(" rep(s)\n\n");
+                .append(", heap ").append(run.heap).append(" per node (E4 members ").append(run.e4Heap).append("), ")
+                .append(run.reps).append(" rep(s), run took ").append(duration(run.elapsed)).append("\n\n");
         sb.append("| exp | transport | count | size B | s (first put → last arrival) | s (first → last arrival) | MB/s "
                 + "| elements/s | writer heap MB | reader heap MB | result |\n");
         sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
@@ -115,21 +131,61 @@ final class Report {
         return sb.toString();
     }
 
-    static String html(List<StepResult> results, Replay run) {
+    static String html(List<StepResult> results, List<ThreadsProbe.Row> threads, Replay run) {
         StringBuilder sb = new StringBuilder();
         sb.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ehrelay replay</title><style>")
                 .append("body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}")
                 .append("td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}")
-                .append("svg{border:1px solid #ddd;margin:1em 0}</style></head><body>");
-        sb.append("<h1>ehrelay two-node replay</h1><p>").append(escape(LocalDateTime.now().withNano(0) + " on "
-                + machine() + ", heap " + run.heap + " per node, " + run.reps + " rep(s)")).append("</p>");
+                .append(".fail{color:#b00}svg{border:1px solid #ddd;margin:1em 0}</style></head><body>");
+        sb.append("<h1>ehrelay replay</h1><p>").append(escape(LocalDateTime.now().withNano(0) + " on "
+                + machine() + ", heap " + run.heap + " per node (E4 members " + run.e4Heap + "), " + run.reps
+                + " rep(s), run took " + duration(run.elapsed))).append("</p>");
         sb.append(chart("E1: 10,000 elements of growing size", "element size (bytes)", "seconds, first put → last arrival",
-                select(results, "E1"), r -> r.size, r -> r.seconds));
+                select(results, "E1"), r -> r.transport, r -> r.size, r -> r.seconds));
+        sb.append(failures(results, "E1"));
         sb.append(chart("E2: growing count of 1,280-byte elements", "elements", "seconds, first put → last arrival",
-                select(results, "E2"), r -> r.count, r -> r.seconds));
+                select(results, "E2"), r -> r.transport, r -> r.count, r -> r.seconds));
+        sb.append(failures(results, "E2"));
         sb.append(chart("E3: synchronous put latency by payload (p99)", "payload (bytes, +1)", "p99 microseconds",
-                select(results, "E3"), r -> r.size + 1, r -> r.p99Micros));
-        sb.append("<h2>Table</h2><pre>").append(escape(markdown(results, run))).append("</pre></body></html>");
+                select(results, "E3"), r -> r.transport, r -> r.size + 1, r -> r.p99Micros));
+        sb.append(failures(results, "E3"));
+        for (String e4 : results.stream().map(r -> r.experiment).filter(e -> e.startsWith("E4")).distinct().toList()) {
+            sb.append(chart(e4 + " (mode/members): elements/s received per member (median member)", "element size (bytes)",
+                    "elements/s per member", select(results, e4), r -> r.transport, r -> r.size,
+                    StepResult::elementsPerSecond));
+            sb.append(failures(results, e4));
+        }
+        List<ThreadsProbe.Row> probed = threads.stream().filter(t -> t.notProbed() == null).toList();
+        sb.append(chart("Threads: JVM threads a pair of nodes adds, by replicated caches", "replicated caches",
+                "threads added", probed, ThreadsProbe.Row::transport, ThreadsProbe.Row::caches,
+                t -> Math.max(1, t.added())));
+        for (ThreadsProbe.Row t : threads) {
+            if (t.notProbed() != null || !t.allReplicated()) {
+                sb.append("<p class=\"fail\">").append(escape(t.transport() + ": " + (t.notProbed() != null
+                        ? "not probed: " + t.notProbed() : "FAIL at " + t.caches() + " caches (not all replicated)")))
+                        .append("</p>");
+            }
+        }
+        sb.append("<h2>Table</h2><pre>").append(escape(markdown(results, run)));
+        if (!threads.isEmpty()) {
+            sb.append("\n").append(escape(ThreadsProbe.Row.HEADER)).append('\n');
+            for (ThreadsProbe.Row t : threads) {
+                sb.append(escape(t.markdown())).append('\n');
+            }
+        }
+        sb.append("</pre></body></html>");
+        return sb.toString();
+    }
+
+    /** The failed steps of an experiment, with their reasons, below its chart (a chart shows only what ran). */
+    private static String failures(List<StepResult> results, String experiment) {
+        StringBuilder sb = new StringBuilder();
+        for (StepResult r : results) {
+            if (experiment.equals(r.experiment) && !r.ok()) {
+                sb.append("<p class=\"fail\">").append(escape(String.format(Locale.ROOT, "%s %s %,d x %,d B: %s",
+                        r.transport, r.experiment, r.count, r.size, r.outcome))).append("</p>");
+            }
+        }
         return sb.toString();
     }
 
@@ -143,11 +199,12 @@ final class Report {
         return out;
     }
 
-    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
+    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+        "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000"};
 
-    /** A log-log line chart, one series per transport. */
-    static String chart(String title, String xLabel, String yLabel, List<StepResult> points,
-                        ToDoubleFunction<StepResult> x, ToDoubleFunction<StepResult> y) {
+    /** A log-log line chart, one series per {@code seriesOf} (the transport). */
+    static <T> String chart(String title, String xLabel, String yLabel, List<T> points, Function<T, String> seriesOf,
+                            ToDoubleFunction<T> x, ToDoubleFunction<T> y) {
         if (points.isEmpty()) {
             return "";
         }
@@ -162,13 +219,13 @@ final class Report {
         double minY = Double.MAX_VALUE;
         double maxY = 0;
         Map<String, List<double[]>> series = new LinkedHashMap<>();
-        for (StepResult r : points) {
+        for (T r : points) {
             double px = x.applyAsDouble(r);
             double py = y.applyAsDouble(r);
             if (!(px > 0) || !(py > 0)) {
                 continue;
             }
-            series.computeIfAbsent(r.transport, k -> new ArrayList<>()).add(new double[] {px, py});
+            series.computeIfAbsent(seriesOf.apply(r), k -> new ArrayList<>()).add(new double[] {px, py});
             minX = Math.min(minX, px);
             maxX = Math.max(maxX, px);
             minY = Math.min(minY, py);

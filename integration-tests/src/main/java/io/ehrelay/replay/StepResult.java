@@ -17,10 +17,20 @@ final class StepResult {
     final double p99Micros;
     final double maxMicros;
     final String outcome;
+    /** E1/E2: how long the writer's put loop took (the time its application thread was busy or blocked). */
+    final double putSeconds;
 
     StepResult(String experiment, String transport, int count, int size, double seconds, double blogSeconds,
                long writerPeakHeap, long readerPeakHeap, double p50Micros, double p99Micros, double maxMicros,
                String outcome) {
+        this(experiment, transport, count, size, seconds, blogSeconds, writerPeakHeap, readerPeakHeap, p50Micros,
+                p99Micros, maxMicros, outcome, Double.NaN);
+    }
+
+    StepResult(String experiment, String transport, int count, int size, double seconds, double blogSeconds,
+               long writerPeakHeap, long readerPeakHeap, double p50Micros, double p99Micros, double maxMicros,
+               String outcome, double putSeconds) {
+        this.putSeconds = putSeconds;
         this.experiment = experiment;
         this.transport = transport;
         this.count = count;
@@ -53,12 +63,12 @@ final class StepResult {
     }
 
     static final String CSV_HEADER = "experiment,transport,count,size,seconds,blog_seconds,mb_per_s,elements_per_s,"
-            + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome";
+            + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome,put_loop_seconds";
 
     String csv() {
-        return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s", experiment,
+        return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s,%.4f", experiment,
                 transport, count, size, seconds, blogSeconds, megabytesPerSecond(), elementsPerSecond(),
                 writerPeakHeap >> 20, readerPeakHeap >> 20, p50Micros, p99Micros, maxMicros,
-                outcome.replace(',', ';'));
+                outcome.replace(',', ';'), putSeconds);
     }
 }

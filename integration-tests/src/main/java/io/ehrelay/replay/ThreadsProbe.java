@@ -23,33 +23,54 @@ final class ThreadsProbe {
     private ThreadsProbe() {
     }
 
-    static List<String> run(List<String> transports, int[] cacheCounts) throws Exception {
+    /** One probe: a pair of nodes of {@code transport} replicating {@code caches} caches; or why it was not probed. */
+    record Row(String transport, int caches, int added, String ehrelayThreads, String perRegion, boolean allReplicated,
+               String notProbed) {
+
+        static final String HEADER = "| transport | caches | JVM threads added by 2 nodes | ehrelay threads (per node) "
+                + "| threadsPerRegion (max) | all replicated |\n|---|---:|---:|---:|---:|---|";
+
+        String markdown() {
+            if (notProbed != null) {
+                return "| " + transport + " | - | not probed: " + notProbed + " | - | - | - |";
+            }
+            return String.format(Locale.ROOT, "| %s | %,d | %d | %s | %s | %s |", transport, caches, added,
+                    ehrelayThreads, perRegion, allReplicated ? "yes" : "NO");
+        }
+
+        String csv() {
+            return String.format(Locale.ROOT, "%s,%d,%s,%s,%s,%s", transport, caches,
+                    notProbed == null ? Integer.toString(added) : "", ehrelayThreads, perRegion,
+                    notProbed != null ? "not probed: " + notProbed.replace(',', ';') : allReplicated ? "ok" : "FAIL");
+        }
+    }
+
+    static List<Row> run(List<String> transports, int[] cacheCounts) throws Exception {
         LoopbackRmiSockets.install();
-        List<String> rows = new ArrayList<>();
-        rows.add("| transport | caches | JVM threads added by 2 nodes | ehrelay threads (per node) | threadsPerRegion (max) | all replicated |");
-        rows.add("|---|---:|---:|---:|---:|---|");
+        List<Row> rows = new ArrayList<>();
+        System.out.println(Row.HEADER);
         for (String t : transports) {
-            if (!Profiles.isCacheTransport(t)) {
+            if (!Profiles.isCacheTransport(t) || Profiles.isSyncVariant(t)) {
                 continue;
             }
             if (Profiles.isStockJGroups(t)) {
                 // JGroups 3 cannot share this JVM with JGroups 5; the old module uses one channel per
                 // CacheManager and JGroups' pools, so its count does not depend on the caches either
-                String row = "| " + t + " | - | not probed: needs JGroups 3 on its own class path | - | - | - |";
-                System.out.println(row);
+                Row row = new Row(t, 0, 0, "-", "-", false, "needs JGroups 3 on its own class path");
+                System.out.println(row.markdown());
                 rows.add(row);
                 continue;
             }
             for (int n : cacheCounts) {
-                String row = probe(t, n);
-                System.out.println(row);
+                Row row = probe(t, n);
+                System.out.println(row.markdown());
                 rows.add(row);
             }
         }
         return rows;
     }
 
-    private static String probe(String transport, int caches) throws Exception {
+    private static Row probe(String transport, int caches) throws Exception {
         System.gc();
         Thread.sleep(200);
         int before = Thread.activeCount();
@@ -88,8 +109,7 @@ final class ThreadsProbe {
                 }
                 perRegion = Integer.toString(max);
             }
-            return String.format(Locale.ROOT, "| %s | %,d | %d | %s | %s | %s |", transport, caches, added,
-                    ehrelayThreads, perRegion, all ? "yes" : "NO");
+            return new Row(transport, caches, added, ehrelayThreads, perRegion, all, null);
         } finally {
             a.shutdown();
             b.shutdown();

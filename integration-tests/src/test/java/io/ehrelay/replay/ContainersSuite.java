@@ -142,7 +142,7 @@ abstract class ContainersSuite {
         run.heap = heap() + " (containers)";
         Report.writeCsv(results, out.resolve("container-replay.csv"));
         Files.writeString(out.resolve("container-replay.md"), Report.markdown(results, run));
-        Files.writeString(out.resolve("container-replay.html"), Report.html(results, run));
+        Files.writeString(out.resolve("container-replay.html"), Report.html(results, List.of(), run));
         System.out.println("container replay results: " + out);
     }
 

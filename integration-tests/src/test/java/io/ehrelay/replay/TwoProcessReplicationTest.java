@@ -67,6 +67,17 @@ class TwoProcessReplicationTest {
     }
 
     @Test
+    void stockRmiSyncBaseline_eachPutWaitsForTheReader() throws Exception {
+        assertThat(replay.nodeArgs("writer", "stock-rmi-sync", 1, 1, "async"))
+                .contains("transport=stock-rmi", "mode=sync");
+        StepResult r = replay.transfer("E2", "stock-rmi-sync", 2_000, 1280, log);
+        assertOk(r);
+        assertThat(r.transport).isEqualTo("stock-rmi-sync");
+        // synchronous: the last element was on the reader before the writer's last put returned
+        assertThat(r.seconds).isLessThanOrEqualTo(r.putSeconds + 0.001);
+    }
+
+    @Test
     void rmi_stockStyleRmiUrls_everyElementArrivesIntact() throws Exception {
         assertOk(replay.transfer("E2", "rmi", 5_000, 1280, log));
         assertOk(replay.transfer("E1", "rmi", 200, 327_680, log));
