@@ -78,6 +78,11 @@ public final class ByteSink extends OutputStream {
         buf.putInt(at, v);
     }
 
+    /** Overwrites eight bytes at {@code at}. */
+    public void putLong(int at, long v) {
+        buf.putLong(at, v);
+    }
+
     /** Overwrites one byte at {@code at}. */
     public void putByte(int at, int v) {
         buf.put(at, (byte) v);

@@ -12,7 +12,8 @@ import net.sf.ehcache.Element;
  * The wire format of replication events and of batches of them. One encoding serves every transport.
  *
  * <pre>
- * batch  := u8 formatVersion(=1) · i32 eventCount · event*
+ * batch  := u8 formatVersion(=2) · i32 eventCount · u8 flags · i64 stream · i64 seq · event*
+ *           (stream = 0 and seq = 0: unsequenced; else seq numbers the sender's batches of that stream from 1)
  * event  := i32 length · u8 op · u16 nameLength · name(UTF-8) · key · [value · metadata]   (value for PUT only)
  * metadata := i64 version · i64 creationTime · i64 lastAccessTime · i64 hitCount · i64 lastUpdateTime
  *             · i32 timeToLive · i32 timeToIdle · u8 flags(bit 0: cacheDefaultLifespan)
@@ -25,9 +26,20 @@ import net.sf.ehcache.Element;
  */
 public final class EventCodec {
 
-    public static final int FORMAT_VERSION = 1;
-    /** Bytes of the batch header. */
-    public static final int BATCH_HEADER_BYTES = 5;
+    /** 2: the batch header carries the sender's stream, sequence number and flags (1 had only the count). */
+    public static final int FORMAT_VERSION = 2;
+    /** Bytes of the batch header: version, event count, flags, stream, sequence number. */
+    public static final int BATCH_HEADER_BYTES = 1 + 4 + 1 + 8 + 8;
+    /**
+     * Header flag: the sender lost events of this stream since its previous batch (its queue was full, an event
+     * could not be encoded, or it resolved a partition in its favour); receivers resynchronise from it.
+     */
+    public static final int FLAG_LOST = 1;
+    /**
+     * Header flag of a state-transfer chunk: {@code stream} and {@code seq} name the sending node's stream of the
+     * cache and its last batch number when the transfer opened (live events in later batches are newer).
+     */
+    public static final int FLAG_SNAPSHOT = 2;
 
     private EventCodec() {
     }
@@ -130,7 +142,7 @@ public final class EventCodec {
         return 64;
     }
 
-    /** The header that precedes {@code eventCount} encoded events. */
+    /** The header of an unsequenced batch (stream 0: synchronous sends, state chunks) of {@code eventCount} events. */
     public static byte[] batchHeader(int eventCount) {
         byte[] h = new byte[BATCH_HEADER_BYTES];
         h[0] = (byte) FORMAT_VERSION;
@@ -141,10 +153,22 @@ public final class EventCodec {
         return h;
     }
 
-    /** Writes a batch header for {@code eventCount} events at {@code at} (over a placeholder). */
+    /** Writes an unsequenced batch header for {@code eventCount} events at {@code at} (over a placeholder). */
     public static void putBatchHeader(ByteSink out, int at, int eventCount) {
+        putBatchHeader(out, at, eventCount, 0, 0L, 0L);
+    }
+
+    /**
+     * Writes a batch header at {@code at} (over a placeholder): {@code stream} identifies one ordered sequence of
+     * batches of one sender (a queue lane of one node's run), {@code seq} numbers them from 1, so a receiver
+     * sees every batch it missed as a gap.
+     */
+    public static void putBatchHeader(ByteSink out, int at, int eventCount, int flags, long stream, long seq) {
         out.putByte(at, FORMAT_VERSION);
         out.putInt(at + 1, eventCount);
+        out.putByte(at + 5, flags);
+        out.putLong(at + 6, stream);
+        out.putLong(at + 14, seq);
     }
 
     /** A batch of one event, for synchronous sends and tests. */
@@ -156,6 +180,16 @@ public final class EventCodec {
         for (byte[] e : events) {
             System.arraycopy(e, 0, out, at, e.length);
             at += e.length;
+        }
+        return out;
+    }
+
+    /** A state-transfer chunk: a batch of puts whose header carries the snapshot's mark (see FLAG_SNAPSHOT). */
+    public static byte[] snapshotBatch(java.util.List<byte[]> events, int size, long stream, long seq) {
+        byte[] out = batch(events, size);
+        if (stream != 0) {
+            out[5] = (byte) FLAG_SNAPSHOT;
+            java.nio.ByteBuffer.wrap(out, 6, 16).putLong(stream).putLong(seq);
         }
         return out;
     }
@@ -190,6 +224,13 @@ public final class EventCodec {
             throw new MalformedFrameException("unsupported batch format version " + version);
         }
         int count = in.readInt("event count");
+        int flags = in.readByte("flags");
+        long stream = in.readLong("stream");
+        long seq = in.readLong("sequence number");
+        if (stream == 0 ? seq != 0 || flags != 0 : seq < 0 || seq == 0 && (flags & FLAG_SNAPSHOT) == 0) {
+            throw new MalformedFrameException("impossible stream " + stream + " / sequence number " + seq + " / flags "
+                    + flags);
+        }
         // every event takes at least 8 bytes: a bound on the list before allocating it
         if (count < 0 || count > in.remaining() / 8) {
             throw new MalformedFrameException("event count " + count + " impossible in " + in.remaining() + " bytes");
@@ -213,7 +254,7 @@ public final class EventCodec {
         if (in.remaining() != 0) {
             throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " events");
         }
-        return new DecodedBatch(events, rejections);
+        return new DecodedBatch(events, rejections, flags, stream, seq);
     }
 
     private static ReplicationEvent decodeEvent(Op op, String cache, ByteSource in, CodecLimits limits)
@@ -268,13 +309,25 @@ public final class EventCodec {
     public static final class DecodedBatch {
         private final List<ReplicationEvent> events;
         private final List<Rejection> rejections;
+        private final int flags;
+        private final long stream;
+        private final long seq;
 
-        DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections) {
+        DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq) {
             this.events = events;
             this.rejections = rejections;
+            this.flags = flags;
+            this.stream = stream;
+            this.seq = seq;
         }
 
         public List<ReplicationEvent> events() { return events; }
         public List<Rejection> rejections() { return rejections; }
+        /** Header flags, e.g. {@link EventCodec#FLAG_LOST}. */
+        public int flags() { return flags; }
+        /** The sender's stream, 0 for an unsequenced batch. */
+        public long stream() { return stream; }
+        /** The batch's number in its stream (from 1), 0 for an unsequenced batch. */
+        public long seq() { return seq; }
     }
 }

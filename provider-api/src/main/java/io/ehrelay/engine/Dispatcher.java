@@ -44,10 +44,32 @@ final class Dispatcher {
     private final ThreadFactory threads;
     private final RateLimitedLog warn;
     private final List<Thread> workers = new ArrayList<>();
+    private final java.util.function.Consumer<Peer> undelivered;
+    /** Per lane: a random id for this run's sequence of batches, and the last batch number used. */
+    private final long[] streams;
+    private final java.util.concurrent.atomic.AtomicLongArray seqs;
+    /** Per lane: events were lost since the lane's last batch (the next batch carries {@code FLAG_LOST}). */
+    private final java.util.concurrent.atomic.AtomicIntegerArray lost;
     private volatile boolean stopping;
 
+    /**
+     * @param undelivered told about every peer that could not take a batch (the node owes it a resync)
+     */
     Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
-               ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn) {
+               ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn,
+               java.util.function.Consumer<Peer> undelivered) {
+        this.undelivered = undelivered;
+        this.streams = new long[queue.laneCount()];
+        this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
+        this.lost = new java.util.concurrent.atomic.AtomicIntegerArray(queue.laneCount());
+        java.security.SecureRandom random = new java.security.SecureRandom();
+        for (int i = 0; i < streams.length; i++) {
+            long id;
+            do {
+                id = random.nextLong();
+            } while (id == 0);
+            streams[i] = id;
+        }
         this.queue = queue;
         this.config = config;
         this.peers = peers;
@@ -55,6 +77,23 @@ final class Dispatcher {
         this.metrics = metrics;
         this.threads = threads;
         this.warn = warn;
+    }
+
+    /** The lane's stream id. */
+    long stream(int lane) {
+        return streams[lane];
+    }
+
+    /** The number of the lane's last batch: events queued later go in batches with higher numbers. */
+    long lastSeq(int lane) {
+        return seqs.get(lane);
+    }
+
+    /** Marks every lane: every peer receiving the next batches resynchronises from this node. */
+    void markLostAll() {
+        for (int i = 0; i < lost.length(); i++) {
+            lost.set(i, 1);
+        }
     }
 
     void start() {
@@ -104,10 +143,14 @@ final class Dispatcher {
                         previous = null;
                     } else if (stopping) {
                         return;
+                    } else if (queue.takeLostIfEmpty(lane) || lost.get(lane) != 0) {
+                        lost.set(lane, 1);
+                        // nothing else to send: an empty batch carries the flag to the peers
+                        previous = send(lane, batch, free.poll());
                     }
                     continue;
                 }
-                InFlight current = send(batch, free.poll());
+                InFlight current = send(lane, batch, free.poll());
                 if (previous != null) {
                     free.add(settle(previous));
                 }
@@ -131,13 +174,16 @@ final class Dispatcher {
      * Encodes the batch into {@code buffer} (reused, so steady replication allocates nothing per event) and
      * hands the same bytes to every peer's transport.
      */
-    private InFlight send(List<ReplicationQueue.Entry> batch, ByteSink buffer) {
+    private InFlight send(int lane, List<ReplicationQueue.Entry> batch, ByteSink buffer) {
         buffer.reset();
         buffer.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
         List<ReplicationQueue.Entry> included = new ArrayList<>(batch.size());
         for (ReplicationQueue.Entry e : batch) {
             e.cache.queueRemove(e.size);
             e.cache.servedByCurrentThread();
+            if (e.lostBefore) {
+                lost.set(lane, 1);
+            }
             if (e.bytes != null) {
                 buffer.write(e.bytes, 0, e.bytes.length);
                 included.add(e);
@@ -147,12 +193,16 @@ final class Dispatcher {
                     included.add(e);
                 } catch (IOException | RuntimeException ex) {
                     e.cache.onFailed();
+                    lost.set(lane, 1);
                     warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in failed): {}",
                             metrics.cacheManagerName(), ex.toString());
                 }
             }
         }
-        EventCodec.putBatchHeader(buffer, 0, included.size());
+        // every batch gets the lane's next number, addressed to anyone or not: a peer that was not addressed
+        // (gone from the directory for a while) sees the gap when it is again
+        int flags = lost.getAndSet(lane, 0) != 0 ? EventCodec.FLAG_LOST : 0;
+        EventCodec.putBatchHeader(buffer, 0, included.size(), flags, streams[lane], seqs.incrementAndGet(lane));
         List<Peer> targets = peers.get();
         List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
         if (targets.isEmpty()) {
@@ -188,6 +238,7 @@ final class Dispatcher {
                 for (ReplicationQueue.Entry e : f.events) {
                     e.cache.onFailed();
                 }
+                undelivered.accept(peer);
                 warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
                         f.events.size(), peer, metrics.cacheManagerName(), describe(failure));
             }

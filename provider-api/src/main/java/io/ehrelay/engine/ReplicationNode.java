@@ -79,6 +79,16 @@ public final class ReplicationNode implements InboundHandler {
     private MulticastHeartbeat heartbeat;
     private ThreadPoolExecutor bootstrapExecutor;
 
+    // ---- convergence: gaps, losses and resynchronisation (see onEvents, behind, resyncFrom) -------------------
+    /** Per sender stream: the number of the last batch applied from it. */
+    private final Map<Long, Long> lastSeq = new ConcurrentHashMap<>();
+    /** Peers that may be missing events of this node (a send to them failed, or this node dropped events). */
+    private final java.util.Set<String> owes = ConcurrentHashMap.newKeySet();
+    /** Peers a resync from is queued or running. */
+    private final java.util.Set<String> resyncPending = ConcurrentHashMap.newKeySet();
+    /** Caches being resynchronised: the keys live events touched meanwhile (those the snapshot must not undo). */
+    private final Map<String, ResyncTrack> resyncing = new ConcurrentHashMap<>();
+
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName) {
         this.cacheManager = cacheManager;
         this.scheme = scheme;
@@ -151,6 +161,8 @@ public final class ReplicationNode implements InboundHandler {
         metrics.gauge("threads", threads::live);
         metrics.meter("resyncs");
         metrics.meter("resyncFailures");
+        metrics.meter("gaps");
+        metrics.meter("duplicateBatches");
     }
 
     /** Called by the listener factory: where this node listens. */
@@ -171,7 +183,7 @@ public final class ReplicationNode implements InboundHandler {
             directory.setSelf(transport.localEndpoint());
             directory.onChange(transport::peersChanged);
             dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
-                    threads.factory("dispatcher"), warn);
+                    threads.factory("dispatcher"), warn, peer -> owes.add(peer.endpoint()));
             dispatcher.start();
             if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
                 heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
@@ -355,6 +367,19 @@ public final class ReplicationNode implements InboundHandler {
         directory.unregister(transport.normalizePeer(entry));
     }
 
+    /**
+     * The application changed {@code key} ({@code null}: removed all) of a replicated cache: a resync of that cache
+     * running now must not overwrite or remove it with the peer's older snapshot.
+     */
+    public void touchLocal(String cacheName, Object key) {
+        ResyncTrack track = resyncing.isEmpty() ? null : resyncing.get(cacheName);
+        if (track != null) {
+            synchronized (track) {
+                track.touchLocal(key);
+            }
+        }
+    }
+
     /** Queues an encoded event for asynchronous replication; a refused event is counted and logged. */
     public void enqueue(CacheBinding binding, byte[] event) {
         offer(binding, new ReplicationQueue.Entry(binding.metrics, event, System.nanoTime()));
@@ -391,6 +416,13 @@ public final class ReplicationNode implements InboundHandler {
         }
         m.queueRemove(entry.size);
         m.onDropped();
+        if (state == State.STARTED) {
+            // the peers miss this event: the batch of the lane's next event tells them to resynchronise from
+            // this node (the queue marks it)
+            for (Peer p : directory.peers()) {
+                owes.add(p.endpoint());
+            }
+        }
         if (state != State.STARTED) {
             warn.warn("notstarted", "ehrelay: replication of CacheManager {} is not running; event for cache {} "
                     + "dropped (counted in dropped)", cacheManager.getName(), binding.cacheName);
@@ -478,9 +510,66 @@ public final class ReplicationNode implements InboundHandler {
             throw e;
         }
         countRejections(fromPeer, decoded);
-        for (ReplicationEvent ev : decoded.events()) {
-            apply(fromPeer, ev);
+        long stream = decoded.stream();
+        Long previous = null;
+        if (stream != 0) {
+            previous = lastSeq.get(stream);
+            if (previous != null && decoded.seq() <= previous) {
+                // a batch sent again (a retry after a reset whose first attempt had arrived): applying it again
+                // could undo later events
+                metrics.meter("duplicateBatches").mark();
+                warn.warn("duplicate:" + fromPeer, "ehrelay: batch {} of {} arrived again (the last applied is {}); "
+                        + "skipped (counted in duplicateBatches)", decoded.seq(), fromPeer, previous);
+                return;
+            }
+            if (lastSeq.size() > 100_000) {
+                lastSeq.clear(); // streams of peers' past runs; a cleared one restarts as a first batch
+            }
+            lastSeq.put(stream, decoded.seq());
         }
+        for (ReplicationEvent ev : decoded.events()) {
+            apply(fromPeer, ev, stream, decoded.seq());
+        }
+        if (stream != 0) {
+            long missed = previous == null ? 0 : decoded.seq() - previous - 1;
+            boolean lost = (decoded.flags() & EventCodec.FLAG_LOST) != 0;
+            if (missed > 0 || lost) {
+                behind(fromPeer, missed, lost);
+            }
+        }
+    }
+
+    /**
+     * This node missed events of {@code fromPeer}: batches that never arrived ({@code missedBatches}) or events
+     * the peer itself lost ({@code peerLost}). The policy: this node resynchronises from the peer (its elements
+     * replace this node's), unless both sides missed each other's events (a partition healed with writes on both
+     * sides): then the node whose endpoint sorts first is the reference, the other one resynchronises from it, and
+     * the events the other one wrote meanwhile (already counted in its {@code failed}) are superseded.
+     */
+    private void behind(String fromPeer, long missedBatches, boolean peerLost) {
+        if (state != State.STARTED) {
+            return;
+        }
+        String peer = transport.normalizePeer(transport.peerOf(fromPeer));
+        metrics.meter("gaps").mark();
+        if (!transport.resyncOnGaps()) {
+            warn.warn("gap:" + peer, "ehrelay: CacheManager {} missed events of {} ({} batches missed{}); counted in "
+                    + "gaps, not resynchronised by this transport", cacheManager.getName(), peer, missedBatches,
+                    peerLost ? ", it lost events" : "");
+            return;
+        }
+        boolean mutual = owes.remove(peer);
+        if (mutual && transport.localEndpoint().compareTo(peer) < 0) {
+            LOG.warn("ehrelay: CacheManager {} and {} both missed each other's events ({} batches from it missed{}); "
+                    + "this node is the reference: {} resynchronises from it", cacheManager.getName(), peer,
+                    missedBatches, peerLost ? ", it lost events" : "", peer);
+            dispatcher.markLostAll();
+            return;
+        }
+        LOG.warn("ehrelay: CacheManager {} missed events of {} ({} batches missed{}{}); resynchronising from it",
+                cacheManager.getName(), peer, missedBatches, peerLost ? ", it lost events" : "",
+                mutual ? ", and it missed this node's: it is the reference" : "");
+        resyncFrom(peer);
     }
 
     private void countRejections(String fromPeer, EventCodec.DecodedBatch decoded) {
@@ -497,7 +586,8 @@ public final class ReplicationNode implements InboundHandler {
         }
     }
 
-    private void apply(String fromPeer, ReplicationEvent ev) {
+    /** @param stream the batch's stream and number (0: unsequenced), which tell a resync how new the event is */
+    private void apply(String fromPeer, ReplicationEvent ev, long stream, long seq) {
         Ehcache cache = resolve(ev.cacheName());
         if (cache == null) {
             metrics.markUnknownCache();
@@ -509,6 +599,18 @@ public final class ReplicationNode implements InboundHandler {
         CacheMetrics m = metrics.cache(ev.cacheName());
         m.onReceived();
         m.servedByCurrentThread();
+        ResyncTrack track = resyncing.isEmpty() ? null : resyncing.get(ev.cacheName());
+        if (track != null) {
+            synchronized (track) { // a live event and the snapshot's element for the same key never interleave
+                track.touch(ev, stream, seq);
+                applyNow(fromPeer, cache, m, ev);
+            }
+            return;
+        }
+        applyNow(fromPeer, cache, m, ev);
+    }
+
+    private void applyNow(String fromPeer, Ehcache cache, CacheMetrics m, ReplicationEvent ev) {
         long t0 = System.nanoTime();
         try {
             switch (ev.op()) {
@@ -568,6 +670,11 @@ public final class ReplicationNode implements InboundHandler {
                     + cacheName + "'");
         }
         CacheMetrics m = metrics.cache(cacheName);
+        // the mark: this cache's stream and its last batch number before the keys are listed
+        CacheBinding binding = bindings.get(cacheName);
+        Dispatcher d = dispatcher;
+        long markStream = binding == null || d == null ? 0 : d.stream(binding.lane);
+        long markSeq = markStream == 0 ? 0 : d.lastSeq(binding.lane);
         java.util.Iterator<?> keys = new ArrayList<Object>(cache.getKeys()).iterator();
         return maxChunkBytes -> {
             m.servedByCurrentThread();
@@ -590,13 +697,13 @@ public final class ReplicationNode implements InboundHandler {
                 parts.add(ev);
                 size += ev.length;
             }
-            return parts.isEmpty() ? null : EventCodec.batch(parts, size);
+            return parts.isEmpty() ? null : EventCodec.snapshotBatch(parts, size, markStream, markSeq);
         };
     }
 
     @Override
     public void onEvent(String fromPeer, ReplicationEvent event) {
-        apply(fromPeer, event);
+        apply(fromPeer, event, 0, 0);
     }
 
     @Override
@@ -633,27 +740,41 @@ public final class ReplicationNode implements InboundHandler {
     }
 
     /**
-     * After a partition healed: reloads every replicated cache of this node from {@code peerEndpoint}, whose
-     * elements overwrite this node's (elements only this node holds stay). Asynchronous, on the bootstrap thread;
-     * counted in {@code resyncs} (and {@code resyncFailures}), logged.
+     * Makes every replicated cache of this node equal to {@code peerEndpoint}'s: its elements replace this
+     * node's, and elements it does not hold are removed, except where live events changed a key meanwhile (those
+     * are newer than the snapshot). Used after missed events (see {@link #behind}) and after a partition healed.
+     * Asynchronous, on the bootstrap thread, at most one queued per peer; counted in {@code resyncs} (and
+     * {@code resyncFailures}), logged.
      */
     public void resyncFrom(String peerEndpoint) {
+        if (!resyncPending.add(peerEndpoint)) {
+            return;
+        }
         onBootstrapThread(() -> {
+            resyncPending.remove(peerEndpoint);
             Peer peer = new Peer(peerEndpoint);
             List<String> failed = new ArrayList<>();
             long total = 0;
+            long removed = 0;
             for (String name : new ArrayList<>(bindings.keySet())) {
                 Ehcache cache = resolve(name);
                 if (cache == null) {
                     continue;
                 }
                 AtomicLong loaded = new AtomicLong();
+                ResyncTrack track = new ResyncTrack();
+                resyncing.put(name, track);
                 Throwable failure;
                 try {
-                    failure = fetchState(peer, cache, metrics.cache(name), 1 << 20, 600_000, true, loaded);
+                    failure = fetchState(peer, cache, metrics.cache(name), 1 << 20, 600_000, track, loaded);
+                    if (failure == null) {
+                        removed += track.removeOthers(cache);
+                    }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
+                } finally {
+                    resyncing.remove(name, track);
                 }
                 if (failure != null) {
                     failed.add(name + " (" + Dispatcher.describe(failure) + ")");
@@ -662,14 +783,77 @@ public final class ReplicationNode implements InboundHandler {
             }
             if (failed.isEmpty()) {
                 metrics.meter("resyncs").mark();
-                LOG.info("ehrelay: CacheManager {} resynchronised {} elements from {} after a partition",
-                        cacheManager.getName(), total, peerEndpoint);
+                LOG.info("ehrelay: CacheManager {} resynchronised from {}: {} elements loaded, {} it did not hold "
+                        + "removed", cacheManager.getName(), peerEndpoint, total, removed);
             } else {
                 metrics.meter("resyncFailures").mark();
                 LOG.warn("ehrelay: CacheManager {} could not resynchronise from {}: {}", cacheManager.getName(),
                         peerEndpoint, failed);
             }
         });
+    }
+
+    /**
+     * One cache's resync: the keys the snapshot held, and the keys live events changed while it ran. A live
+     * event is newer than the snapshot when it comes in a batch of the snapshot's stream numbered after the
+     * snapshot's mark, or from anyone else; older ones (in flight when the snapshot was taken) do not protect
+     * their key. Guarded by its own monitor.
+     */
+    private static final class ResyncTrack {
+        private final java.util.Set<Object> seen = new java.util.HashSet<>();
+        /** Key → {stream, seq} of the last live event that changed it. */
+        private final Map<Object, long[]> touched = new java.util.HashMap<>();
+        /** A live removeAll: {stream, seq}, or null. */
+        private long[] cleared;
+        private long markStream;
+        private long markSeq;
+        /** A live event is applied (caller holds the monitor). */
+        void touch(ReplicationEvent ev, long stream, long seq) {
+            if (ev.op() == io.ehrelay.codec.Op.REMOVE_ALL) {
+                cleared = new long[] {stream, seq};
+            } else {
+                touched.put(ev.key(), new long[] {stream, seq});
+            }
+        }
+
+        /** A local write (caller holds the monitor): newer than any snapshot. */
+        void touchLocal(Object key) {
+            if (key == null) {
+                cleared = new long[] {0, 0};
+            } else {
+                touched.put(key, new long[] {0, 0});
+            }
+        }
+
+        private boolean newer(long[] event) {
+            return event != null && (event[0] == 0 || event[0] != markStream || event[1] > markSeq);
+        }
+
+        /** Applies the snapshot's element unless a newer live event or a local write changed it meanwhile. */
+        synchronized void offer(Ehcache cache, Element e, long stream, long seq) {
+            markStream = stream;
+            markSeq = seq;
+            seen.add(e.getObjectKey());
+            if (newer(cleared) || newer(touched.get(e.getObjectKey()))) {
+                return;
+            }
+            cache.put(e, true);
+        }
+
+        /** Removes what the peer did not hold and nothing newer wrote; returns how many. */
+        long removeOthers(Ehcache cache) {
+            long n = 0;
+            for (Object key : new ArrayList<Object>(cache.getKeys())) {
+                synchronized (this) {
+                    if (seen.contains(key) || newer(cleared) || newer(touched.get(key))) {
+                        continue;
+                    }
+                    cache.remove(key, true);
+                    n++;
+                }
+            }
+            return n;
+        }
     }
 
     private void load(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
@@ -696,7 +880,7 @@ public final class ReplicationNode implements InboundHandler {
             AtomicLong loaded = new AtomicLong();
             Throwable failure;
             try {
-                failure = fetchState(peer, cache, m, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), false, loaded);
+                failure = fetchState(peer, cache, m, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), null, loaded);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -720,23 +904,24 @@ public final class ReplicationNode implements InboundHandler {
     /**
      * Asks {@code peer} for {@code cache}'s content and applies it, counting the elements in {@code loaded}.
      *
-     * @param overwrite a resync (the peer's elements replace this node's), else a bootstrap (live ones stay)
+     * @param resync a resync's track (the peer's elements replace this node's), or {@code null} for a bootstrap
+     *               (live elements stay)
      * @return why it failed, or {@code null}
      */
     private Throwable fetchState(Peer peer, Ehcache cache, CacheMetrics m, int maxChunkBytes, long timeoutMillis,
-                                 boolean overwrite, AtomicLong loaded) throws InterruptedException {
+                                 ResyncTrack resync, AtomicLong loaded) throws InterruptedException {
         CompletableFuture<Void> f;
         try {
             f = transport.requestState(peer, cache.getName(), maxChunkBytes,
-                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, overwrite)));
+                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, resync)));
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
         return Dispatcher.await(f, timeoutMillis);
     }
 
-    /** @param overwrite a resync: the peer's element replaces this node's; a bootstrap keeps live ones */
-    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean overwrite)
+    /** @param resync a resync's track: the peer's element replaces this node's; {@code null}: a bootstrap */
+    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, ResyncTrack resync)
             throws MalformedFrameException {
         EventCodec.DecodedBatch decoded;
         try {
@@ -752,8 +937,8 @@ public final class ReplicationNode implements InboundHandler {
             if (ev.op() != io.ehrelay.codec.Op.PUT || !ev.cacheName().equals(cache.getName())) {
                 throw new MalformedFrameException("bootstrap chunk holds " + ev + ", not a put for " + cache.getName());
             }
-            if (overwrite) {
-                cache.put(ev.toElement(), true);
+            if (resync != null) {
+                resync.offer(cache, ev.toElement(), decoded.stream(), decoded.seq());
             } else {
                 // an element replicated live while bootstrapping is newer than the snapshot's: keep it
                 cache.putIfAbsent(ev.toElement(), true);

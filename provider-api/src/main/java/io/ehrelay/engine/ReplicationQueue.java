@@ -34,6 +34,8 @@ final class ReplicationQueue {
         final byte[] cacheName;
         final int size;
         final long enqueuedNanos;
+        /** Events of this lane were refused just before this one: its batch tells the peers (FLAG_LOST). */
+        boolean lostBefore;
 
         Entry(CacheMetrics cache, byte[] bytes, long enqueuedNanos) {
             this.cache = cache;
@@ -67,6 +69,8 @@ final class ReplicationQueue {
     private long highWaterBytes;
     private int highWaterEvents;
     private boolean closed;
+    /** Per lane: an event was refused; the next accepted one is marked {@link Entry#lostBefore}. */
+    private final boolean[] lostPending;
 
     @SuppressWarnings("unchecked")
     ReplicationQueue(int laneCount, long maxBytes, int maxEvents, OverflowPolicy policy, long blockMillis) {
@@ -75,6 +79,7 @@ final class ReplicationQueue {
         this.policy = policy;
         this.blockNanos = TimeUnit.MILLISECONDS.toNanos(blockMillis);
         lanes = new ArrayDeque[laneCount];
+        lostPending = new boolean[laneCount];
         notEmpty = new Condition[laneCount];
         for (int i = 0; i < laneCount; i++) {
             lanes[i] = new ArrayDeque<>();
@@ -101,7 +106,12 @@ final class ReplicationQueue {
                 }
             }
             if (closed || !hasRoom(size)) {
+                lostPending[lane] = true;
                 return false;
+            }
+            if (lostPending[lane]) {
+                e.lostBefore = true;
+                lostPending[lane] = false;
             }
             lanes[lane].addLast(e);
             bytes += size;
@@ -114,6 +124,23 @@ final class ReplicationQueue {
             }
             notEmpty[lane].signal();
             return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether an event of the lane was refused and nothing was queued after it (so no batch will carry the
+     * loss); clears it. Everything queued before the refusal has been taken when the lane is empty.
+     */
+    boolean takeLostIfEmpty(int lane) {
+        lock.lock();
+        try {
+            if (lostPending[lane] && lanes[lane].isEmpty()) {
+                lostPending[lane] = false;
+                return true;
+            }
+            return false;
         } finally {
             lock.unlock();
         }

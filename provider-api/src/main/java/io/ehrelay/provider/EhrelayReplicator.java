@@ -52,6 +52,7 @@ public class EhrelayReplicator implements CacheReplicator {
 
     @Override
     public void notifyElementPut(Ehcache cache, Element element) throws CacheException {
+        touchLocal(cache, element == null ? null : element.getObjectKey(), element != null);
         if (config.replicatePuts()) {
             replicateElement(cache, element, config.replicatePutsViaCopy());
         }
@@ -59,6 +60,7 @@ public class EhrelayReplicator implements CacheReplicator {
 
     @Override
     public void notifyElementUpdated(Ehcache cache, Element element) throws CacheException {
+        touchLocal(cache, element == null ? null : element.getObjectKey(), element != null);
         if (config.replicateUpdates()) {
             replicateElement(cache, element, config.replicateUpdatesViaCopy());
         }
@@ -66,6 +68,7 @@ public class EhrelayReplicator implements CacheReplicator {
 
     @Override
     public void notifyElementRemoved(Ehcache cache, Element element) throws CacheException {
+        touchLocal(cache, element == null ? null : element.getObjectKey(), element != null);
         if (config.replicateRemovals() && element != null && alive) {
             send(cache, element.getObjectKey(), Op.REMOVE);
         }
@@ -73,6 +76,7 @@ public class EhrelayReplicator implements CacheReplicator {
 
     @Override
     public void notifyRemoveAll(Ehcache cache) {
+        touchLocal(cache, null, true);
         if (config.replicateRemovals() && alive) {
             byte[] event;
             try {
@@ -130,6 +134,14 @@ public class EhrelayReplicator implements CacheReplicator {
             return;
         }
         dispatch(cache, event);
+    }
+
+    /** Tells a resync running on the node that the application changed this key (null key: all). */
+    private void touchLocal(Ehcache cache, Object key, boolean known) {
+        if (known && alive) {
+            bindingFor(cache);
+            node.touchLocal(cache.getName(), key);
+        }
     }
 
     private void notEncodable(Ehcache cache, Object key, Exception e) {

@@ -160,6 +160,31 @@ class EventCodecTest {
     }
 
     @Test
+    void batchHeader_carriesStreamSequenceAndFlags_andRejectsImpossibleOnes() throws Exception {
+        byte[] event = EventCodec.encodePut("c", new Element("k", "v"));
+        io.ehrelay.codec.ByteSink sink = new io.ehrelay.codec.ByteSink(64);
+        sink.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
+        sink.write(event, 0, event.length);
+        EventCodec.putBatchHeader(sink, 0, 1, EventCodec.FLAG_LOST, 42L, 7L);
+        byte[] b = sink.toByteArray();
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        assertThat(d.stream()).isEqualTo(42L);
+        assertThat(d.seq()).isEqualTo(7L);
+        assertThat(d.flags()).isEqualTo(EventCodec.FLAG_LOST);
+        assertThat(d.events()).hasSize(1);
+        byte[] noSeq = b.clone();
+        ByteBuffer.wrap(noSeq).putLong(14, 0L); // a live batch of a stream numbered 0
+        assertThatThrownBy(() -> decode(noSeq)).isInstanceOf(MalformedFrameException.class)
+                .hasMessageContaining("sequence number");
+        byte[] flagsWithoutStream = batch(event);
+        flagsWithoutStream[5] = (byte) EventCodec.FLAG_LOST;
+        assertThatThrownBy(() -> decode(flagsWithoutStream)).isInstanceOf(MalformedFrameException.class);
+        byte[] snapshot = EventCodec.snapshotBatch(java.util.List.of(event), event.length, 42L, 0L);
+        assertThat(EventCodec.decodeBatch(snapshot, 0, snapshot.length, LIMITS).flags())
+                .isEqualTo(EventCodec.FLAG_SNAPSHOT);
+    }
+
+    @Test
     void lengthFieldsPastTheFrame_areRejected() throws Exception {
         byte[] good = batch(EventCodec.encodePut("c", new Element("k", new byte[100])));
         byte[] hugeCount = good.clone();
@@ -167,10 +192,10 @@ class EventCodecTest {
         assertThatThrownBy(() -> decode(hugeCount)).isInstanceOf(MalformedFrameException.class)
                 .hasMessageContaining("event count");
         byte[] hugeEvent = good.clone();
-        ByteBuffer.wrap(hugeEvent).putInt(5, Integer.MAX_VALUE);
+        ByteBuffer.wrap(hugeEvent).putInt(EventCodec.BATCH_HEADER_BYTES, Integer.MAX_VALUE);
         assertThatThrownBy(() -> decode(hugeEvent)).isInstanceOf(MalformedFrameException.class);
         byte[] negative = good.clone();
-        ByteBuffer.wrap(negative).putInt(5, -1);
+        ByteBuffer.wrap(negative).putInt(EventCodec.BATCH_HEADER_BYTES, -1);
         assertThatThrownBy(() -> decode(negative)).isInstanceOf(MalformedFrameException.class);
         CodecLimits tiny = new CodecLimits(64, 10, 10, 10, LIMITS.allowList());
         assertThatThrownBy(() -> EventCodec.decodeBatch(good, 0, good.length, tiny))

@@ -84,6 +84,11 @@ class JGroupsFixture implements TransportFixture {
     }
 
     @Override
+    public boolean resyncsOnGaps() {
+        return false;
+    }
+
+    @Override
     public String extraProviderProperties() {
         return properties;
     }

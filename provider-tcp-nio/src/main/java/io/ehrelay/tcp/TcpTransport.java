@@ -137,6 +137,13 @@ final class TcpTransport implements Transport {
         return endpoint;
     }
 
+    /** Inbound connections name their sender {@code "host:port (remote address)"}: the part before the space. */
+    @Override
+    public String peerOf(String fromPeer) {
+        int space = fromPeer.indexOf(" (");
+        return space < 0 ? fromPeer : fromPeer.substring(0, space);
+    }
+
     private OutboundConnection connection(Peer peer) {
         OutboundConnection c = outbound.get(peer);
         if (c != null) {
