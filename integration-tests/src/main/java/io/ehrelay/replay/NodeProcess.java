@@ -154,6 +154,23 @@ final class NodeProcess implements AutoCloseable {
         }
     }
 
+    /** kill -9: the process ends at once, without shutting anything down. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** Sends a signal ({@code STOP}: frozen, as a paused container; {@code CONT}: resumes). */
+    void signal(String name) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException("kill -" + name + " " + process.pid() + " failed");
+        }
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
     @Override
     public void close() {
         send("EXIT");

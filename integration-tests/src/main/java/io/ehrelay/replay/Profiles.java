@@ -118,12 +118,18 @@ public final class Profiles {
      */
     private static String ehrelayXml(String transport, String nodeName, CharSequence provider, int port,
                                      String caches) {
+        return ehrelayFile(transport, nodeName, provider + ", overflowPolicy=block, overflowBlockMillis=600000, "
+                + "queueMaxBytes=" + queueMaxBytes(), port, caches);
+    }
+
+    /** An ehrelay node's file with exactly these provider properties. */
+    private static String ehrelayFile(String transport, String nodeName, CharSequence provider, int port,
+                                      String caches) {
         String prefix = factoryPrefix(transport);
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
                 + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
-                + "      properties=\"" + provider + ", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes="
-                + queueMaxBytes() + "\"/>\n"
+                + "      properties=\"" + provider + "\"/>\n"
                 + (isJGroups(transport) ? ""
                 : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
                 + "      properties=\"hostName=127.0.0.1, port=" + port + "\"/>\n")
@@ -183,6 +189,19 @@ public final class Profiles {
      * group on {@code ports[0]}); one asynchronous cache {@code replay}.
      */
     static String groupXml(String transport, String nodeName, int index, int[] ports) {
+        return groupXml(transport, nodeName, index, ports, null);
+    }
+
+    /**
+     * The file of a node of the fault scenarios: like a group member's, but with the provider settings an
+     * operator would use (a bounded queue that drops and counts, short send timeouts: {@code faultSettings}) and a
+     * synchronous bootstrap of the cache on start.
+     */
+    static String faultXml(String transport, String nodeName, int index, int[] ports, String faultSettings) {
+        return groupXml(transport, nodeName, index, ports, faultSettings);
+    }
+
+    private static String groupXml(String transport, String nodeName, int index, int[] ports, String faultSettings) {
         int own = ports[index];
         if (isStockJGroups(transport)) {
             return stockJGroupsXml(transport, nodeName, own, ports, false);
@@ -237,6 +256,15 @@ public final class Profiles {
                             ? "http://" + peer + "/ehrelay" : peer);
                 }
             }
+        }
+        if (faultSettings != null) {
+            String cache = "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"
+                    + "    <cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\"\n"
+                    + "        properties=\"replicateAsynchronously=true\"/>\n"
+                    + "    <bootstrapCacheLoaderFactory class=\"" + prefix + "BootstrapCacheLoaderFactory\"\n"
+                    + "        properties=\"bootstrapAsynchronously=false\"/>\n"
+                    + "  </cache>\n";
+            return ehrelayFile(transport, nodeName, provider + ", " + faultSettings, own, cache);
         }
         return ehrelayXml(transport, nodeName, provider, own, cache(prefix, "replay", false));
     }

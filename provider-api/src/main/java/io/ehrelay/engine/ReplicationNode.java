@@ -505,7 +505,7 @@ public final class ReplicationNode implements InboundHandler {
             decoded = EventCodec.decodeBatch(batch, limits());
         } catch (MalformedFrameException e) {
             metrics.markMalformedFrame();
-            warn.warn("malformed:" + fromPeer, "ehrelay: rejected a damaged batch from {} (counted in rejected): {}",
+            warn.warn("malformed:" + fromPeer, "ehrelay: rejected a damaged batch from {} (counted in malformedFrames): {}",
                     fromPeer, e.getMessage());
             throw e;
         }

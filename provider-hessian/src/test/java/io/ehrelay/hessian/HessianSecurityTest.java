@@ -124,6 +124,59 @@ class HessianSecurityTest {
     }
 
     @Test
+    void fuzz_100kHostileBatchesAnd20kHostileCalls_eachCountedNoneApplied() throws Exception {
+        try (ContractCluster cluster = new ContractCluster(new HessianFixture())) {
+            CacheManager node = cluster.start("fuzzed");
+            String url = cluster.endpoint(node);
+            Jmx jmx = cluster.jmx(node);
+            int n = 100_000;
+            int calls = 20_000;
+            int[] notOk = {0};
+            HttpConnections http = new HttpConnections(url, null, HessianWire.CONTENT_TYPE, java.util.List.of(), 5000,
+                    5000, 1 << 20);
+            io.ehrelay.contract.HostileInputs.Tally tally;
+            try {
+                // sound calls whose batch is hostile: posted, decoded on the apply thread, counted
+                tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
+                    try {
+                        if (http.post(HessianWire.call("post", Envelope.of("fuzzer", batch))).status != 200) {
+                            notOk[0]++;
+                        }
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                Await.until(() -> jmx.managerCount("malformedFrames") == n,
+                        () -> "malformedFrames " + jmx.managerCount("malformedFrames") + " of " + n);
+                // hostile Hessian: random bytes and calls cut short, each refused with 400 and counted
+                java.util.Random random = new java.util.Random(7);
+                byte[] sound = HessianWire.call("post", Envelope.of("fuzzer", new byte[40]));
+                for (int i = 0; i < calls; i++) {
+                    byte[] body = i % 2 == 0 ? java.util.Arrays.copyOf(sound, 1 + random.nextInt(sound.length - 1))
+                            : new byte[1 + random.nextInt(200)];
+                    if (i % 2 == 1) {
+                        random.nextBytes(body);
+                    }
+                    assertThat(http.post(body).status).as("call %d", i).isEqualTo(400);
+                }
+            } finally {
+                http.close();
+            }
+            assertThat(notOk[0]).as("posts of sound calls refused").isZero();
+            // rejected counts every refusal (malformed frames and refused objects alike)
+            assertThat(jmx.managerCount("rejected") - n).as("hostile calls counted").isEqualTo(calls);
+            System.out.printf("[hessian] fuzz: %s in sound calls, plus %d hostile calls (400); all counted%n", tally,
+                    calls);
+            for (String cache : node.getCacheNames()) {
+                assertThat(node.getCache(cache).getSize()).as(cache).isZero();
+            }
+            CacheManager peer = cluster.start("peer");
+            peer.getCache("async").put(new Element("after", "fuzz"));
+            Await.until(() -> node.getCache("async").get("after") != null, () -> "the node stopped replicating");
+        }
+    }
+
+    @Test
     void withAClusterToken_requestsWithoutItGet401AndChangeNothing() throws Exception {
         HessianFixture withToken = new HessianFixture() {
             @Override

@@ -30,6 +30,8 @@ final class JGroupsSettings {
     final long peerOutboundMaxBytes;
     final long retryMaxMillis;
     final String jmxDomain;
+    /** Refuse JGroups object messages whose payload JGroups would Java-deserialize (see {@link ObjectMessageGuard}). */
+    final boolean refuseSerializedObjects;
 
     private JGroupsSettings(PropertyReader r) {
         String connectText = r.string("connect");
@@ -54,6 +56,7 @@ final class JGroupsSettings {
         peerOutboundMaxBytes = r.bytesIn("peerOutboundMaxBytes", 16L << 20, 4096, 1L << 34);
         retryMaxMillis = r.longIn("retryMaxMillis", 5000, 10, 600_000);
         jmxDomain = r.string("jmxDomain", DEFAULT_JMX_DOMAIN);
+        refuseSerializedObjects = r.bool("refuseSerializedObjects", true);
     }
 
     static JGroupsSettings read(PropertyReader r) {

@@ -92,6 +92,14 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
                 && !ctx.cacheManagerName().startsWith("__DEFAULT__") ? ctx.cacheManagerName()
                 : JGroupsSettings.DEFAULT_CLUSTER;
         postsDropped = ctx.metrics().meter("postsDropped");
+        if (settings.refuseSerializedObjects) {
+            if (!ObjectMessageGuard.installed()) {
+                LOG.info("ehrelay: JGroups object messages carrying Java-serialized objects are refused in this JVM "
+                        + "(refuseSerializedObjects=true)");
+            }
+            ObjectMessageGuard.install();
+            ctx.metrics().gauge("serializedObjectsRefused", ObjectMessageGuard.REFUSED::get);
+        }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::peerSaidHello);
         dispatcher = new MessageDispatcher(channel, this);

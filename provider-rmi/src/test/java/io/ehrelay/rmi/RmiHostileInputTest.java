@@ -100,6 +100,31 @@ class RmiHostileInputTest {
         assertThat(node.getCache("async").getSize()).isZero();
     }
 
+    @Test
+    void fuzz_100kHostileBatchesPostedToTheRelay_eachCountedNoneApplied() throws Exception {
+        RelayRemote relay = (RelayRemote) registry.lookup(RelayRemote.BINDING);
+        Jmx jmx = cluster.jmx(node);
+        long before = jmx.managerCount("malformedFrames");
+        int n = 100_000;
+        io.ehrelay.contract.HostileInputs.Tally tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
+            try {
+                relay.post("fuzzer", batch); // posted batches are decoded on the node's apply thread
+            } catch (RemoteException e) {
+                throw new AssertionError("the relay refused a post: " + e, e);
+            }
+        });
+        io.ehrelay.contract.Await.until(() -> jmx.managerCount("malformedFrames") - before == n,
+                () -> "malformedFrames " + (jmx.managerCount("malformedFrames") - before) + " of " + n);
+        System.out.printf("[rmi] fuzz: %s, all counted in malformedFrames%n", tally);
+        for (String cache : node.getCacheNames()) {
+            assertThat(node.getCache(cache).getSize()).as(cache).isZero();
+        }
+        CacheManager peer = cluster.start("peer");
+        peer.getCache("async").put(new Element("after", "fuzz"));
+        io.ehrelay.contract.Await.until(() -> node.getCache("async").get("after") != null,
+                () -> "the node stopped replicating");
+    }
+
     /**
      * The registry's bind arguments are read by the JDK's registry filter (this node's own binds are local
      * calls): the classic attack, a proxy implementing {@code Remote} whose invocation handler is a gadget,

@@ -121,6 +121,37 @@ class TcpHostileInputTest {
     }
 
     @Test
+    void fuzz_100kHostileBatches_eachCountedNoneApplied_andTheNodeStillReplicates() throws Exception {
+        long before = malformed();
+        long heapBefore = usedHeap();
+        int n = 100_000;
+        io.ehrelay.contract.HostileInputs.Tally tally;
+        try (Socket s = new Socket(address.getAddress(), address.getPort())) {
+            OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
+            out.write(hello());
+            tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
+                try {
+                    out.write(frame(Frames.Type.EVENTS, batch));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            out.flush();
+            // a damaged batch inside a sound frame keeps the connection: every one is decoded and counted
+            Await.until(() -> malformed() - before == n, () -> "malformedFrames " + (malformed() - before) + " of " + n);
+        }
+        System.out.printf("[tcp] fuzz: %s, all counted in malformedFrames; heap grew %d MB%n", tally,
+                (usedHeap() - heapBefore) >> 20);
+        for (String cache : node.getCacheNames()) {
+            assertThat(node.getEhcache(cache).getSize()).as(cache).isZero();
+        }
+        // the node is still a working peer
+        CacheManager peer = cluster.start("peer");
+        peer.getEhcache("async").put(new Element("after", "fuzz"));
+        Await.until(() -> node.getEhcache("async").get("after") != null, () -> "the node stopped replicating");
+    }
+
+    @Test
     void randomBytesOnManyConnections_neverTouchTheCache() throws Exception {
         Random random = new Random(11);
         for (int i = 0; i < 200; i++) {

@@ -1,0 +1,170 @@
+package io.ehrelay.replay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Fault scenarios with real processes on 127.0.0.1, for every transport: a node killed with {@code kill -9}
+ * mid-stream, a node frozen ({@code SIGSTOP}, as {@code docker pause}) under a steady load with a small heap, and
+ * a bootstrap while the source keeps writing. Each asserts that the writer is never held up, that what could not
+ * be delivered is counted, that memory stays within the bounds, and that both nodes end equal (key by key, value
+ * by value, compared by digest).
+ */
+@Timeout(300)
+class FaultsTest {
+
+    /** What an operator would set: a bounded queue that drops and counts, short send timeouts. */
+    private static final String SETTINGS = "queueMaxEvents=2000;overflowPolicy=drop;sendTimeoutMillis=1000";
+    private static final String HEAP = "256m";
+
+    @TempDir
+    Path dir;
+
+    private Path log;
+    private final List<NodeProcess> nodes = new ArrayList<>();
+    private int[] ports;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        log = dir.resolve("nodes.log");
+        Files.createFile(log);
+        ports = new int[] {ReplayNode.freePort(), ReplayNode.freePort()};
+    }
+
+    @AfterEach
+    void tearDown() {
+        for (NodeProcess n : nodes) {
+            n.close();
+        }
+    }
+
+    private static long deadline(int seconds) {
+        return System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    }
+
+    private NodeProcess start(String transport, int index) throws Exception {
+        NodeProcess n = NodeProcess.start("node" + index, HEAP, FaultNode.class, new ArrayList<>(List.of(
+                "transport=" + transport, "index=" + index, "ports=" + ports[0] + "," + ports[1],
+                "settings=" + SETTINGS)), log);
+        nodes.add(n);
+        n.expect("READY", deadline(90), l -> { });
+        return n;
+    }
+
+    private String ask(NodeProcess n, String command, String answer) throws Exception {
+        n.send(command);
+        return n.expect(answer, deadline(90), l -> { });
+    }
+
+    private long[] stats(NodeProcess n) throws Exception {
+        String[] f = ask(n, "STATS", "STATS").split(" ");
+        long[] v = new long[f.length - 1];
+        for (int i = 1; i < f.length; i++) {
+            v[i - 1] = Long.parseLong(f[i]);
+        }
+        return v; // sent failed dropped queueHighWater queueCapacity gaps resyncs maxUsedHeapMB
+    }
+
+    /** Waits until both nodes hold the same keys and values; returns the digest line. */
+    private String awaitEqual(NodeProcess a, NodeProcess b) throws Exception {
+        long end = deadline(90);
+        String da = null;
+        String db = null;
+        while (System.nanoTime() < end) {
+            da = ask(a, "DIGEST", "DIGEST");
+            db = ask(b, "DIGEST", "DIGEST");
+            if (da.equals(db)) {
+                return da;
+            }
+            Thread.sleep(250);
+        }
+        throw new AssertionError("the nodes did not converge: " + da + " vs " + db + "; log:\n"
+                + Files.readString(log));
+    }
+
+    private String logText() throws Exception {
+        return Files.readString(log);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rmi", "hessian", "jgroups"})
+    void readerKilledMidStream_writerNeverBlocks_lossCounted_restartedReaderEndsEqual(String transport)
+            throws Exception {
+        NodeProcess reader = start(transport, 1);
+        NodeProcess writer = start(transport, 0);
+        ask(writer, "AWAIT_PEERS 1", "PEERS");
+        writer.send("WRITE 4000");
+        Thread.sleep(1000);
+        reader.kill(); // kill -9 mid-stream
+        String[] wrote = writer.expect("WROTE", deadline(60), l -> { }).split(" ");
+        long[] s = stats(writer);
+        long lost = s[1] + s[2];
+        System.out.printf("[%s] kill -9: writer %s operations, slowest put %d µs; sent %d, failed %d, dropped %d, "
+                + "queue high water %d of %d events, heap max %d MB%n", transport, wrote[1], Long.parseLong(wrote[2]),
+                s[0], s[1], s[2], s[3], s[4], s[7]);
+        assertThat(Long.parseLong(wrote[2])).as("slowest put (µs): the writer is never held up").isLessThan(1_000_000);
+        assertThat(lost).as("events the dead reader could not get are counted (failed + dropped)").isPositive();
+        assertThat(s[3]).as("queue high water within its bound").isLessThanOrEqualTo(s[4]);
+        // the reader comes back on its port and bootstraps from the writer
+        NodeProcess reborn = start(transport, 1);
+        String digest = awaitEqual(writer, reborn);
+        // and replication goes on
+        ask(writer, "WRITE 1000", "WROTE");
+        awaitEqual(writer, reborn);
+        System.out.printf("[%s] kill -9: restarted reader equal to the writer (%s)%n", transport, digest);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rmi", "hessian"})
+    void readerFrozen_underSteadyWrites_dropsCountedWithinBounds_thenConverges(String transport) throws Exception {
+        NodeProcess reader = start(transport, 1);
+        NodeProcess writer = start(transport, 0);
+        ask(writer, "AWAIT_PEERS 1", "PEERS");
+        writer.send("WRITE 9000");
+        Thread.sleep(1000);
+        reader.signal("STOP"); // frozen, as docker pause
+        Thread.sleep(6000);
+        reader.signal("CONT");
+        String[] wrote = writer.expect("WROTE", deadline(60), l -> { }).split(" ");
+        long[] w = stats(writer);
+        System.out.printf("[%s] frozen reader: writer %s operations, slowest put %d µs; sent %d, failed %d, dropped %d,"
+                + " queue high water %d of %d, writer heap max %d MB of %s%n", transport, wrote[1],
+                Long.parseLong(wrote[2]), w[0], w[1], w[2], w[3], w[4], w[7], HEAP);
+        assertThat(writer.isAlive()).as("writer alive (no OutOfMemoryError)").isTrue();
+        assertThat(w[1] + w[2]).as("events the frozen reader missed are counted").isPositive();
+        assertThat(w[3]).as("queue high water within its bound").isLessThanOrEqualTo(w[4]);
+        assertThat(Long.parseLong(wrote[2])).as("slowest put (µs)").isLessThan(1_000_000);
+        String digest = awaitEqual(writer, reader);
+        long[] r = stats(reader);
+        assertThat(r[6]).as("the reader resynchronised").isPositive();
+        System.out.printf("[%s] frozen reader: %d gaps seen, %d resyncs; equal again (%s)%n", transport, r[5], r[6],
+                digest);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rmi", "hessian", "jgroups"})
+    void bootstrapWhileTheSourceKeepsWriting_newcomerEndsEqual(String transport) throws Exception {
+        NodeProcess source = start(transport, 0);
+        ask(source, "WRITE 1000", "WROTE");
+        source.send("WRITE 5000");
+        Thread.sleep(500);
+        NodeProcess newcomer = start(transport, 1); // bootstraps while the source writes
+        source.expect("WROTE", deadline(60), l -> { });
+        String digest = awaitEqual(source, newcomer);
+        long[] s = stats(source);
+        System.out.printf("[%s] bootstrap under writes: newcomer equal to the source (%s); source failed %d, dropped "
+                + "%d%n", transport, digest, s[1], s[2]);
+    }
+}
