@@ -50,6 +50,12 @@ final class Dispatcher {
     private final java.util.concurrent.atomic.AtomicLongArray seqs;
     /** Per lane: events were lost since the lane's last batch (the next batch carries {@code FLAG_LOST}). */
     private final java.util.concurrent.atomic.AtomicIntegerArray lost;
+    /**
+     * Per lane: peers a batch failed to and no later batch reached yet. While there are any, an idle lane sends an
+     * empty batch every {@link #BEAT_NANOS}: when one arrives, its number shows the peer what it missed.
+     */
+    private final java.util.Set<String>[] unconfirmed;
+    private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private volatile boolean stopping;
 
     /**
@@ -62,6 +68,12 @@ final class Dispatcher {
         this.streams = new long[queue.laneCount()];
         this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
         this.lost = new java.util.concurrent.atomic.AtomicIntegerArray(queue.laneCount());
+        @SuppressWarnings("unchecked")
+        java.util.Set<String>[] u = new java.util.Set[queue.laneCount()];
+        for (int i = 0; i < u.length; i++) {
+            u[i] = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        }
+        this.unconfirmed = u;
         java.security.SecureRandom random = new java.security.SecureRandom();
         for (int i = 0; i < streams.length; i++) {
             long id;
@@ -112,6 +124,7 @@ final class Dispatcher {
         final List<CompletableFuture<Void>> futures;
         final int bytes;
         final ByteSink buffer;
+        int lane;
 
         InFlight(List<ReplicationQueue.Entry> events, List<Peer> targets, List<CompletableFuture<Void>> futures,
                  int bytes, ByteSink buffer) {
@@ -133,6 +146,7 @@ final class Dispatcher {
         free.add(newBuffer());
         free.add(newBuffer());
         InFlight previous = null;
+        long lastBeat = System.nanoTime();
         try {
             while (true) {
                 List<ReplicationQueue.Entry> batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(),
@@ -146,6 +160,9 @@ final class Dispatcher {
                     } else if (queue.takeLostIfEmpty(lane) || lost.get(lane) != 0) {
                         lost.set(lane, 1);
                         // nothing else to send: an empty batch carries the flag to the peers
+                        previous = send(lane, batch, free.poll());
+                    } else if (!unconfirmed[lane].isEmpty() && System.nanoTime() - lastBeat > BEAT_NANOS) {
+                        lastBeat = System.nanoTime();
                         previous = send(lane, batch, free.poll());
                     }
                     continue;
@@ -214,7 +231,9 @@ final class Dispatcher {
                 futures.add(sendQuietly(p, bytes));
             }
         }
-        return new InFlight(included, targets, futures, buffer.position(), buffer);
+        InFlight f = new InFlight(included, targets, futures, buffer.position(), buffer);
+        f.lane = lane;
+        return f;
     }
 
     /**
@@ -229,6 +248,7 @@ final class Dispatcher {
             Throwable failure = await(f.futures.get(i), config.sendTimeoutMillis());
             long now = System.nanoTime();
             if (failure == null) {
+                unconfirmed[f.lane].remove(peer.endpoint());
                 metrics.markBytesSent(f.bytes);
                 for (ReplicationQueue.Entry e : f.events) {
                     e.cache.onSent(e.size, now - e.enqueuedNanos);
@@ -238,6 +258,7 @@ final class Dispatcher {
                 for (ReplicationQueue.Entry e : f.events) {
                     e.cache.onFailed();
                 }
+                unconfirmed[f.lane].add(peer.endpoint());
                 undelivered.accept(peer);
                 warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
                         f.events.size(), peer, metrics.cacheManagerName(), describe(failure));
