@@ -25,7 +25,8 @@ import net.sf.ehcache.Element;
 
 /**
  * A node of the fault scenarios, as its own JVM: {@code key=value} arguments {@code transport}, {@code index},
- * {@code ports} (every node's port), {@code settings} (provider properties, {@code ;}-separated). It builds its
+ * {@code ports} (every node's port), optionally {@code reach} (the port to reach each node at, e.g. a proxy in
+ * front of it), {@code settings} (provider properties, {@code ;}-separated). It builds its
  * CacheManager (bootstrapping cache {@code replay} synchronously from a peer, if one is up), says
  * {@code READY}, then answers commands on stdin:
  * <ul>
@@ -33,8 +34,9 @@ import net.sf.ehcache.Element;
  * <li>{@code WRITE millis}: puts, updates and removes on 2,000 keys (values of 256 B) for that long →
  * {@code WROTE operations maxPutMicros}</li>
  * <li>{@code STATS} → {@code STATS sent failed dropped queueHighWaterEvents queueCapacityEvents gaps resyncs
- * maxUsedHeapMB}</li>
+ * maxUsedHeapMB liveThreads duplicateBatches}</li>
  * <li>{@code DIGEST} → {@code DIGEST size hash} of the cache's keys and values</li>
+ * <li>{@code ENDPOINT} → {@code ENDPOINT} and the node's own endpoint</li>
  * <li>{@code EXIT}</li>
  * </ul>
  */
@@ -42,6 +44,8 @@ public final class FaultNode {
 
     private static final int KEYS = 2_000;
     private static long maxUsedHeap;
+    /** Values differ by node: after a split, whose writes survived shows in the content. */
+    private static int salt;
 
     private FaultNode() {
     }
@@ -55,11 +59,14 @@ public final class FaultNode {
         String transport = a.get("transport");
         int index = Integer.parseInt(a.get("index"));
         int[] ports = Arrays.stream(a.get("ports").split(",")).mapToInt(Integer::parseInt).toArray();
+        int[] reach = a.containsKey("reach")
+                ? Arrays.stream(a.get("reach").split(",")).mapToInt(Integer::parseInt).toArray() : ports;
         String settings = a.getOrDefault("settings", "").replace(';', ',');
+        salt = index * 31;
         CacheManager cm;
         try {
             String xml = Profiles.faultXml(transport, "fault" + index + "-" + ProcessHandle.current().pid(), index,
-                    ports, settings);
+                    ports, reach, settings);
             cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
         } catch (Exception | Error e) {
             ReplayNode.say("ERROR " + e);
@@ -106,7 +113,11 @@ public final class FaultNode {
                             + gauge(metrics, manager(cm, metricsName, "queueHighWaterEvents")) + " "
                             + gauge(metrics, manager(cm, metricsName, "queueCapacityEvents")) + " "
                             + count(metrics, manager(cm, metricsName, "gaps")) + " "
-                            + count(metrics, manager(cm, metricsName, "resyncs")) + " " + (maxUsedHeap >> 20));
+                            + count(metrics, manager(cm, metricsName, "resyncs")) + " " + (maxUsedHeap >> 20) + " "
+                            + Thread.activeCount() + " " + count(metrics, manager(cm, metricsName, "duplicateBatches")));
+                    break;
+                case "ENDPOINT":
+                    ReplayNode.say("ENDPOINT " + node.transport().localEndpoint());
                     break;
                 case "DIGEST":
                     ReplayNode.say("DIGEST " + cache.getSize() + " " + digest(cache));
@@ -160,7 +171,7 @@ public final class FaultNode {
                     cache.remove((int) ((ops * 7) % KEYS));
                 } else {
                     byte[] value = new byte[256];
-                    Arrays.fill(value, (byte) ops);
+                    Arrays.fill(value, (byte) (ops + salt));
                     cache.put(new Element(key, value));
                 }
                 maxPut = Math.max(maxPut, System.nanoTime() - t0);

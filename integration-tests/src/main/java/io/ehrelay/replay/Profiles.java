@@ -197,11 +197,18 @@ public final class Profiles {
      * operator would use (a bounded queue that drops and counts, short send timeouts: {@code faultSettings}) and a
      * synchronous bootstrap of the cache on start.
      */
-    static String faultXml(String transport, String nodeName, int index, int[] ports, String faultSettings) {
-        return groupXml(transport, nodeName, index, ports, faultSettings);
+    static String faultXml(String transport, String nodeName, int index, int[] ports, int[] reach,
+                           String faultSettings) {
+        return groupXml(transport, nodeName, index, ports, reach, faultSettings);
     }
 
     private static String groupXml(String transport, String nodeName, int index, int[] ports, String faultSettings) {
+        return groupXml(transport, nodeName, index, ports, ports, faultSettings);
+    }
+
+    /** @param reach the port this node reaches each member at (a member's own port, or a proxy in front of it) */
+    private static String groupXml(String transport, String nodeName, int index, int[] ports, int[] reach,
+                                   String faultSettings) {
         int own = ports[index];
         if (isStockJGroups(transport)) {
             return stockJGroupsXml(transport, nodeName, own, ports, false);
@@ -209,7 +216,7 @@ public final class Profiles {
         List<String> others = new java.util.ArrayList<>();
         for (int i = 0; i < ports.length; i++) {
             if (i != index) {
-                others.add(Integer.toString(ports[i]));
+                others.add(Integer.toString(reach[i]));
             }
         }
         if (STOCK_RMI.equals(transport)) {

@@ -559,6 +559,12 @@ public final class ReplicationNode implements InboundHandler {
             return;
         }
         boolean mutual = owes.remove(peer);
+        if (!mutual && !owes.isEmpty() && directory.peers().stream().noneMatch(p -> p.endpoint().equals(peer))) {
+            // this node reaches the peer under another name (a proxy, NAT): whether it owes that peer cannot be
+            // told apart, so any debt counts
+            mutual = true;
+            owes.clear();
+        }
         if (mutual && transport.localEndpoint().compareTo(peer) < 0) {
             LOG.warn("ehrelay: CacheManager {} and {} both missed each other's events ({} batches from it missed{}); "
                     + "this node is the reference: {} resynchronises from it", cacheManager.getName(), peer,
