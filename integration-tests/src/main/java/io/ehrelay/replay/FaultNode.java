@@ -37,6 +37,7 @@ import net.sf.ehcache.Element;
  * maxUsedHeapMB liveThreads duplicateBatches}</li>
  * <li>{@code DIGEST} → {@code DIGEST size hash} of the cache's keys and values</li>
  * <li>{@code ENDPOINT} → {@code ENDPOINT} and the node's own endpoint</li>
+ * <li>{@code HEAP} → {@code HEAP usedMBAfterGc liveThreads}</li>
  * <li>{@code EXIT}</li>
  * </ul>
  */
@@ -114,8 +115,16 @@ public final class FaultNode {
                             + gauge(metrics, manager(cm, metricsName, "queueCapacityEvents")) + " "
                             + count(metrics, manager(cm, metricsName, "gaps")) + " "
                             + count(metrics, manager(cm, metricsName, "resyncs")) + " " + (maxUsedHeap >> 20) + " "
-                            + Thread.activeCount() + " " + count(metrics, manager(cm, metricsName, "duplicateBatches")));
+                            + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount() + " "
+                            + count(metrics, manager(cm, metricsName, "duplicateBatches")));
                     break;
+                case "HEAP": {
+                    System.gc();
+                    Runtime rt = Runtime.getRuntime();
+                    ReplayNode.say("HEAP " + ((rt.totalMemory() - rt.freeMemory()) >> 20) + " "
+                            + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
+                    break;
+                }
                 case "ENDPOINT":
                     ReplayNode.say("ENDPOINT " + node.transport().localEndpoint());
                     break;
