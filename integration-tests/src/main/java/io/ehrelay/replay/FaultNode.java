@@ -34,7 +34,7 @@ import net.sf.ehcache.Element;
  * <li>{@code WRITE millis}: puts, updates and removes on 2,000 keys (values of 256 B) for that long →
  * {@code WROTE operations maxPutMicros}</li>
  * <li>{@code STATS} → {@code STATS sent failed dropped queueHighWaterEvents queueCapacityEvents gaps resyncs
- * maxUsedHeapMB liveThreads duplicateBatches}</li>
+ * maxUsedHeapMB liveThreads duplicateBatches queueHighWaterBytes applied}</li>
  * <li>{@code DIGEST} → {@code DIGEST size hash} of the cache's keys and values</li>
  * <li>{@code ENDPOINT} → {@code ENDPOINT} and the node's own endpoint</li>
  * <li>{@code HEAP} → {@code HEAP usedMBAfterGc liveThreads}</li>
@@ -116,7 +116,9 @@ public final class FaultNode {
                             + count(metrics, manager(cm, metricsName, "gaps")) + " "
                             + count(metrics, manager(cm, metricsName, "resyncs")) + " " + (maxUsedHeap >> 20) + " "
                             + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount() + " "
-                            + count(metrics, manager(cm, metricsName, "duplicateBatches")));
+                            + count(metrics, manager(cm, metricsName, "duplicateBatches")) + " "
+                            + gauge(metrics, manager(cm, metricsName, "queueHighWaterBytes")) + " "
+                            + count(metrics, cache(cm, metricsName, "applied")));
                     break;
                 case "HEAP": {
                     System.gc();

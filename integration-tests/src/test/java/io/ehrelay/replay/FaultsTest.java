@@ -79,7 +79,9 @@ class FaultsTest {
         for (int i = 1; i < f.length; i++) {
             v[i - 1] = Long.parseLong(f[i]);
         }
-        return v; // sent failed dropped queueHighWater queueCapacity gaps resyncs maxUsedHeapMB
+        // sent failed dropped queueHighWater queueCapacity gaps resyncs maxUsedHeapMB threads duplicates
+        // queueHighWaterBytes applied
+        return v;
     }
 
     /** Waits until both nodes hold the same keys and values; returns the digest line. */
@@ -117,8 +119,8 @@ class FaultsTest {
         long[] s = stats(writer);
         long lost = s[1] + s[2];
         System.out.printf("[%s] kill -9: writer %s operations, slowest put %d µs; sent %d, failed %d, dropped %d, "
-                + "queue high water %d of %d events, heap max %d MB%n", transport, wrote[1], Long.parseLong(wrote[2]),
-                s[0], s[1], s[2], s[3], s[4], s[7]);
+                + "queue high water %d of %d events (%d KB), heap max %d MB%n", transport, wrote[1],
+                Long.parseLong(wrote[2]), s[0], s[1], s[2], s[3], s[4], s[10] >> 10, s[7]);
         assertThat(Long.parseLong(wrote[2])).as("slowest put (µs): the writer is never held up").isLessThan(1_000_000);
         assertThat(lost).as("events the dead reader could not get are counted (failed + dropped)").isPositive();
         assertThat(s[3]).as("queue high water within its bound").isLessThanOrEqualTo(s[4]);
@@ -128,7 +130,8 @@ class FaultsTest {
         // and replication goes on
         ask(writer, "WRITE 1000", "WROTE");
         awaitEqual(writer, reborn);
-        System.out.printf("[%s] kill -9: restarted reader equal to the writer (%s)%n", transport, digest);
+        System.out.printf("[%s] kill -9: restarted reader equal to the writer (%s), then applied %d live events%n",
+                transport, digest, stats(reborn)[11]);
     }
 
     @ParameterizedTest
@@ -145,8 +148,8 @@ class FaultsTest {
         reader.signal("CONT");
         long[] w = stats(writer);
         System.out.printf("[%s] frozen reader: writer %s operations, slowest put %d µs; sent %d, failed %d, dropped %d,"
-                + " queue high water %d of %d, writer heap max %d MB of %s%n", transport, wrote[1],
-                Long.parseLong(wrote[2]), w[0], w[1], w[2], w[3], w[4], w[7], HEAP);
+                + " queue high water %d of %d (%d KB), writer heap max %d MB of %s%n", transport, wrote[1],
+                Long.parseLong(wrote[2]), w[0], w[1], w[2], w[3], w[4], w[10] >> 10, w[7], HEAP);
         assertThat(writer.isAlive()).as("writer alive (no OutOfMemoryError)").isTrue();
         assertThat(w[1] + w[2]).as("events the frozen reader missed are counted").isPositive();
         assertThat(w[3]).as("queue high water within its bound").isLessThanOrEqualTo(w[4]);
@@ -154,8 +157,8 @@ class FaultsTest {
         String digest = awaitEqual(writer, reader);
         long[] r = stats(reader);
         assertThat(r[6]).as("the reader resynchronised").isPositive();
-        System.out.printf("[%s] frozen reader: %d gaps seen, %d resyncs; equal again (%s)%n", transport, r[5], r[6],
-                digest);
+        System.out.printf("[%s] frozen reader: applied %d events, %d gaps seen, %d resyncs; equal again (%s)%n",
+                transport, r[11], r[5], r[6], digest);
     }
 
     /**
