@@ -135,7 +135,7 @@ class FaultsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"tcp", "rmi", "hessian"})
+    @ValueSource(strings = {"tcp", "rmi", "hessian", "jgroups"})
     void readerFrozen_underSteadyWrites_dropsCountedWithinBounds_thenConverges(String transport) throws Exception {
         NodeProcess reader = start(transport, 1);
         NodeProcess writer = start(transport, 0);

@@ -351,6 +351,34 @@ public final class ReplicationNode implements InboundHandler {
         }
     }
 
+    /**
+     * The caches this node replicates: bound ones, and those whose replicator of this scheme has not sent
+     * anything yet (a cache is bound on its first event when no listener factory announced it).
+     */
+    private List<String> replicatedCaches() {
+        java.util.Set<String> names = new java.util.LinkedHashSet<>(bindings.keySet());
+        String[] all;
+        try {
+            all = cacheManager.getCacheNames();
+        } catch (IllegalStateException e) {
+            return new ArrayList<>(names);
+        }
+        for (String name : all) {
+            Ehcache cache = cacheManager.getEhcache(name);
+            if (cache == null || names.contains(name)) {
+                continue;
+            }
+            for (Object listener : cache.getCacheEventNotificationService().getCacheEventListeners()) {
+                if (listener instanceof io.ehrelay.provider.EhrelayReplicator
+                        && ((io.ehrelay.provider.EhrelayReplicator) listener).scheme().equals(scheme)) {
+                    names.add(name);
+                    break;
+                }
+            }
+        }
+        return new ArrayList<>(names);
+    }
+
     /** A cache of this CacheManager was removed: the transport stops serving it. */
     public void cacheRemoved(String cacheName) {
         if (state == State.STARTED) {
@@ -552,12 +580,6 @@ public final class ReplicationNode implements InboundHandler {
         }
         String peer = transport.normalizePeer(transport.peerOf(fromPeer));
         metrics.meter("gaps").mark();
-        if (!transport.resyncOnGaps()) {
-            warn.warn("gap:" + peer, "ehrelay: CacheManager {} missed events of {} ({} batches missed{}); counted in "
-                    + "gaps, not resynchronised by this transport", cacheManager.getName(), peer, missedBatches,
-                    peerLost ? ", it lost events" : "");
-            return;
-        }
         boolean mutual = owes.remove(peer);
         if (!mutual && !owes.isEmpty() && directory.peers().stream().noneMatch(p -> p.endpoint().equals(peer))) {
             // this node reaches the peer under another name (a proxy, NAT): whether it owes that peer cannot be
@@ -762,7 +784,7 @@ public final class ReplicationNode implements InboundHandler {
             List<String> failed = new ArrayList<>();
             long total = 0;
             long removed = 0;
-            for (String name : new ArrayList<>(bindings.keySet())) {
+            for (String name : replicatedCaches()) {
                 Ehcache cache = resolve(name);
                 if (cache == null) {
                     continue;

@@ -55,15 +55,6 @@ public interface Transport {
     }
 
     /**
-     * Whether the node resynchronises from a peer whose batches it missed (a gap in the peer's numbering, or a
-     * batch flagged as following lost events). A transport that repairs membership changes by other means may
-     * opt out: the gaps are still counted.
-     */
-    default boolean resyncOnGaps() {
-        return true;
-    }
-
-    /**
      * The endpoint of the node that sent a batch, from the {@code fromPeer} the transport gave
      * {@link InboundHandler#onEvents} (which may add detail for logs): what a resync from that node addresses.
      * Identity by default.

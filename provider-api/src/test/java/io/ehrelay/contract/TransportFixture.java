@@ -35,11 +35,6 @@ public interface TransportFixture {
      * Whether the suite wires nodes itself (manual peer list plus {@code registerPeer}); {@code false} when the
      * extra provider properties configure automatic discovery.
      */
-    /** Whether the transport resynchronises a node that missed batches (see {@code Transport.resyncOnGaps}). */
-    default boolean resyncsOnGaps() {
-        return true;
-    }
-
     default boolean manualDiscovery() {
         return true;
     }

@@ -58,15 +58,6 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
         this.registerJmx = registerJmx;
     }
 
-    /**
-     * Not yet: a resync started from a gap did not converge under a stalled receiver in the contract suite
-     * (README, Known limits); JGroups members resynchronise after merges instead, and dropped posts are counted.
-     */
-    @Override
-    public boolean resyncOnGaps() {
-        return false;
-    }
-
     static String endpoint(Address a) {
         return ENDPOINT_PREFIX + (a instanceof UUID ? ((UUID) a).toStringLong() : a.toString());
     }

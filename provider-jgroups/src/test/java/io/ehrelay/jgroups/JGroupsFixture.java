@@ -84,11 +84,6 @@ class JGroupsFixture implements TransportFixture {
     }
 
     @Override
-    public boolean resyncsOnGaps() {
-        return false;
-    }
-
-    @Override
     public String extraProviderProperties() {
         return properties;
     }
