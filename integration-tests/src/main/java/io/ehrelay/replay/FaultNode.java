@@ -6,7 +6,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -52,16 +51,11 @@ public final class FaultNode {
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (String s : argv) {
-            int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
+        Map<String, String> a = ReplayNode.keyValues(argv);
         String transport = a.get("transport");
         int index = Integer.parseInt(a.get("index"));
-        int[] ports = Arrays.stream(a.get("ports").split(",")).mapToInt(Integer::parseInt).toArray();
-        int[] reach = a.containsKey("reach")
-                ? Arrays.stream(a.get("reach").split(",")).mapToInt(Integer::parseInt).toArray() : ports;
+        int[] ports = ReplayNode.ports(a.get("ports"));
+        int[] reach = a.containsKey("reach") ? ReplayNode.ports(a.get("reach")) : ports;
         String settings = a.getOrDefault("settings", "").replace(';', ',');
         salt = index * 31;
         CacheManager cm;

@@ -2,7 +2,6 @@ package io.ehrelay.replay;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -29,18 +28,10 @@ public final class GroupMember {
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (String s : argv) {
-            int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
+        Map<String, String> a = ReplayNode.keyValues(argv);
         String transport = a.get("transport");
         int index = Integer.parseInt(a.get("index"));
-        String[] portText = a.get("ports").split(",");
-        int[] ports = new int[portText.length];
-        for (int i = 0; i < ports.length; i++) {
-            ports[i] = Integer.parseInt(portText[i]);
-        }
+        int[] ports = ReplayNode.ports(a.get("ports"));
         int count = Integer.parseInt(a.get("count"));
         int size = Integer.parseInt(a.get("size"));
         boolean writes = Boolean.parseBoolean(a.get("writes"));

@@ -52,12 +52,23 @@ public final class ReplayNode {
         this.args = args;
     }
 
-    public static void main(String[] argv) throws Exception {
+    /** A node process's {@code key=value} arguments. */
+    static Map<String, String> keyValues(String[] argv) {
         Map<String, String> a = new HashMap<>();
         for (String s : argv) {
             int eq = s.indexOf('=');
             a.put(s.substring(0, eq), s.substring(eq + 1));
         }
+        return a;
+    }
+
+    /** A comma-separated list of ports. */
+    static int[] ports(String csv) {
+        return java.util.Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = keyValues(argv);
         ReplayNode node = new ReplayNode(a);
         try {
             if (Profiles.STOCK_RMI.equals(a.get("transport"))) {

@@ -29,6 +29,13 @@ import net.sf.ehcache.Element;
 @Timeout(240)
 class JGroupsHostileInputTest {
 
+    /** The channel of a member the test then uses as the hostile one, once it sees the target. */
+    private static JChannel channelOf(ContractCluster cluster, CacheManager member) {
+        JChannel ch = ((JGroupsTransport) cluster.node(member).transport()).channel();
+        Await.until(() -> ch.getView().size() == 2, () -> "view " + ch.getView());
+        return ch;
+    }
+
     private static Address other(JChannel ch) {
         for (Address a : ch.getView().getMembers()) {
             if (!a.equals(ch.getAddress())) {
@@ -43,8 +50,7 @@ class JGroupsHostileInputTest {
         try (ContractCluster cluster = new ContractCluster(JGroupsFixture.tcp())) {
             CacheManager node = cluster.start("target");
             CacheManager vehicle = cluster.start("hostile");
-            JChannel ch = ((JGroupsTransport) cluster.node(vehicle).transport()).channel();
-            Await.until(() -> ch.getView().size() == 2, () -> "view " + ch.getView());
+            JChannel ch = channelOf(cluster, vehicle);
             Address target = other(ch);
             // the hostile member talks to the target through its own dispatcher (the vehicle node stops listening)
             MessageDispatcher hostile = new MessageDispatcher(ch);
@@ -90,8 +96,7 @@ class JGroupsHostileInputTest {
         try (ContractCluster cluster = new ContractCluster(JGroupsFixture.tcp())) {
             CacheManager node = cluster.start("target");
             CacheManager vehicle = cluster.start("hostile");
-            JChannel ch = ((JGroupsTransport) cluster.node(vehicle).transport()).channel();
-            Await.until(() -> ch.getView().size() == 2, () -> "view " + ch.getView());
+            JChannel ch = channelOf(cluster, vehicle);
             Address target = other(ch);
             Jmx jmx = cluster.jmx(node);
             long before = jmx.managerGauge("serializedObjectsRefused").longValue();
