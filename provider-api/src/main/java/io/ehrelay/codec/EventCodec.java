@@ -153,11 +153,6 @@ public final class EventCodec {
         return h;
     }
 
-    /** Writes an unsequenced batch header for {@code eventCount} events at {@code at} (over a placeholder). */
-    public static void putBatchHeader(ByteSink out, int at, int eventCount) {
-        putBatchHeader(out, at, eventCount, 0, 0L, 0L);
-    }
-
     /**
      * Writes a batch header at {@code at} (over a placeholder): {@code stream} identifies one ordered sequence of
      * batches of one sender (a queue lane of one node's run), {@code seq} numbers them from 1, so a receiver

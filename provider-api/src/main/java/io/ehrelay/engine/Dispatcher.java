@@ -124,10 +124,11 @@ final class Dispatcher {
         final List<CompletableFuture<Void>> futures;
         final int bytes;
         final ByteSink buffer;
-        int lane;
+        final int lane;
 
         InFlight(List<ReplicationQueue.Entry> events, List<Peer> targets, List<CompletableFuture<Void>> futures,
-                 int bytes, ByteSink buffer) {
+                 int bytes, ByteSink buffer, int lane) {
+            this.lane = lane;
             this.events = events;
             this.targets = targets;
             this.futures = futures;
@@ -231,9 +232,7 @@ final class Dispatcher {
                 futures.add(sendQuietly(p, bytes));
             }
         }
-        InFlight f = new InFlight(included, targets, futures, buffer.position(), buffer);
-        f.lane = lane;
-        return f;
+        return new InFlight(included, targets, futures, buffer.position(), buffer, lane);
     }
 
     /**
