@@ -79,11 +79,9 @@ public final class GroupMember {
                 }
             }
             ReplayNode.say("WROTE " + firstPut);
-            if (expect == 0 || all.await(600, TimeUnit.SECONDS)) {
-                ReplayNode.say("DONE " + first.get() + " " + last.get() + " " + arrived.get());
-            } else {
-                ReplayNode.say("ERROR received " + arrived.get() + " of " + expect);
-            }
+            String stalled = expect == 0 ? null : ReplayNode.awaitArrivals(all, arrived, expect, false);
+            ReplayNode.say(stalled == null ? "DONE " + first.get() + " " + last.get() + " " + arrived.get()
+                    : "ERROR " + stalled);
             ReplayNode.waitFor("EXIT");
             cm.shutdown();
         } catch (Exception | Error e) {

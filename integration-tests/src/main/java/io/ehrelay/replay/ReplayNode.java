@@ -62,6 +62,33 @@ public final class ReplayNode {
         return a;
     }
 
+    /** Seconds without a single arrival, after the first, that end a step as stalled (events were lost). */
+    static final int STALL_SECONDS = 120;
+
+    /**
+     * Waits for {@code done}, saying {@code PROGRESS n} every second when {@code progress} is set; returns null when
+     * done, or the reason it gave up: nothing arrived for {@link #STALL_SECONDS} after the first arrival (a
+     * transport that lost events silently would otherwise hold the step until its time limit).
+     */
+    static String awaitArrivals(CountDownLatch done, AtomicInteger arrived, int expected, boolean progress)
+            throws InterruptedException {
+        int seen = -1;
+        long changed = System.nanoTime();
+        while (!done.await(1, TimeUnit.SECONDS)) {
+            int n = arrived.get();
+            if (progress) {
+                say("PROGRESS " + n);
+            }
+            if (n != seen) {
+                seen = n;
+                changed = System.nanoTime();
+            } else if (n > 0 && System.nanoTime() - changed > TimeUnit.SECONDS.toNanos(STALL_SECONDS)) {
+                return "stalled: received " + n + " of " + expected + ", nothing more for " + STALL_SECONDS + " s";
+            }
+        }
+        return null;
+    }
+
     /** A comma-separated list of ports. */
     static int[] ports(String csv) {
         return java.util.Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
@@ -212,8 +239,12 @@ public final class ReplayNode {
         }
         System.gc();
         say("WARM");
-        while (!done.await(1, TimeUnit.SECONDS)) {
-            say("PROGRESS " + arrived.get());
+        String stalled = awaitArrivals(done, arrived, count, true);
+        if (stalled != null) {
+            say("ERROR " + stalled);
+            waitForExit();
+            cm.shutdown();
+            return;
         }
         int missing = 0;
         int bad = 0;
