@@ -251,10 +251,15 @@ public final class Replay {
         Files.writeString(md, Report.markdown(results, this) + threadsMd);
         Path html = out.resolve("replay-" + stamp + ".html");
         Files.writeString(html, Report.html(results, threadRows, this));
+        for (Report.Chart c : Report.charts(results, threadRows)) {
+            if (!c.svg().isEmpty()) {
+                Files.writeString(out.resolve("replay-" + stamp + "-" + c.slug() + ".svg"), c.standalone());
+            }
+        }
         System.out.println();
         System.out.println(Report.ratios(results));
         System.out.printf("run took %s%n", Report.duration(elapsed));
-        System.out.println("results: " + csv + ", " + md + ", " + html + " (node logs: " + log + ")");
+        System.out.println("results: " + csv + ", " + md + ", " + html + ", a .svg per chart (node logs: " + log + ")");
     }
 
     private void record(StepResult r) {

@@ -140,31 +140,8 @@ final class Report {
         sb.append("<h1>ehrelay replay</h1><p>").append(escape(LocalDateTime.now().withNano(0) + " on "
                 + machine() + ", heap " + run.heap + " per node (E4 members " + run.e4Heap + "), " + run.reps
                 + " rep(s), run took " + duration(run.elapsed))).append("</p>");
-        sb.append(chart("E1: 10,000 elements of growing size", "element size (bytes)", "seconds, first put → last arrival",
-                select(results, "E1"), r -> r.transport, r -> r.size, r -> r.seconds));
-        sb.append(failures(results, "E1"));
-        sb.append(chart("E2: growing count of 1,280-byte elements", "elements", "seconds, first put → last arrival",
-                select(results, "E2"), r -> r.transport, r -> r.count, r -> r.seconds));
-        sb.append(failures(results, "E2"));
-        sb.append(chart("E3: synchronous put latency by payload (p99)", "payload (bytes, +1)", "p99 microseconds",
-                select(results, "E3"), r -> r.transport, r -> r.size + 1, r -> r.p99Micros));
-        sb.append(failures(results, "E3"));
-        for (String e4 : results.stream().map(r -> r.experiment).filter(e -> e.startsWith("E4")).distinct().toList()) {
-            sb.append(chart(e4 + " (mode/members): elements/s received per member (median member)", "element size (bytes)",
-                    "elements/s per member", select(results, e4), r -> r.transport, r -> r.size,
-                    StepResult::elementsPerSecond));
-            sb.append(failures(results, e4));
-        }
-        List<ThreadsProbe.Row> probed = threads.stream().filter(t -> t.notProbed() == null).toList();
-        sb.append(chart("Threads: JVM threads a pair of nodes adds, by replicated caches", "replicated caches",
-                "threads added", probed, ThreadsProbe.Row::transport, ThreadsProbe.Row::caches,
-                t -> Math.max(1, t.added())));
-        for (ThreadsProbe.Row t : threads) {
-            if (t.notProbed() != null || !t.allReplicated()) {
-                sb.append("<p class=\"fail\">").append(escape(t.transport() + ": " + (t.notProbed() != null
-                        ? "not probed: " + t.notProbed() : "FAIL at " + t.caches() + " caches (not all replicated)")))
-                        .append("</p>");
-            }
+        for (Chart c : charts(results, threads)) {
+            sb.append("<h2>").append(escape(c.title())).append("</h2>").append(c.svg()).append(c.failures());
         }
         sb.append("<h2>Table</h2><pre>").append(escape(markdown(results, run)));
         if (!threads.isEmpty()) {
@@ -175,6 +152,56 @@ final class Report {
         }
         sb.append("</pre></body></html>");
         return sb.toString();
+    }
+
+    /** One chart of the report: a file-name slug, its title, the standalone SVG, the failed steps below it. */
+    record Chart(String slug, String title, String svg, String failures) {
+
+        /** The SVG as a file of its own: the title drawn at its top. */
+        String standalone() {
+            int at = svg.indexOf("/>", svg.indexOf("<rect ")) + 2;
+            return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    + svg.substring(0, at).replaceFirst("<svg ", "<svg font-family=\"sans-serif\" ")
+                    + "<text x=\"20\" y=\"22\" font-size=\"14\">" + escape(title)
+                    + "</text>" + svg.substring(at) + "\n";
+        }
+    }
+
+    /** Every chart with data, in report order (the HTML embeds them; the replay also writes each as an SVG file). */
+    static List<Chart> charts(List<StepResult> results, List<ThreadsProbe.Row> threads) {
+        List<Chart> out = new ArrayList<>();
+        add(out, "e1", "E1: 10,000 elements of growing size", chart("element size (bytes)",
+                "seconds, first put → last arrival", select(results, "E1"), r -> r.transport, r -> r.size,
+                r -> r.seconds), failures(results, "E1"));
+        add(out, "e2", "E2: growing count of 1,280-byte elements", chart("elements", "seconds, first put → last arrival",
+                select(results, "E2"), r -> r.transport, r -> r.count, r -> r.seconds), failures(results, "E2"));
+        add(out, "e3", "E3: synchronous put latency by payload (p99)", chart("payload (bytes, +1)", "p99 microseconds",
+                select(results, "E3"), r -> r.transport, r -> r.size + 1, r -> r.p99Micros), failures(results, "E3"));
+        for (String e4 : results.stream().map(r -> r.experiment).filter(e -> e.startsWith("E4")).distinct().toList()) {
+            add(out, "e4-" + e4.substring(3).replace('/', '-'), e4
+                    + " (mode/members): elements/s received per member (median member)", chart("element size (bytes)",
+                    "elements/s per member", select(results, e4), r -> r.transport, r -> r.size,
+                    StepResult::elementsPerSecond), failures(results, e4));
+        }
+        List<ThreadsProbe.Row> probed = threads.stream().filter(t -> t.notProbed() == null).toList();
+        StringBuilder threadFailures = new StringBuilder();
+        for (ThreadsProbe.Row t : threads) {
+            if (t.notProbed() != null || !t.allReplicated()) {
+                threadFailures.append("<p class=\"fail\">").append(escape(t.transport() + ": " + (t.notProbed() != null
+                        ? "not probed: " + t.notProbed() : "FAIL at " + t.caches() + " caches (not all replicated)")))
+                        .append("</p>");
+            }
+        }
+        add(out, "threads", "Threads: JVM threads a pair of nodes adds, by replicated caches", chart("replicated caches",
+                "threads added", probed, ThreadsProbe.Row::transport, ThreadsProbe.Row::caches,
+                t -> Math.max(1, t.added())), threadFailures.toString());
+        return out;
+    }
+
+    private static void add(List<Chart> out, String slug, String title, String svg, String failures) {
+        if (!svg.isEmpty() || !failures.isEmpty()) {
+            out.add(new Chart(slug, title, svg, failures));
+        }
     }
 
     /** The failed steps of an experiment, with their reasons, below its chart (a chart shows only what ran). */
@@ -203,7 +230,7 @@ final class Report {
         "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000"};
 
     /** A log-log line chart, one series per {@code seriesOf} (the transport). */
-    static <T> String chart(String title, String xLabel, String yLabel, List<T> points, Function<T, String> seriesOf,
+    static <T> String chart(String xLabel, String yLabel, List<T> points, Function<T, String> seriesOf,
                             ToDoubleFunction<T> x, ToDoubleFunction<T> y) {
         if (points.isEmpty()) {
             return "";
@@ -239,8 +266,8 @@ final class Report {
         double ly0 = Math.floor(Math.log10(minY));
         double ly1 = Math.max(ly0 + 1, Math.ceil(Math.log10(maxY)));
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "<h2>%s</h2><svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\">",
-                escape(title), w, h));
+        sb.append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\">"
+                + "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>", w, h, w, h));
         int pw = w - left - right;
         int ph = h - top - bottom;
         for (double d = lx0; d <= lx1; d++) {
@@ -263,7 +290,9 @@ final class Report {
                 + "transform=\"rotate(-90 15 %d)\">%s (log)</text>", top + ph / 2, top + ph / 2, escape(yLabel)));
         int i = 0;
         for (Map.Entry<String, List<double[]>> s : series.entrySet()) {
-            String color = COLORS[i % COLORS.length];
+            // a transport keeps its colour from chart to chart; others (e.g. sync variants) take the rest in turn
+            int known = Profiles.ALL.indexOf(s.getKey());
+            String color = COLORS[(known >= 0 ? known : Profiles.ALL.size() + i) % COLORS.length];
             StringBuilder path = new StringBuilder();
             s.getValue().sort((a, b) -> Double.compare(a[0], b[0]));
             for (double[] p : s.getValue()) {

@@ -46,6 +46,23 @@ class ReportTest {
     }
 
     @Test
+    void charts_areStandaloneSvgFilesNamedByExperiment() throws Exception {
+        List<Report.Chart> charts = Report.charts(results, List.of());
+
+        assertThat(charts).extracting(Report.Chart::slug).containsExactly("e1", "e4-n-n-4");
+        for (Report.Chart c : charts) {
+            String svg = c.standalone();
+            org.w3c.dom.Document doc = javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
+                    .parse(new java.io.ByteArrayInputStream(svg.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            assertThat(doc.getDocumentElement().getTagName()).isEqualTo("svg");
+            assertThat(doc.getDocumentElement().getTextContent()).contains(c.title());
+        }
+        assertThat(charts.get(0).standalone()).contains(">tcp<", ">stock-rmi<", ">rmi-sync<")
+                .doesNotContain(">hessian<"); // a failed step is listed below the chart, not drawn
+        assertThat(charts.get(0).failures()).contains("hessian E1 10,000 x 1,280 B: FAIL(peer vanished)");
+    }
+
+    @Test
     void ratios_compareSyncWithSyncAndAsyncWithAsync() {
         String ratios = Report.ratios(results);
 
