@@ -44,6 +44,12 @@ public final class Profiles {
         return System.getProperty("ehrelay.replay.queueMaxBytes", "8m");
     }
 
+    /** Provider properties appended to every ehrelay node's (e.g. {@code batchMaxBytes=4m}), to try settings. */
+    static String extraProviderProperties() {
+        String extra = System.getProperty("ehrelay.replay.providerProperties", "").trim();
+        return extra.isEmpty() ? "" : ", " + extra;
+    }
+
     /** Warm-up elements before a timed step: about 64 MB, at least 200 and at most 20,000 elements. */
     static int warmupCount(int size) {
         return (int) Math.max(200, Math.min(20_000, (64L << 20) / Math.max(1, size)));
@@ -119,7 +125,7 @@ public final class Profiles {
     private static String ehrelayXml(String transport, String nodeName, CharSequence provider, int port,
                                      String caches) {
         return ehrelayFile(transport, nodeName, provider + ", overflowPolicy=block, overflowBlockMillis=600000, "
-                + "queueMaxBytes=" + queueMaxBytes(), port, caches);
+                + "queueMaxBytes=" + queueMaxBytes() + extraProviderProperties(), port, caches);
     }
 
     /** An ehrelay node's file with exactly these provider properties. */
