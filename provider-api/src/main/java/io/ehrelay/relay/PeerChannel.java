@@ -52,7 +52,11 @@ public abstract class PeerChannel {
     /** Finds or opens the peer (e.g. an RMI lookup); called when not connected, from one thread at a time. */
     protected abstract void connect() throws Exception;
 
-    /** Sends a batch: applied by the peer on return with {@code acknowledge}, else at least queued there. */
+    /**
+     * Sends a batch: applied by the peer on return with {@code acknowledge}, else at least queued there. The array
+     * is shared with the other peers' sends of the same batch ({@link io.ehrelay.spi.Batch#toByteArray()}): read
+     * it, keep it if needed, never write it.
+     */
     protected abstract void transmit(byte[] batch, boolean acknowledge) throws Exception;
 
     /** Fetches a cache's content from the peer, chunk by chunk. */

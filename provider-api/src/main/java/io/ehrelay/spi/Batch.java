@@ -1,6 +1,7 @@
 package io.ehrelay.spi;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * An encoded event batch ready to send ({@link io.ehrelay.codec.EventCodec} format), the same bytes for every
@@ -12,16 +13,19 @@ public final class Batch {
     private final ByteBuffer data;
     private final int eventCount;
     private final long deadlineNanos;
+    /** The array copy, made by the first peer's send that asks and shared by the others (and deadline views). */
+    private final AtomicReference<byte[]> copy;
 
     /** @param data the batch from its position to its limit; not modified */
     public Batch(ByteBuffer data, int eventCount) {
-        this(data.slice().asReadOnlyBuffer(), eventCount, 0L);
+        this(data.slice().asReadOnlyBuffer(), eventCount, 0L, new AtomicReference<>());
     }
 
-    private Batch(ByteBuffer readOnly, int eventCount, long deadlineNanos) {
+    private Batch(ByteBuffer readOnly, int eventCount, long deadlineNanos, AtomicReference<byte[]> copy) {
         this.data = readOnly;
         this.eventCount = eventCount;
         this.deadlineNanos = deadlineNanos;
+        this.copy = copy;
     }
 
     /**
@@ -29,7 +33,7 @@ public final class Batch {
      * transports that can bound a call use as its timeout.
      */
     public Batch withDeadline(long nanoTime) {
-        return new Batch(data, eventCount, nanoTime);
+        return new Batch(data, eventCount, nanoTime, copy);
     }
 
     /** The deadline, or {@code 0} for none. */
@@ -54,10 +58,20 @@ public final class Batch {
         return data.duplicate();
     }
 
-    /** A copy of the batch, for transports that keep the bytes beyond the send. */
+    /**
+     * The batch as an array, for transports that keep the bytes beyond the send: copied once, on the first call,
+     * and the same array for every peer the batch goes to (a batch to 7 members costs one copy, not 7). Callers
+     * read it and never write it.
+     */
     public byte[] toByteArray() {
-        byte[] out = new byte[data.remaining()];
-        data.duplicate().get(out);
+        byte[] out = copy.get();
+        if (out == null) {
+            out = new byte[data.remaining()];
+            data.duplicate().get(out);
+            if (!copy.compareAndSet(null, out)) {
+                out = copy.get();
+            }
+        }
         return out;
     }
 }
