@@ -68,7 +68,57 @@ final class JGroupsStacks {
             stack = fromFile(UDP_STACK);
         }
         applyOverrides(stack, s);
+        checkFragmentsFitCredits(stack);
         return stack;
+    }
+
+    /** JGroups' defaults for the attributes {@link #checkFragmentsFitCredits} reads. */
+    private static final long DEFAULT_FRAG_SIZE = 60_000;
+    private static final long DEFAULT_MAX_CREDITS = 5_000_000;
+
+    /**
+     * Flow control (UFC, MFC) holds a message back until the receiver granted credits for all of its bytes, and
+     * never grants more than {@code max_credits}: a message larger than that waits forever and replication to
+     * that member stops. FRAG bounds the messages flow control sees, so its {@code frag_size} must be smaller.
+     *
+     * @throws IllegalArgumentException naming both attributes when it is not
+     */
+    static void checkFragmentsFitCredits(List<ProtocolConfiguration> stack) {
+        ProtocolConfiguration frag = null;
+        for (ProtocolConfiguration p : stack) {
+            if (p.getProtocolName().startsWith("FRAG")) {
+                frag = p;
+            }
+        }
+        if (frag == null) {
+            return;
+        }
+        long fragSize = bytes(frag, "frag_size", DEFAULT_FRAG_SIZE);
+        for (ProtocolConfiguration p : stack) {
+            String name = p.getProtocolName();
+            if (!name.equals("UFC") && !name.equals("MFC")) {
+                continue;
+            }
+            long credits = bytes(p, "max_credits", DEFAULT_MAX_CREDITS);
+            if (fragSize > 0 && credits > 0 && fragSize >= credits) {
+                throw new IllegalArgumentException(frag.getProtocolName() + " frag_size (" + fragSize + " bytes) must be "
+                        + "smaller than " + name + " max_credits (" + credits + " bytes): flow control would hold a "
+                        + "message that large back forever");
+            }
+        }
+    }
+
+    /** A size attribute ({@code 2M}, {@code 60K}, {@code ${prop:4M}}); its default when absent, -1 when unreadable. */
+    private static long bytes(ProtocolConfiguration p, String attribute, long absent) {
+        String value = p.getProperties().get(attribute);
+        if (value == null) {
+            return absent;
+        }
+        try {
+            return Util.readBytesLong(Util.substituteVariable(value.trim()));
+        } catch (RuntimeException e) {
+            return -1; // JGroups reports what it cannot read when it builds the protocol
+        }
     }
 
     /** A JGroups 5 XML stack: a classpath resource, a file or a URL. */

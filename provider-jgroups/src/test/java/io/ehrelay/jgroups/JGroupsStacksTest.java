@@ -102,4 +102,36 @@ class JGroupsStacksTest {
         assertThatThrownBy(() -> JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", wrong))))
                 .hasMessageContaining("UDP stack");
     }
+
+    @Test
+    void shippedTcpStack_sendsADefaultBatchWhole() throws Exception {
+        List<ProtocolConfiguration> tcp = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
+        ProtocolConfiguration frag = tcp.stream().filter(p -> p.getProtocolName().equals("FRAG4")).findFirst()
+                .orElseThrow();
+        long fragSize = org.jgroups.util.Util.readBytesLong(frag.getProperties().get("frag_size"));
+        // a batch of batchMaxBytes' default (1 MB) plus its headers is one message, not reassembled from pieces
+        assertThat(fragSize).isGreaterThan((1L << 20) + 64 * 1024);
+        JGroupsStacks.checkFragmentsFitCredits(tcp);
+    }
+
+    @Test
+    void fragmentsLargerThanFlowControlCredits_areRefused() throws Exception {
+        String stack = "TCP(bind_port=7800):TCPPING(initial_hosts=127.0.0.1[7800]):pbcast.NAKACK2:UNICAST3:"
+                + "pbcast.STABLE:pbcast.GMS:UFC(max_credits=1M):MFC:FRAG4(frag_size=2M)";
+        Properties p = new Properties();
+        p.setProperty("connect", stack);
+        assertThatThrownBy(() -> JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("FRAG4 frag_size (2000000 bytes)")
+                .hasMessageContaining("UFC max_credits (1000000 bytes)");
+
+        // MFC's default (5 MB) against a 6 MB fragment
+        p.setProperty("connect", stack.replace("UFC(max_credits=1M)", "UFC(max_credits=8M)")
+                .replace("frag_size=2M", "frag_size=6M"));
+        assertThatThrownBy(() -> JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p))))
+                .hasMessageContaining("MFC max_credits (5000000 bytes)");
+
+        p.setProperty("connect", stack.replace("UFC(max_credits=1M)", "UFC(max_credits=4M)"));
+        assertThat(names(JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p))))).contains("FRAG4");
+    }
 }
