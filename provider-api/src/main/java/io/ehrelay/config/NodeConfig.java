@@ -25,6 +25,10 @@ public final class NodeConfig {
     public static final String MAX_ARRAY_LENGTH = "maxArrayLength";
     public static final String MAX_OBJECT_REFERENCES = "maxObjectReferences";
     public static final String REGISTER_JMX = "registerJmx";
+    public static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
+
+    /** A batch's bytes beyond {@code batchMaxBytes} (its header), with room to spare. */
+    static final long BATCH_SLACK_BYTES = 64 * 1024;
 
     private final long queueMaxBytes;
     private final int queueMaxEvents;
@@ -39,6 +43,7 @@ public final class NodeConfig {
     private final CodecLimits limits;
     private final boolean registerJmx;
     private final DiscoveryConfig discovery;
+    private final long peerOutboundMaxBytes;
 
     private NodeConfig(PropertyReader r, String manualPeersProperty) {
         queueMaxBytes = r.bytesIn(QUEUE_MAX_BYTES, 64L << 20, 1024, 1L << 40);
@@ -59,9 +64,19 @@ public final class NodeConfig {
         limits = new CodecLimits((int) maxFrame, maxDepth, maxArray, maxRefs, allowList);
         registerJmx = r.bool(REGISTER_JMX, true);
         discovery = DiscoveryConfig.read(r, manualPeersProperty);
+        peerOutboundMaxBytes = r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34);
         if (batchMaxBytes > limits.maxFrameBytes()) {
             throw r.invalid(BATCH_MAX_BYTES, Integer.toString(batchMaxBytes),
                     "at most " + MAX_FRAME_BYTES + " (" + limits.maxFrameBytes() + ")");
+        }
+        // each dispatcher thread keeps up to two batches in flight to a peer: a bound below that refuses batches
+        // a healthy peer is still taking (counted as failed, and the peer resyncs), over and over under load
+        long inFlight = 2L * dispatcherThreads * (batchMaxBytes + BATCH_SLACK_BYTES);
+        if (peerOutboundMaxBytes < inFlight) {
+            throw r.invalid(PEER_OUTBOUND_MAX_BYTES, Long.toString(peerOutboundMaxBytes),
+                    "at least 2 x " + DISPATCHER_THREADS + " x (" + BATCH_MAX_BYTES + " + 64 KB) = " + inFlight
+                    + " bytes (two batches per dispatcher thread are in flight to each peer); raise it or lower "
+                    + BATCH_MAX_BYTES);
         }
     }
 
@@ -90,4 +105,6 @@ public final class NodeConfig {
     public CodecLimits limits() { return limits; }
     public boolean registerJmx() { return registerJmx; }
     public DiscoveryConfig discovery() { return discovery; }
+    /** Most bytes of batches waiting for one peer; past it, sends to that peer fail at once (counted). */
+    public long peerOutboundMaxBytes() { return peerOutboundMaxBytes; }
 }

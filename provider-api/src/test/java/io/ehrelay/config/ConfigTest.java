@@ -123,4 +123,23 @@ class ConfigTest {
         assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("batchMaxBytes", "2m",
                 "maxFrameBytes", "1m")), "peers")).hasMessageContaining("batchMaxBytes");
     }
+
+    @Test
+    void peerOutboundBound_mustHoldTheBatchesInFlight() {
+        NodeConfig defaults = NodeConfig.read(new PropertyReader("f", null), "peers");
+        assertThat(defaults.peerOutboundMaxBytes()).isEqualTo(16L << 20);
+        assertThat(NodeConfig.read(new PropertyReader("f", props("peerOutboundMaxBytes", "64m", "batchMaxBytes", "8m")),
+                "peers").peerOutboundMaxBytes()).isEqualTo(64L << 20);
+
+        // two 8 MB batches and their headers do not fit in 16 MB: a healthy peer would see batches refused
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("TcpCacheManagerPeerProviderFactory",
+                props("batchMaxBytes", "8m")), "peers"))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("'peerOutboundMaxBytes'")
+                .hasMessageContaining("'16777216'")
+                .hasMessageContaining("at least 2 x dispatcherThreads x (batchMaxBytes + 64 KB) = 16908288 bytes");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f",
+                props("dispatcherThreads", "4", "batchMaxBytes", "4m")), "peers"))
+                .hasMessageContaining("= 34078720 bytes");
+    }
 }

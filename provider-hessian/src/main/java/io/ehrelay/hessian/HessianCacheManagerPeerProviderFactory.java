@@ -20,7 +20,7 @@ public class HessianCacheManagerPeerProviderFactory extends EhrelayPeerProviderF
 
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
-        HessianSettings settings = HessianSettings.read(reader);
+        HessianSettings settings = HessianSettings.read(reader, nodeConfig);
         for (String peer : nodeConfig.discovery().manualPeers()) {
             try {
                 PeerUrls.normalize(peer);

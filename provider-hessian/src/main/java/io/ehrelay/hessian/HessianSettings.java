@@ -1,5 +1,6 @@
 package io.ehrelay.hessian;
 
+import io.ehrelay.config.NodeConfig;
 import io.ehrelay.config.PropertyReader;
 
 /** Hessian/HTTP provider settings (token, trust, timeouts, outbound bound). Immutable. */
@@ -35,7 +36,7 @@ final class HessianSettings {
         this.retryMaxMillis = retryMaxMillis;
     }
 
-    static HessianSettings read(PropertyReader r) {
+    static HessianSettings read(PropertyReader r, NodeConfig node) {
         String token = r.string("clusterToken");
         if (token != null && token.length() < 16) {
             throw r.invalid("clusterToken", "(hidden)", "a shared secret of at least 16 characters");
@@ -46,7 +47,7 @@ final class HessianSettings {
                 r.string("tlsKeyStorePassword", ""), r.string("tlsStoreType", "PKCS12"),
                 r.intIn("connectTimeoutMillis", 2000, 1, 600_000),
                 r.intIn("readTimeoutMillis", 30_000, 200, 3_600_000),
-                r.bytesIn("peerOutboundMaxBytes", 16L << 20, 4096, 1L << 34),
+                node.peerOutboundMaxBytes(),
                 r.longIn("retryMaxMillis", 5000, 10, 600_000));
     }
 }

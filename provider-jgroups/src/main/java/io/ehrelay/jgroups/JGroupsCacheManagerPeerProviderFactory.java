@@ -23,7 +23,7 @@ public class JGroupsCacheManagerPeerProviderFactory extends EhrelayPeerProviderF
 
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
-        JGroupsSettings settings = JGroupsSettings.read(reader);
+        JGroupsSettings settings = JGroupsSettings.read(reader, nodeConfig);
         if (settings.connect != null && settings.file == null) {
             try {
                 JGroupsStacks.fromConnect(settings.connect);

@@ -2,6 +2,7 @@ package io.ehrelay.jgroups;
 
 import java.util.List;
 
+import io.ehrelay.config.NodeConfig;
 import io.ehrelay.config.PropertyReader;
 
 /**
@@ -33,7 +34,7 @@ final class JGroupsSettings {
     /** Refuse JGroups object messages whose payload JGroups would Java-deserialize (see {@link ObjectMessageGuard}). */
     final boolean refuseSerializedObjects;
 
-    private JGroupsSettings(PropertyReader r) {
+    private JGroupsSettings(PropertyReader r, NodeConfig node) {
         String connectText = r.string("connect");
         String fileText = r.string("file");
         // as in the old module: with both, file wins (logged when the stack is built)
@@ -53,13 +54,13 @@ final class JGroupsSettings {
         }
         initialHosts = hosts.isEmpty() ? null : String.join(",", hosts);
         callTimeoutMillis = r.intIn("callTimeoutMillis", 30_000, 100, 3_600_000);
-        peerOutboundMaxBytes = r.bytesIn("peerOutboundMaxBytes", 16L << 20, 4096, 1L << 34);
+        peerOutboundMaxBytes = node.peerOutboundMaxBytes();
         retryMaxMillis = r.longIn("retryMaxMillis", 5000, 10, 600_000);
         jmxDomain = r.string("jmxDomain", DEFAULT_JMX_DOMAIN);
         refuseSerializedObjects = r.bool("refuseSerializedObjects", true);
     }
 
-    static JGroupsSettings read(PropertyReader r) {
-        return new JGroupsSettings(r);
+    static JGroupsSettings read(PropertyReader r, NodeConfig node) {
+        return new JGroupsSettings(r, node);
     }
 }

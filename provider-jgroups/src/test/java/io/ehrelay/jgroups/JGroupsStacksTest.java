@@ -10,6 +10,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.jgroups.conf.ProtocolConfiguration;
 
+import io.ehrelay.config.NodeConfig;
 import io.ehrelay.config.PropertyReader;
 
 /** Building the channel's stack: the old module's inline JGroups 3 stacks, the shipped files, the overrides. */
@@ -35,6 +36,11 @@ class JGroupsStacksTest {
             + "discard_delivered_msgs=true):"
             + "pbcast.STABLE(stability_delay=1000;desired_avg_gossip=50000;max_bytes=400000):"
             + "pbcast.GMS(print_local_addr=true;join_timeout=5000;shun=false;view_bundling=true)";
+
+    private static JGroupsSettings settings(Properties p) {
+        PropertyReader r = new PropertyReader("test", p);
+        return JGroupsSettings.read(r, NodeConfig.read(r, null));
+    }
 
     private static List<String> names(List<ProtocolConfiguration> stack) {
         return stack.stream().map(ProtocolConfiguration::getProtocolName).collect(Collectors.toList());
@@ -84,7 +90,7 @@ class JGroupsStacksTest {
         p.setProperty("bindAddress", "127.0.0.1");
         p.setProperty("bindPort", "7900");
         p.setProperty("initialHosts", "127.0.0.1[7900]|127.0.0.1[7901]");
-        List<ProtocolConfiguration> tcp = JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p)));
+        List<ProtocolConfiguration> tcp = JGroupsStacks.build(settings(p));
         assertThat(names(tcp)).startsWith("TCP", "TCPPING").contains("UNICAST3", "FRAG4");
         assertThat(tcp.get(0).getProperties()).containsEntry("bind_addr", "127.0.0.1").containsEntry("bind_port", "7900");
         assertThat(tcp.get(1).getProperties()).containsEntry("initial_hosts", "127.0.0.1[7900],127.0.0.1[7901]");
@@ -92,14 +98,14 @@ class JGroupsStacksTest {
         Properties u = new Properties();
         u.setProperty("multicastAddress", "230.0.0.7");
         u.setProperty("timeToLive", "0");
-        List<ProtocolConfiguration> udp = JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", u)));
+        List<ProtocolConfiguration> udp = JGroupsStacks.build(settings(u));
         assertThat(names(udp)).startsWith("UDP", "PING");
         assertThat(udp.get(0).getProperties()).containsEntry("mcast_addr", "230.0.0.7").containsEntry("ip_ttl", "0");
 
         Properties wrong = new Properties();
         wrong.setProperty("file", JGroupsStacks.TCP_STACK);
         wrong.setProperty("multicastPort", "45000");
-        assertThatThrownBy(() -> JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", wrong))))
+        assertThatThrownBy(() -> JGroupsStacks.build(settings(wrong)))
                 .hasMessageContaining("UDP stack");
     }
 
@@ -120,7 +126,7 @@ class JGroupsStacksTest {
                 + "pbcast.STABLE:pbcast.GMS:UFC(max_credits=1M):MFC:FRAG4(frag_size=2M)";
         Properties p = new Properties();
         p.setProperty("connect", stack);
-        assertThatThrownBy(() -> JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p))))
+        assertThatThrownBy(() -> JGroupsStacks.build(settings(p)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("FRAG4 frag_size (2000000 bytes)")
                 .hasMessageContaining("UFC max_credits (1000000 bytes)");
@@ -128,10 +134,10 @@ class JGroupsStacksTest {
         // MFC's default (5 MB) against a 6 MB fragment
         p.setProperty("connect", stack.replace("UFC(max_credits=1M)", "UFC(max_credits=8M)")
                 .replace("frag_size=2M", "frag_size=6M"));
-        assertThatThrownBy(() -> JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p))))
+        assertThatThrownBy(() -> JGroupsStacks.build(settings(p)))
                 .hasMessageContaining("MFC max_credits (5000000 bytes)");
 
         p.setProperty("connect", stack.replace("UFC(max_credits=1M)", "UFC(max_credits=4M)"));
-        assertThat(names(JGroupsStacks.build(JGroupsSettings.read(new PropertyReader("test", p))))).contains("FRAG4");
+        assertThat(names(JGroupsStacks.build(settings(p)))).contains("FRAG4");
     }
 }

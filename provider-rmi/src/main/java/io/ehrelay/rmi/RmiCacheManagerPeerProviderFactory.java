@@ -41,7 +41,7 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
 
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
-        RmiSettings settings = RmiSettings.read(reader);
+        RmiSettings settings = RmiSettings.read(reader, nodeConfig);
         for (String url : nodeConfig.discovery().manualPeers()) {
             try {
                 RmiUrls.endpoint(url);

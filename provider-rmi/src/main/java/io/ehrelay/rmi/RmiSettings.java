@@ -1,5 +1,6 @@
 package io.ehrelay.rmi;
 
+import io.ehrelay.config.NodeConfig;
 import io.ehrelay.config.PropertyReader;
 
 /** RMI-specific provider settings (TLS, outbound bounds, lookup retry). Immutable. */
@@ -15,7 +16,6 @@ final class RmiSettings {
     static final String TLS_TRUST_STORE_PASSWORD = "tlsTrustStorePassword";
     static final String TLS_STORE_TYPE = "tlsStoreType";
     static final String TLS_CLIENT_AUTH = "tlsClientAuth";
-    static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
     static final String LOOKUP_RETRY_MAX_MILLIS = "lookupRetryMaxMillis";
     static final String CLIENT_SOCKET_TIMEOUT_MILLIS = "clientSocketTimeoutMillis";
 
@@ -45,7 +45,7 @@ final class RmiSettings {
         this.clientSocketTimeoutMillis = clientSocketTimeoutMillis;
     }
 
-    static RmiSettings read(PropertyReader r) {
+    static RmiSettings read(PropertyReader r, NodeConfig node) {
         boolean tls = r.bool(TLS, false);
         String keyStore = r.file(TLS_KEY_STORE, "key store");
         String keyStorePassword = r.string(TLS_KEY_STORE_PASSWORD, "");
@@ -63,7 +63,7 @@ final class RmiSettings {
         }
         return new RmiSettings(tls, keyStore, keyStorePassword, trustStore, trustStorePassword, storeType,
                 clientAuth,
-                r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34),
+                node.peerOutboundMaxBytes(),
                 r.longIn(LOOKUP_RETRY_MAX_MILLIS, 5000, 10, 600_000),
                 r.intIn(CLIENT_SOCKET_TIMEOUT_MILLIS, 10_000, 200, Integer.MAX_VALUE));
     }

@@ -19,7 +19,7 @@ public class TcpCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
 
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
-        TcpSettings settings = TcpSettings.read(reader);
+        TcpSettings settings = TcpSettings.read(reader, nodeConfig);
         for (String peer : nodeConfig.discovery().manualPeers()) {
             try {
                 Endpoints.parse(peer);

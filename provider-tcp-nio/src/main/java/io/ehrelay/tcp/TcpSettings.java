@@ -1,5 +1,6 @@
 package io.ehrelay.tcp;
 
+import io.ehrelay.config.NodeConfig;
 import io.ehrelay.config.PropertyReader;
 
 /** TCP-specific provider settings. Immutable. */
@@ -9,7 +10,6 @@ final class TcpSettings {
     static final String NAME = "tcp";
     static final String CONNECT_TIMEOUT_MILLIS = "connectTimeoutMillis";
     static final String RECONNECT_BACKOFF_MAX_MILLIS = "reconnectBackoffMaxMillis";
-    static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
     static final String MAX_INBOUND_CONNECTIONS = "maxInboundConnections";
     static final String SOCKET_BUFFER_BYTES = "socketBufferBytes";
 
@@ -28,11 +28,11 @@ final class TcpSettings {
         this.maxInboundConnections = maxInboundConnections;
     }
 
-    static TcpSettings read(PropertyReader r) {
+    static TcpSettings read(PropertyReader r, NodeConfig node) {
         return new TcpSettings(
                 r.longIn(CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
                 r.longIn(RECONNECT_BACKOFF_MAX_MILLIS, 5000, 10, 600_000),
-                r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34),
+                node.peerOutboundMaxBytes(),
                 r.intIn(MAX_INBOUND_CONNECTIONS, 64, 1, 65_536),
                 (int) r.bytesIn(SOCKET_BUFFER_BYTES, 0, 0, 1L << 30));
     }
