@@ -32,6 +32,10 @@ final class JGroupsStacks {
 
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsStacks.class);
 
+    /** JGroups' defaults for the attributes {@link #checkFragmentsFitCredits} reads. */
+    private static final long DEFAULT_FRAG_SIZE = 60_000;
+    private static final long DEFAULT_MAX_CREDITS = 5_000_000;
+
     /** JGroups 3 protocols that JGroups 5 lacks, and what replaces them ({@code null}: left out). */
     private static final Map<String, String[]> SUCCESSORS = Map.ofEntries(
             Map.entry("MERGE", new String[] {"MERGE3"}),
@@ -71,10 +75,6 @@ final class JGroupsStacks {
         checkFragmentsFitCredits(stack);
         return stack;
     }
-
-    /** JGroups' defaults for the attributes {@link #checkFragmentsFitCredits} reads. */
-    private static final long DEFAULT_FRAG_SIZE = 60_000;
-    private static final long DEFAULT_MAX_CREDITS = 5_000_000;
 
     /**
      * Flow control (UFC, MFC) holds a message back until the receiver granted credits for all of its bytes, and
