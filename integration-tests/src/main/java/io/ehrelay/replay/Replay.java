@@ -250,8 +250,9 @@ public final class Replay {
         Path md = out.resolve("replay-" + stamp + ".md");
         Files.writeString(md, Report.markdown(results, this) + threadsMd);
         Path html = out.resolve("replay-" + stamp + ".html");
-        Files.writeString(html, Report.html(results, threadRows, this));
-        for (Report.Chart c : Report.charts(results, threadRows)) {
+        List<Report.Chart> charts = Report.charts(results, threadRows);
+        Files.writeString(html, Report.html(results, threadRows, charts, this));
+        for (Report.Chart c : charts) {
             if (!c.svg().isEmpty()) {
                 Files.writeString(out.resolve("replay-" + stamp + "-" + c.slug() + ".svg"), c.standalone());
             }

@@ -132,6 +132,11 @@ final class Report {
     }
 
     static String html(List<StepResult> results, List<ThreadsProbe.Row> threads, Replay run) {
+        return html(results, threads, charts(results, threads), run);
+    }
+
+    /** The report page with {@code charts} already drawn (the replay also writes each as an SVG file). */
+    static String html(List<StepResult> results, List<ThreadsProbe.Row> threads, List<Chart> charts, Replay run) {
         StringBuilder sb = new StringBuilder();
         sb.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ehrelay replay</title><style>")
                 .append("body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}")
@@ -140,7 +145,7 @@ final class Report {
         sb.append("<h1>ehrelay replay</h1><p>").append(escape(LocalDateTime.now().withNano(0) + " on "
                 + machine() + ", heap " + run.heap + " per node (E4 members " + run.e4Heap + "), " + run.reps
                 + " rep(s), run took " + duration(run.elapsed))).append("</p>");
-        for (Chart c : charts(results, threads)) {
+        for (Chart c : charts) {
             sb.append("<h2>").append(escape(c.title())).append("</h2>").append(c.svg()).append(c.failures());
         }
         sb.append("<h2>Table</h2><pre>").append(escape(markdown(results, run)));
