@@ -1,6 +1,7 @@
 package io.ehrelay.codec;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -9,27 +10,34 @@ import java.util.List;
  *
  * <p>Patterns: an exact class name ({@code com.acme.Order}), a package ({@code com.acme.*}) or a package and
  * its sub-packages ({@code com.acme.**}). Arrays are judged by their component type; primitive arrays are
- * allowed. {@code java.lang.Object} and {@code java.util.Map$Entry} are listed because the JDK's own
- * collections check {@code Object[]} and {@code Map.Entry[]} while they deserialize; neither can itself be
- * instantiated from a stream. The defaults cover the JDK's value types: boxed primitives, {@code String}, {@code BigInteger},
+ * allowed. {@code java.lang.Object}, {@code java.io.Serializable} and {@code java.util.Map$Entry} are listed for
+ * arrays of them ({@code Object[]}, {@code Serializable[]}, {@code Map.Entry[]}, which the JDK's own collections
+ * use while they deserialize); none of them can itself be instantiated from a stream. The locks among the
+ * defaults are the superclasses of {@code ConcurrentHashMap}'s serialized segments. The defaults cover the JDK's value types: boxed primitives, {@code String}, {@code BigInteger},
  * {@code BigDecimal}, the common {@code java.util} collections, {@code Date}, {@code UUID} and
  * {@code java.time}. Immutable and thread-safe.
  */
 public final class AllowList {
 
     /** The JDK value types allowed out of the box. */
-    public static final List<String> DEFAULTS = List.of(
+    public static final List<String> DEFAULTS = Collections.unmodifiableList(Arrays.asList(
             "java.lang.String", "java.lang.Boolean", "java.lang.Byte", "java.lang.Short", "java.lang.Character",
             "java.lang.Integer", "java.lang.Long", "java.lang.Float", "java.lang.Double", "java.lang.Number",
-            "java.lang.Enum", "java.lang.Object", "java.math.BigInteger", "java.math.BigDecimal",
+            "java.lang.Enum", "java.lang.Object", "java.io.Serializable", "java.math.BigInteger",
+            "java.math.BigDecimal",
             "java.util.ArrayList", "java.util.LinkedList", "java.util.ArrayDeque", "java.util.Vector",
             "java.util.Map$Entry", "java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap", "java.util.Hashtable",
             "java.util.HashSet", "java.util.LinkedHashSet", "java.util.TreeSet", "java.util.EnumMap",
             "java.util.Arrays$ArrayList", "java.util.Collections$*", "java.util.ImmutableCollections$*",
             "java.util.CollSer", "java.util.concurrent.ConcurrentHashMap",
             "java.util.concurrent.ConcurrentHashMap$Segment", "java.util.concurrent.CopyOnWriteArrayList",
+            // ConcurrentHashMap writes its segments (locks) for compatibility with Java 7: their superclasses
+            "java.util.concurrent.locks.ReentrantLock", "java.util.concurrent.locks.ReentrantLock$Sync",
+            "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+            "java.util.concurrent.locks.AbstractQueuedSynchronizer",
+            "java.util.concurrent.locks.AbstractOwnableSynchronizer",
             "java.util.Date", "java.util.UUID", "java.util.Locale", "java.time.*", "java.time.chrono.*",
-            "java.time.zone.*", "java.net.URI", "java.sql.Date", "java.sql.Timestamp", "java.sql.Time");
+            "java.time.zone.*", "java.net.URI", "java.sql.Date", "java.sql.Timestamp", "java.sql.Time"));
 
     private final List<String> exact = new ArrayList<>();
     private final List<String> packages = new ArrayList<>();

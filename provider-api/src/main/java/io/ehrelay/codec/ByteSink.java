@@ -113,7 +113,9 @@ public final class ByteSink extends OutputStream {
             return Arrays.copyOf(buf.array(), buf.position());
         }
         byte[] out = new byte[buf.position()];
-        buf.duplicate().flip().get(out);
+        ByteBuffer view = buf.duplicate();
+        view.flip();
+        view.get(out);
         return out;
     }
 }

@@ -1,5 +1,7 @@
 package io.ehrelay.codec;
 
+import java.util.Collections;
+
 /**
  * Bounds the decoder enforces on every frame before it allocates: the largest frame, and for Java-serialized
  * values the object graph depth, array length, number of references and the allow-list. Immutable.
@@ -28,7 +30,7 @@ public final class CodecLimits {
     /** The defaults of {@code NodeConfig}: 64 MiB frames, depth 64, 16 Mi array elements, JDK value types. */
     public static CodecLimits defaults() {
         return new CodecLimits(DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ARRAY_LENGTH,
-                DEFAULT_MAX_REFERENCES, AllowList.withDefaults(java.util.List.of()));
+                DEFAULT_MAX_REFERENCES, AllowList.withDefaults(java.util.Collections.emptyList()));
     }
 
     public int maxFrameBytes() { return maxFrameBytes; }

@@ -4,17 +4,17 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InvalidClassException;
 import java.io.NotSerializableException;
-import java.io.ObjectInputFilter;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.ObjectStreamClass;
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
 
 /**
  * Encodes keys and values: fast paths for {@code byte[]}, {@code String} and boxed primitives, Java
- * serialization for everything else. Decoding serialized data runs behind an {@link ObjectInputFilter} built
- * from {@link CodecLimits}: a class outside the allow-list is rejected before it is loaded or instantiated.
+ * serialization for everything else. Serialized data is checked against {@link CodecLimits} before it is read
+ * ({@link SerialStreamCheck}: depth, array lengths, references, class names), and each class is checked against
+ * the allow-list again in {@code resolveClass}, before it is loaded or instantiated — the same on every Java
+ * version.
  * Stateless and thread-safe.
  */
 public final class ValueCodec {
@@ -31,6 +31,13 @@ public final class ValueCodec {
     static final int FLOAT = 9;
     static final int DOUBLE = 10;
     static final int SERIALIZED = 11;
+
+    /**
+     * Whether the JVM's own serialization filter is set on the decoding streams where the JVM has one (always,
+     * outside tests): tests switch it off to check that the stream check alone holds the limits, as on a Java 8
+     * without JEP 290.
+     */
+    static volatile boolean useJdkFilter = true;
 
     private ValueCodec() {
     }
@@ -132,61 +139,41 @@ public final class ValueCodec {
 
     private static Object deserialize(byte[] buf, int off, int len, CodecLimits limits, String what)
             throws MalformedFrameException {
-        GuardFilter filter = new GuardFilter(limits, len);
-        try (ObjectInputStream in = new GuardedObjectInputStream(new ByteArrayInputStream(buf, off, len), filter,
-                limits.allowList())) {
+        // limits first, on the bytes alone: nothing is allocated for what the stream merely claims
+        SerialStreamCheck.check(buf, off, len, limits, what);
+        GuardedObjectInputStream in = null;
+        try {
+            in = new GuardedObjectInputStream(new ByteArrayInputStream(buf, off, len), limits.allowList());
+            if (useJdkFilter) {
+                in.useJdkFilter(limits, len);
+            }
             Object value = in.readObject();
             if (in.read() != -1) {
                 throw new MalformedFrameException("trailing bytes after serialized " + what);
             }
             return value;
-        } catch (InvalidClassException e) {
-            if (filter.rejected != null) {
-                throw filter.rejected;
-            }
-            throw new MalformedFrameException("cannot deserialize " + what + ": " + e.getMessage(), e);
+        } catch (OutOfMemoryError e) {
+            // an allocation for a size the stream claimed (no JDK filter to refuse it first): refused, nothing kept
+            throw new MalformedFrameException("cannot deserialize " + what + ": it claims more memory than this "
+                    + "node has (" + e.getMessage() + ")");
+        } catch (StackOverflowError e) {
+            throw new MalformedFrameException("cannot deserialize " + what + ": nested too deeply for this thread");
         } catch (ClassNotFoundException e) {
             throw new MalformedFrameException("class of " + what + " not found on this node: " + e.getMessage(), e);
         } catch (IOException | RuntimeException e) {
-            if (filter.rejected != null) {
-                throw filter.rejected;
+            if (in != null && in.rejected != null) {
+                throw in.rejected;
             }
             throw new MalformedFrameException("cannot deserialize " + what + ": " + e, e);
-        }
-    }
-
-    /** Applies the allow-list and the size limits; remembers why it rejected, for the error message. */
-    private static final class GuardFilter implements ObjectInputFilter {
-        private final CodecLimits limits;
-        private final long maxBytes;
-        RejectedClassException rejected;
-
-        GuardFilter(CodecLimits limits, long maxBytes) {
-            this.limits = limits;
-            this.maxBytes = maxBytes;
-        }
-
-        @Override
-        public Status checkInput(FilterInfo info) {
-            String why = SerializationGuard.violation(info, limits, Set.of(), maxBytes);
-            if (why == null) {
-                return info.serialClass() == null ? Status.UNDECIDED : Status.ALLOWED;
+        } finally {
+            if (in != null) {
+                try {
+                    in.close();
+                } catch (IOException e) {
+                    // a byte array stream
+                }
             }
-            return reject(SerializationGuard.rejectedClass(info, limits, Set.of()), why);
         }
-
-        Status rejectClass(String className) {
-            return reject(className, "class " + className + " is not in the allow-list; add it (or its package as "
-                    + SerializationGuard.packagePatternOf(className) + ") to the provider property 'allowedClasses'");
-        }
-
-        private Status reject(String className, String message) {
-            if (rejected == null) {
-                rejected = new RejectedClassException(className, message);
-            }
-            return Status.REJECTED;
-        }
-
     }
 
     /**
@@ -194,27 +181,50 @@ public final class ValueCodec {
      * resolves classes through the thread's context class loader first (application servers, containers).
      */
     private static final class GuardedObjectInputStream extends ObjectInputStream {
-        private final GuardFilter filter;
         private final AllowList allowList;
+        RejectedClassException rejected;
 
-        GuardedObjectInputStream(ByteArrayInputStream in, GuardFilter filter, AllowList allowList) throws IOException {
+        GuardedObjectInputStream(ByteArrayInputStream in, AllowList allowList) throws IOException {
             super(in);
-            this.filter = filter;
             this.allowList = allowList;
-            setObjectInputFilter(filter);
         }
 
         @Override
         protected Class<?> resolveProxyClass(String[] interfaces) throws IOException {
-            filter.rejectClass("java.lang.reflect.Proxy" + java.util.Arrays.toString(interfaces));
+            reject("java.lang.reflect.Proxy" + java.util.Arrays.toString(interfaces));
             throw new InvalidClassException("dynamic proxies are never deserialized");
+        }
+
+        /**
+         * Where the JVM has a serialization filter (Java 9+, 8u121+), the same rules are set as this stream's
+         * filter too: the JDK asks it before a collection's {@code readObject} allocates for the size it read (a
+         * size the stream check cannot know the meaning of).
+         */
+        void useJdkFilter(CodecLimits limits, long maxBytes) throws IOException {
+            Class<?> filterType = SerializationGuard.jdkFilterInterfaceOrNull();
+            if (filterType != null) {
+                SerializationGuard.setJdkFilter(this, SerializationGuard.jdkFilter(filterType, limits,
+                        java.util.Collections.<String>emptyList(), maxBytes, (className, why) -> {
+                            if (rejected == null) {
+                                rejected = new RejectedClassException(className, why);
+                            }
+                        }));
+            }
+        }
+
+        private void reject(String className) {
+            if (rejected == null) {
+                rejected = new RejectedClassException(className, "class " + className + " is not in the allow-list; "
+                        + "add it (or its package as " + SerializationGuard.packagePatternOf(className)
+                        + ") to the provider property 'allowedClasses'");
+            }
         }
 
         @Override
         protected Class<?> resolveClass(ObjectStreamClass desc) throws IOException, ClassNotFoundException {
             String name = componentName(desc.getName());
             if (name != null && !allowList.allows(name)) {
-                filter.rejectClass(name);
+                reject(name);
                 throw new InvalidClassException(name, "not in the allow-list");
             }
             ClassLoader tccl = Thread.currentThread().getContextClassLoader();

@@ -1,5 +1,7 @@
 package io.ehrelay.config;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
@@ -38,7 +40,7 @@ public final class DiscoveryConfig {
                             int timeToLive, InetAddress multicastInterface, long heartbeatIntervalMillis,
                             long peerTimeoutMillis) {
         this.mode = mode;
-        this.manualPeers = List.copyOf(manualPeers);
+        this.manualPeers = Collections.unmodifiableList(new ArrayList<>(manualPeers));
         this.groupAddress = groupAddress;
         this.groupPort = groupPort;
         this.timeToLive = timeToLive;
@@ -50,7 +52,7 @@ public final class DiscoveryConfig {
     /** @param manualPeersProperty {@code null} when the transport finds its members itself (no properties read) */
     static DiscoveryConfig read(PropertyReader r, String manualPeersProperty) {
         if (manualPeersProperty == null) {
-            return new DiscoveryConfig(Mode.TRANSPORT, List.of(), null, 0, 0, null, 1000, 3_600_000);
+            return new DiscoveryConfig(Mode.TRANSPORT, Collections.emptyList(), null, 0, 0, null, 1000, 3_600_000);
         }
         Mode mode = r.choice(PEER_DISCOVERY, Mode.MANUAL, Mode.class);
         List<String> peers = r.list(manualPeersProperty);

@@ -126,7 +126,7 @@ public final class MulticastHeartbeat {
         if (endpoint == null) {
             return;
         }
-        List<byte[]> packets = format == null ? List.of(encode(nodeId, transport, endpoint)) : format.encode(endpoint);
+        List<byte[]> packets = format == null ? java.util.Collections.singletonList(encode(nodeId, transport, endpoint)) : format.encode(endpoint);
         try {
             for (byte[] packet : packets) {
                 sender.send(new DatagramPacket(packet, packet.length, config.groupAddress(), config.groupPort()));

@@ -1,5 +1,7 @@
 package io.ehrelay.discovery;
 
+import java.util.HashSet;
+import java.util.Collections;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -18,10 +20,10 @@ public final class PeerDirectory {
 
     private final Set<String> fixed = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> discovered = new ConcurrentHashMap<>();
-    private volatile Set<String> members = Set.of();
+    private volatile Set<String> members = Collections.emptySet();
     private final long timeoutNanos;
     private volatile String self;
-    private volatile List<Peer> snapshot = List.of();
+    private volatile List<Peer> snapshot = Collections.emptyList();
     private volatile java.util.function.Consumer<List<Peer>> listener = peers -> { };
 
     public PeerDirectory(List<String> manual, long peerTimeoutMillis) {
@@ -62,7 +64,7 @@ public final class PeerDirectory {
 
     /** The transport's own member list (a JGroups view) replaces the one it reported before. */
     public void replaceMembers(java.util.Collection<String> endpoints) {
-        Set<String> now = Set.copyOf(endpoints);
+        Set<String> now = Collections.unmodifiableSet(new HashSet<>(endpoints));
         if (!now.equals(members)) {
             members = now;
             rebuild();
@@ -92,7 +94,7 @@ public final class PeerDirectory {
         for (String e : all) {
             out.add(new Peer(e));
         }
-        List<Peer> now = List.copyOf(out);
+        List<Peer> now = Collections.unmodifiableList(new ArrayList<>(out));
         boolean changed = !now.equals(snapshot);
         snapshot = now;
         if (changed) {

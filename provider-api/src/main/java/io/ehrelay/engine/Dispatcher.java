@@ -1,5 +1,6 @@
 package io.ehrelay.engine;
 
+import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -270,7 +271,7 @@ final class Dispatcher {
         try {
             return transport.send(peer, batch, false);
         } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+            return Futures.failed(e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.ehrelay.engine;
 
+import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
@@ -117,7 +118,7 @@ public final class ReplicationNode implements InboundHandler {
     public static List<ReplicationNode> all(CacheManager cacheManager) {
         synchronized (NODES) {
             Map<String, ReplicationNode> m = NODES.get(cacheManager);
-            return m == null ? List.of() : new ArrayList<>(m.values());
+            return m == null ? Collections.emptyList() : new ArrayList<>(m.values());
         }
     }
 
@@ -288,7 +289,7 @@ public final class ReplicationNode implements InboundHandler {
 
     public List<Peer> peers() {
         PeerDirectory d = directory;
-        return d == null ? List.of() : d.peers();
+        return d == null ? Collections.emptyList() : d.peers();
     }
 
     private int reachablePeers() {
@@ -480,7 +481,7 @@ public final class ReplicationNode implements InboundHandler {
             try {
                 futures.add(transport.send(p, batch, true));
             } catch (RuntimeException e) {
-                futures.add(CompletableFuture.failedFuture(e));
+                futures.add(Futures.failed(e));
             }
         }
         List<String> failures = new ArrayList<>(0);
@@ -943,7 +944,7 @@ public final class ReplicationNode implements InboundHandler {
             f = transport.requestState(peer, cache.getName(), maxChunkBytes,
                     chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, resync)));
         } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
+            f = Futures.failed(e);
         }
         return Dispatcher.await(f, timeoutMillis);
     }

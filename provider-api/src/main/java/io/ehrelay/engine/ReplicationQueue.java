@@ -1,5 +1,6 @@
 package io.ehrelay.engine;
 
+import java.util.Collections;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -166,7 +167,7 @@ final class ReplicationQueue {
                 left = notEmpty[lane].awaitNanos(left);
             }
             if (q.isEmpty()) {
-                return List.of();
+                return Collections.emptyList();
             }
             if (lingerNanos > 0 && !closed) {
                 long lingerLeft = lingerNanos;

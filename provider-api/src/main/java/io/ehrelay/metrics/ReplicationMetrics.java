@@ -2,7 +2,6 @@ package io.ehrelay.metrics;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import javax.management.MBeanServer;
@@ -11,10 +10,10 @@ import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Histogram;
 import com.codahale.metrics.Meter;
+import com.codahale.metrics.MetricFilter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.SlidingWindowReservoir;
 import com.codahale.metrics.Timer;
-import com.codahale.metrics.jmx.JmxReporter;
 
 /**
  * The metrics of one CacheManager's replication, and of each of its caches, in one Dropwizard
@@ -27,7 +26,7 @@ public final class ReplicationMetrics {
     private final String transport;
     private final MetricRegistry registry = new MetricRegistry();
     private final Map<String, CacheMetrics> caches = new ConcurrentHashMap<>();
-    private final Map<MBeanServer, JmxReporter> reporters = new ConcurrentHashMap<>();
+    private final Map<MBeanServer, JmxExport> reporters = new ConcurrentHashMap<>();
 
     final Meter enqueued;
     final Meter sent;
@@ -153,24 +152,14 @@ public final class ReplicationMetrics {
 
     /** Exposes every metric, present and future, as an MBean of {@code server}; idempotent per server. */
     public void registerWith(MBeanServer server) {
-        reporters.computeIfAbsent(server, s -> {
-            JmxReporter reporter = JmxReporter.forRegistry(registry)
-                    .registerWith(s)
-                    .inDomain(ObjectNames.DOMAIN)
-                    .createsObjectNamesWith((type, domain, name) -> ObjectNames.of(name))
-                    .convertDurationsTo(TimeUnit.MICROSECONDS)
-                    .convertRatesTo(TimeUnit.SECONDS)
-                    .build();
-            reporter.start();
-            return reporter;
-        });
+        reporters.computeIfAbsent(server, s -> JmxExport.start(registry, s));
     }
 
     /** Unregisters every MBean and removes all metrics. */
     public void close() {
-        reporters.values().forEach(JmxReporter::stop);
+        reporters.values().forEach(JmxExport::stop);
         reporters.clear();
-        registry.removeMatching((name, metric) -> true);
+        registry.removeMatching(MetricFilter.ALL);
         caches.clear();
     }
 }

@@ -1,5 +1,6 @@
 package io.ehrelay.provider;
 
+import java.util.Collections;
 import java.util.List;
 
 import io.ehrelay.config.ListenerConfig;
@@ -30,7 +31,7 @@ public class EhrelayPeerListener implements CacheManagerPeerListener {
     @Override
     @SuppressWarnings("rawtypes")
     public List getBoundCachePeers() {
-        return List.of();
+        return Collections.emptyList();
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.ehrelay.relay;
 
+import io.ehrelay.internal.Futures;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -55,7 +56,7 @@ public abstract class ChannelTransport<C extends PeerChannel> implements Transpo
     @Override
     public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
         if (stopped) {
-            return CompletableFuture.failedFuture(new IllegalStateException("transport stopped"));
+            return Futures.failed(new IllegalStateException("transport stopped"));
         }
         return channel(peer).send(batch, acknowledge);
     }
@@ -68,7 +69,7 @@ public abstract class ChannelTransport<C extends PeerChannel> implements Transpo
             channel(peer).fetchState(cacheName, maxChunkBytes, sink);
             return CompletableFuture.completedFuture(null);
         } catch (Exception e) {
-            return CompletableFuture.failedFuture(e);
+            return Futures.failed(e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.ehrelay.relay;
 
+import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -123,7 +124,7 @@ public abstract class PeerChannel {
         long queued = queuedBytes.addAndGet(length);
         if (queued > outboundMaxBytes && queued != length) {
             queuedBytes.addAndGet(-length);
-            return CompletableFuture.failedFuture(new IOException("more than " + outboundMaxBytes
+            return Futures.failed(new IOException("more than " + outboundMaxBytes
                     + " bytes waiting for peer " + endpoint));
         }
         Send task = new Send(batch, length, acknowledge);

@@ -103,7 +103,7 @@ final class HessianWire {
             throw new IOException("payload expected, got null");
         }
         byte[] payload = new byte[length];
-        int got = binary.readNBytes(payload, 0, length);
+        int got = io.ehrelay.internal.Streams.readFully(binary, payload, 0, length);
         if (got != length || binary.read() != -1) {
             throw new IOException("the payload is not the announced " + length + " bytes");
         }
@@ -151,7 +151,7 @@ final class HessianWire {
         }
         try {
             InputStream binary = in.readInputStream();
-            return binary == null ? null : binary.readAllBytes();
+            return binary == null ? null : io.ehrelay.internal.Streams.readAll(binary);
         } catch (RuntimeException e) {
             throw new IOException("not a binary reply: " + e, e);
         }

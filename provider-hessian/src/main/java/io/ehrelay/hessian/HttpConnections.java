@@ -230,7 +230,7 @@ final class HttpConnections implements AutoCloseable {
             if (length > maxBodyBytes) {
                 throw new IOException("answer of " + length + " bytes, limit " + maxBodyBytes);
             }
-            answer = c.in.readNBytes((int) length);
+            answer = io.ehrelay.internal.Streams.readExactly(c.in, (int) length);
             if (answer.length != length) {
                 throw new EOFException("answer ended after " + answer.length + " of " + length + " bytes");
             }
@@ -267,7 +267,7 @@ final class HttpConnections implements AutoCloseable {
             if (size < 0 || out.size() + size > maxBodyBytes) {
                 throw new IOException("chunked answer longer than " + maxBodyBytes + " bytes");
             }
-            byte[] chunk = in.readNBytes((int) size);
+            byte[] chunk = io.ehrelay.internal.Streams.readExactly(in, (int) size);
             if (chunk.length != size) {
                 throw new EOFException("chunk ended early");
             }
@@ -277,7 +277,7 @@ final class HttpConnections implements AutoCloseable {
     }
 
     private byte[] readToEnd(InputStream in) throws IOException {
-        byte[] all = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
+        byte[] all = io.ehrelay.internal.Streams.readUpTo(in, (int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
         if (all.length > maxBodyBytes) {
             throw new IOException("answer longer than " + maxBodyBytes + " bytes");
         }

@@ -1,5 +1,6 @@
 package io.ehrelay.hessian;
 
+import java.util.Collections;
 import java.io.IOException;
 import java.util.concurrent.ThreadFactory;
 
@@ -28,8 +29,8 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
         this.readTimeoutMillis = settings.readTimeoutMillis;
         try {
             this.connections = new HttpConnections(endpoint, tls, HessianWire.CONTENT_TYPE,
-                    settings.clusterToken == null ? java.util.List.of()
-                            : java.util.List.of(HessianSettings.TOKEN_HEADER + ": " + settings.clusterToken),
+                    settings.clusterToken == null ? java.util.Collections.emptyList()
+                            : java.util.Collections.singletonList(HessianSettings.TOKEN_HEADER + ": " + settings.clusterToken),
                     settings.connectTimeoutMillis, settings.readTimeoutMillis, maxAnswerBytes);
         } catch (IOException e) {
             throw new IllegalArgumentException(e.getMessage(), e);

@@ -45,7 +45,7 @@ final class RelayHttpHandler implements HttpHandler {
 
     @Override
     public void handle(HttpExchange exchange) throws IOException {
-        try (exchange) {
+        try {
             if (!"POST".equals(exchange.getRequestMethod())) {
                 respond(exchange, 405, new byte[0]);
                 return;
@@ -99,6 +99,8 @@ final class RelayHttpHandler implements HttpHandler {
                 return;
             }
             respond(exchange, 200, dispatch(call.method, (Envelope) call.argument));
+        } finally {
+            exchange.close();
         }
     }
 

@@ -84,11 +84,14 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
                 : JGroupsSettings.DEFAULT_CLUSTER;
         postsDropped = ctx.metrics().meter("postsDropped");
         if (settings.refuseSerializedObjects) {
-            if (!ObjectMessageGuard.installed()) {
+            if (ObjectMessageGuard.perChannel()) {
+                LOG.info("ehrelay: JGroups object messages carrying Java-serialized objects are refused on this "
+                        + "channel (refuseSerializedObjects=true)");
+            } else if (!ObjectMessageGuard.installedJvmWide()) {
                 LOG.info("ehrelay: JGroups object messages carrying Java-serialized objects are refused in this JVM "
                         + "(refuseSerializedObjects=true)");
             }
-            ObjectMessageGuard.install();
+            ObjectMessageGuard.install(channel);
             ctx.metrics().gauge("serializedObjectsRefused", ObjectMessageGuard.REFUSED::get);
         }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),

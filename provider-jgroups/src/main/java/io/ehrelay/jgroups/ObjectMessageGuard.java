@@ -2,10 +2,12 @@ package io.ehrelay.jgroups;
 
 import java.io.DataInput;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
+import org.jgroups.JChannel;
 import org.jgroups.Message;
-import org.jgroups.MessageFactory;
 import org.jgroups.ObjectMessage;
 import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.util.ObjectWrapperSerializable;
@@ -16,30 +18,67 @@ import org.jgroups.util.SizeStreamable;
  * (AUTH or ENCRYPT included) or ehrelay sees it: a payload wrapped as {@link ObjectWrapperSerializable} goes
  * through Java serialization, and a class named on the wire is loaded and instantiated. So anyone who can send a
  * packet to a member's port could run a deserialization gadget there. The guard replaces JGroups' reader of
- * object messages (JVM-wide: JGroups' message factory is static) with one that accepts only the payload types
- * JGroups registers by number — what its own protocols send (digests, sequence number lists) — and refuses the
- * rest before reading it; JGroups then drops the message and logs the failure.
+ * object messages with one that accepts only the payload types JGroups registers by number — what its own
+ * protocols send (digests, sequence number lists) — and refuses the rest before reading it; JGroups then drops
+ * the message and logs the failure.
+ *
+ * <p>Where the reader lives differs between the JGroups lines ehrelay supports, so the guard is installed by
+ * what the running JGroups has:
+ * <ul>
+ *   <li>JGroups 5.3 and 5.4: each transport protocol has its own message factory
+ *   ({@code TP.setMessageFactory(org.jgroups.MessageFactory)}, an interface there) — the guard is installed on
+ *   ehrelay's channels only ({@link GuardedMessageFactory});</li>
+ *   <li>JGroups 5.5 and later: {@code org.jgroups.MessageFactory} is a class with one static table for the whole
+ *   JVM — the guard replaces the object-message entry of that table (JVM-wide).</li>
+ * </ul>
  */
-final class ObjectMessageGuard extends MessageFactory {
+final class ObjectMessageGuard {
 
     /** Object messages refused in this JVM. */
     static final AtomicLong REFUSED = new AtomicLong();
     private static final short SERIALIZED = ClassConfigurator.getMagicNumber(ObjectWrapperSerializable.class);
-    private static volatile boolean installed;
+    private static volatile boolean installedJvmWide;
 
     private ObjectMessageGuard() {
     }
 
-    static boolean installed() {
-        return installed;
+    /** Whether this JGroups keeps one message factory per transport (5.3, 5.4) rather than one per JVM (5.5+). */
+    static boolean perChannel() {
+        return org.jgroups.MessageFactory.class.isInterface();
     }
 
-    /** Installs the guard for every JGroups channel of this JVM (idempotent). */
-    static synchronized void install() {
-        if (!installed) {
-            creators[Message.OBJ_MSG] = Guarded::new;
-            installed = true;
+    /** Whether the JVM-wide guard (JGroups 5.5+) is already in place. */
+    static boolean installedJvmWide() {
+        return installedJvmWide;
+    }
+
+    /**
+     * Installs the guard for {@code channel} (before it connects): on its transport with JGroups 5.3/5.4, for the
+     * whole JVM (idempotent) with JGroups 5.5+.
+     */
+    static void install(JChannel channel) {
+        if (perChannel()) {
+            GuardedMessageFactory.installOn(channel);
+        } else {
+            installJvmWide();
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static synchronized void installJvmWide() {
+        if (installedJvmWide) {
+            return;
+        }
+        try {
+            Field table = org.jgroups.MessageFactory.class.getDeclaredField("creators");
+            table.setAccessible(true);
+            ((Supplier<? extends Message>[]) table.get(null))[Message.OBJ_MSG] = Guarded::new;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("ehrelay: cannot install the guard against Java-serialized JGroups "
+                    + "object messages in this JGroups version (" + org.jgroups.Version.printVersion() + "): " + e
+                    + "; set refuseSerializedObjects=false only if the members' ports are unreachable to others", e);
+        }
+        installedJvmWide = true;
     }
 
     /** An object message that refuses Java-serialized payloads and classes named on the wire. */

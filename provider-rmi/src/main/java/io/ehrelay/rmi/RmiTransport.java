@@ -9,8 +9,8 @@ import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
 import java.rmi.server.RMIClientSocketFactory;
 import java.rmi.server.UnicastRemoteObject;
-import java.io.ObjectInputFilter;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,7 +30,7 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 /**
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
  * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
- * {@code remoteObjectPort} with an {@link ObjectInputFilter}: the relay admits byte arrays only, the cache peers
+ * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits byte arrays only, the cache peers
  * the allow-list plus Ehcache's message types. Sending: one {@link PeerLink} per peer. Thread-safe.
  */
 final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
@@ -48,8 +48,8 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
     private RMIClientSocketFactory lookupSockets;
     private RelayEndpoint relay;
     private io.ehrelay.relay.RelayService relayService;
-    private ObjectInputFilter relayFilter;
-    private ObjectInputFilter stockFilter;
+    private Object relayFilter;
+    private Object stockFilter;
     private int remoteObjectPort;
     private String localEndpoint;
 
@@ -84,7 +84,7 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
         CodecLimits limits = ctx.limits();
         relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,
-                limits.maxFrameBytes(), 16, AllowList.of(List.of())), List.of(), this::rejected);
+                limits.maxFrameBytes(), 16, AllowList.of(Collections.emptyList())), Collections.emptyList(), this::rejected);
         stockFilter = SerializationGuard.remoteCallFilter(limits, StockCachePeer.ENVELOPE, this::rejected);
         registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
                 registrySockets);
@@ -123,9 +123,9 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
                 context.cacheManagerName(), why);
     }
 
-    private void export(String name, Remote object, ObjectInputFilter filter, RMIClientSocketFactory csf)
+    private void export(String name, Remote object, Object filter, RMIClientSocketFactory csf)
             throws RemoteException {
-        Remote stub = UnicastRemoteObject.exportObject(object, remoteObjectPort, csf, objectSockets, filter);
+        Remote stub = FilteredExport.export(object, remoteObjectPort, csf, objectSockets, filter);
         exported.put(name, object);
         registry.rebind(name, stub);
     }

@@ -24,9 +24,9 @@ import net.sf.ehcache.distribution.RmiEventMessage;
 final class StockCachePeer implements CachePeer {
 
     /** What the export filter admits besides the allow-list: the envelope types of stock RMI replication. */
-    static final List<String> ENVELOPE = List.of("net.sf.ehcache.Element",
+    static final List<String> ENVELOPE = java.util.Collections.unmodifiableList(java.util.Arrays.asList("net.sf.ehcache.Element",
             "net.sf.ehcache.distribution.EventMessage", "net.sf.ehcache.distribution.RmiEventMessage",
-            "net.sf.ehcache.distribution.RmiEventMessage$RmiEventType", "java.lang.Enum", "java.util.ArrayList");
+            "net.sf.ehcache.distribution.RmiEventMessage$RmiEventType", "java.lang.Enum", "java.util.ArrayList"));
 
     private final String cacheName;
     private final String urlBase;

@@ -81,7 +81,7 @@ final class StockHeartbeatFormat implements HeartbeatFormat {
         String text = new String(gunzip(data, length), StandardCharsets.UTF_8).trim();
         Set<String> endpoints = new LinkedHashSet<>();
         for (String url : text.split("\\|")) {
-            if (!url.isBlank()) {
+            if (!url.trim().isEmpty()) {
                 endpoints.add(RmiUrls.endpoint(url));
             }
         }

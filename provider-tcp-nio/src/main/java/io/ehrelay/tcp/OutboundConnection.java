@@ -1,5 +1,6 @@
 package io.ehrelay.tcp;
 
+import java.util.Collections;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -212,7 +213,7 @@ final class OutboundConnection {
                 if (keepConnected && channel == null) {
                     long wait = nextAttemptNanos - System.nanoTime();
                     if (wait <= 0) {
-                        return List.of();
+                        return Collections.emptyList();
                     }
                     notEmpty.awaitNanos(wait);
                 } else {

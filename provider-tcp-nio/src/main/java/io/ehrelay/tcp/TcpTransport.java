@@ -1,5 +1,6 @@
 package io.ehrelay.tcp;
 
+import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -155,12 +156,12 @@ final class TcpTransport implements Transport {
     @Override
     public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
         if (stopped) {
-            return CompletableFuture.failedFuture(new ConnectException("transport stopped"));
+            return Futures.failed(new ConnectException("transport stopped"));
         }
         try {
             return connection(peer).send(batch, acknowledge);
         } catch (IllegalArgumentException e) {
-            return CompletableFuture.failedFuture(e);
+            return Futures.failed(e);
         }
     }
 
@@ -168,12 +169,12 @@ final class TcpTransport implements Transport {
     public CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
                                                 InboundHandler.ChunkSink sink) {
         if (stopped) {
-            return CompletableFuture.failedFuture(new ConnectException("transport stopped"));
+            return Futures.failed(new ConnectException("transport stopped"));
         }
         try {
             return connection(peer).requestState(cacheName, maxChunkBytes, sink);
         } catch (IllegalArgumentException e) {
-            return CompletableFuture.failedFuture(e);
+            return Futures.failed(e);
         }
     }
 
