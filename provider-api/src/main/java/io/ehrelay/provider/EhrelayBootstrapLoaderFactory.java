@@ -19,6 +19,7 @@ public abstract class EhrelayBootstrapLoaderFactory extends BootstrapCacheLoader
 
     @Override
     public EhrelayBootstrapLoader createBootstrapCacheLoader(Properties properties) {
+        io.ehrelay.internal.Dependencies.check();
         return new EhrelayBootstrapLoader(scheme, providerFactoryClassName,
                 BootstrapConfig.parse(getClass().getSimpleName(), properties));
     }

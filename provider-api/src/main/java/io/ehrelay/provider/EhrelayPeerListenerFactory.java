@@ -40,6 +40,7 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
 
     @Override
     public CacheManagerPeerListener createCachePeerListener(CacheManager cacheManager, Properties properties) {
+        io.ehrelay.internal.Dependencies.check();
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
         ListenerConfig config = ListenerConfig.read(reader, defaultPort())
                 .withTransportSettings(readTransportProperties(reader));

@@ -38,6 +38,7 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
 
     @Override
     public CacheManagerPeerProvider createCachePeerProvider(CacheManager cacheManager, Properties properties) {
+        io.ehrelay.internal.Dependencies.check();
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
         NodeConfig config = NodeConfig.read(reader, manualPeersProperty);
         Transport transport = createTransport(reader, config);

@@ -27,6 +27,7 @@ public abstract class EhrelayReplicatorFactory extends CacheEventListenerFactory
 
     @Override
     public CacheEventListener createCacheEventListener(Properties properties) {
+        io.ehrelay.internal.Dependencies.check();
         return new EhrelayReplicator(scheme, providerFactoryClassName,
                 ReplicatorConfig.parse(getClass().getSimpleName(), properties));
     }

@@ -99,13 +99,7 @@ class EventCodecTest {
 
     @Test
     void deepObjectGraph_isRejectedByDepthLimit() throws Exception {
-        List<Object> root = new ArrayList<>();
-        List<Object> current = root;
-        for (int i = 0; i < 100; i++) {
-            List<Object> next = new ArrayList<>();
-            current.add(next);
-            current = next;
-        }
+        List<Object> root = SerializationGuardTest.nestedLists(100);
         CodecLimits shallow = new CodecLimits(1 << 20, 20, 1000, 10_000, LIMITS.allowList());
         byte[] b = batch(EventCodec.encodePut("c", new Element("k", (java.io.Serializable) root)));
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, shallow);

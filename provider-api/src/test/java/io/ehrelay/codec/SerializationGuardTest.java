@@ -83,6 +83,18 @@ class SerializationGuardTest {
         return sink.toByteArray();
     }
 
+    /** Lists nested {@code depth} deep: each holds the next. */
+    static List<Object> nestedLists(int depth) {
+        List<Object> root = new ArrayList<>();
+        List<Object> current = root;
+        for (int i = 0; i < depth; i++) {
+            List<Object> next = new ArrayList<>();
+            current.add(next);
+            current = next;
+        }
+        return root;
+    }
+
     private static List<Object> commonValues() {
         Map<String, Object> nested = new LinkedHashMap<>();
         nested.put("list", new ArrayList<>(Arrays.asList(1, "two", 3.0, null)));
@@ -148,13 +160,7 @@ class SerializationGuardTest {
     @ValueSource(booleans = {true, false})
     void limits_depthArrayLengthAndReferences_holdOnBothPaths(boolean jdkFilter) throws Exception {
         ValueCodec.useJdkFilter = jdkFilter;
-        List<Object> root = new ArrayList<>();
-        List<Object> current = root;
-        for (int i = 0; i < 100; i++) {
-            List<Object> next = new ArrayList<>();
-            current.add(next);
-            current = next;
-        }
+        List<Object> root = nestedLists(100);
         CodecLimits shallow = new CodecLimits(1 << 20, 20, 1000, 10_000, LIMITS.allowList());
         assertThatThrownBy(() -> decode(encode(root), shallow)).isInstanceOf(RejectedClassException.class)
                 .hasMessageContaining("maxObjectDepth=20");

@@ -93,6 +93,31 @@ public abstract class ReplicationContractTest {
         return out;
     }
 
+    // ---- the class path the suite runs on -------------------------------------------------------------------
+
+    /**
+     * The build runs this suite twice per transport: on the class path it was built against, and on the oldest
+     * one an Ehcache 2 application may have (Ehcache 2.6, slf4j 1.6, metrics-core 3.0). This checks the run
+     * really has the jars it claims (system property {@code ehrelay.expectClasspath}, set by the build).
+     */
+    @Test
+    void runsOnTheClassPathTheBuildChose() {
+        String expected = System.getProperty("ehrelay.expectClasspath");
+        assertThat(expected).as("system property ehrelay.expectClasspath (set in the parent pom)")
+                .isIn("built", "oldest");
+        String ehcache = new net.sf.ehcache.util.ProductInfo().getVersion();
+        if (expected.equals("oldest")) {
+            assertThat(ehcache).isEqualTo(System.getProperty("ehrelay.expectEhcache"));
+            for (Class<?> c : new Class<?>[] {CacheManager.class, org.slf4j.LoggerFactory.class,
+                com.codahale.metrics.MetricRegistry.class}) {
+                assertThat(c.getProtectionDomain().getCodeSource().getLocation().toString()).as("jar of %s", c)
+                        .contains("oldest-classpath");
+            }
+        } else {
+            assertThat(ehcache).isEqualTo(System.getProperty("ehrelay.expectEhcache"));
+        }
+    }
+
     // ---- operations ----------------------------------------------------------------------------------------
 
     @Test
