@@ -61,19 +61,15 @@ final class SerialStreamCheck {
     /** Marks a handle that is not a class descriptor (an object, array, string, enum or class). */
     private static final Object OTHER = new Object();
 
-    private final byte[] buf;
-    private final int end;
+    private final ByteSource in;
     private final CodecLimits limits;
     private final String what;
     private final List<Object> handles = new ArrayList<>();
-    private int pos;
     private int depth;
     private long references;
 
     private SerialStreamCheck(byte[] buf, int off, int len, CodecLimits limits, String what) {
-        this.buf = buf;
-        this.pos = off;
-        this.end = off + len;
+        this.in = new ByteSource(buf, off, len);
         this.limits = limits;
         this.what = what;
     }
@@ -87,21 +83,20 @@ final class SerialStreamCheck {
     static void check(byte[] buf, int off, int len, CodecLimits limits, String what) throws MalformedFrameException {
         SerialStreamCheck c = new SerialStreamCheck(buf, off, len, limits, what);
         try {
-            if (c.u2() != STREAM_MAGIC || c.u2() != STREAM_VERSION) {
+            if (c.in.readShort(what) != STREAM_MAGIC || c.in.readShort(what) != STREAM_VERSION) {
                 throw c.malformed("not a Java serialization stream");
             }
-            c.content(false);
-            if (c.pos != c.end) {
-                throw c.malformed((c.end - c.pos) + " bytes after the serialized object");
+            c.content(c.typeCode(), false);
+            if (c.in.remaining() != 0) {
+                throw c.malformed(c.in.remaining() + " bytes after the serialized object");
             }
         } catch (StackOverflowError e) {
             throw c.malformed("nesting too deep to check");
         }
     }
 
-    /** One object (or, where {@code blockDataAllowed}, one block of data) at the current position. */
-    private void content(boolean blockDataAllowed) throws MalformedFrameException {
-        int tc = u1();
+    /** One object (or, where {@code blockDataAllowed}, one block of data) that starts with type code {@code tc}. */
+    private void content(int tc, boolean blockDataAllowed) throws MalformedFrameException {
         switch (tc) {
             case TC_NULL:
                 return;
@@ -116,22 +111,13 @@ final class SerialStreamCheck {
                 array();
                 return;
             case TC_STRING:
-                skip(u2(), "string");
-                newHandle(OTHER);
+            case TC_LONGSTRING:
+                string(tc, "string");
                 return;
-            case TC_LONGSTRING: {
-                long n = s8();
-                if (n < 0 || n > end - pos) {
-                    throw malformed("long string of " + n + " bytes past the end");
-                }
-                skip((int) n, "long string");
-                newHandle(OTHER);
-                return;
-            }
             case TC_ENUM:
                 classDesc();
                 newHandle(OTHER);
-                stringObject("enum constant name");
+                stringObject(typeCode(), "enum constant name");
                 return;
             case TC_CLASS:
                 classDesc();
@@ -139,15 +125,14 @@ final class SerialStreamCheck {
                 return;
             case TC_CLASSDESC:
             case TC_PROXYCLASSDESC:
-                pos--;
-                classDesc();
+                classDesc(tc);
                 return;
             case TC_BLOCKDATA:
             case TC_BLOCKDATALONG:
                 if (!blockDataAllowed) {
                     throw malformed("block data where an object belongs");
                 }
-                skip(tc == TC_BLOCKDATA ? u1() : length("block data"), "block data");
+                in.skip(tc == TC_BLOCKDATA ? in.readByte(what) : in.readInt(what), what);
                 return;
             default:
                 throw malformed(String.format("unexpected type code 0x%02x", tc));
@@ -170,9 +155,9 @@ final class SerialStreamCheck {
                 }
                 annotation();
             } else if ((d.flags & SC_SERIALIZABLE) != 0) {
-                skip(d.primitiveBytes, "fields of " + d.name);
+                in.skip(d.primitiveBytes, what);
                 for (int f = 0; f < d.objectFields; f++) {
-                    content(false);
+                    content(typeCode(), false);
                 }
                 if ((d.flags & SC_WRITE_METHOD) != 0) {
                     annotation();
@@ -190,7 +175,7 @@ final class SerialStreamCheck {
             throw malformed("array of a class that is not an array type");
         }
         newHandle(OTHER);
-        int length = s4();
+        int length = in.readInt(what);
         if (length < 0) {
             throw malformed("array of negative length " + length);
         }
@@ -200,25 +185,29 @@ final class SerialStreamCheck {
         }
         int elementBytes = primitiveSize(desc.name.charAt(1));
         if (elementBytes > 0) {
-            if ((long) length * elementBytes > end - pos) {
+            if ((long) length * elementBytes > in.remaining()) {
                 throw malformed("array of " + length + " elements past the end of the stream");
             }
-            pos += length * elementBytes;
+            in.skip(length * elementBytes, what);
             return;
         }
-        if (length > end - pos) { // every element takes at least one byte
+        if (length > in.remaining()) { // every element takes at least one byte
             throw malformed("array of " + length + " elements past the end of the stream");
         }
         enter();
         for (int i = 0; i < length; i++) {
-            content(false);
+            content(typeCode(), false);
         }
         depth--;
     }
 
     /** A class descriptor (new, proxy, a reference to an earlier one, or null). */
     private ClassDesc classDesc() throws MalformedFrameException {
-        int tc = u1();
+        return classDesc(typeCode());
+    }
+
+    /** A class descriptor that starts with type code {@code tc}. */
+    private ClassDesc classDesc(int tc) throws MalformedFrameException {
         switch (tc) {
             case TC_NULL:
                 return null;
@@ -231,20 +220,20 @@ final class SerialStreamCheck {
                 return (ClassDesc) h;
             }
             case TC_CLASSDESC: {
-                String name = utf();
+                String name = in.readUtf8(in.readShort(what), what);
                 checkClassName(name);
-                skip(8, "serialVersionUID");
+                in.skip(8, what);
                 ClassDesc d = new ClassDesc(name);
                 newHandle(d);
-                d.flags = u1();
+                d.flags = in.readByte(what);
                 if ((d.flags & SC_SERIALIZABLE) != 0 && (d.flags & SC_EXTERNALIZABLE) != 0) {
                     throw malformed("class " + name + " both serializable and externalizable");
                 }
-                int fields = u2();
+                int fields = in.readShort(what);
                 boolean objects = false;
                 for (int i = 0; i < fields; i++) {
-                    int type = u1();
-                    utf(); // field name
+                    int type = in.readByte(what);
+                    in.skip(in.readShort(what), what);
                     int size = primitiveSize(type);
                     if (size > 0) {
                         if (objects) {
@@ -254,7 +243,7 @@ final class SerialStreamCheck {
                     } else if (type == 'L' || type == '[') {
                         objects = true;
                         d.objectFields++;
-                        stringObject("field type");
+                        stringObject(typeCode(), "field type");
                     } else {
                         throw malformed(String.format("field type code 0x%02x in %s", type, name));
                     }
@@ -274,31 +263,29 @@ final class SerialStreamCheck {
 
     /** A class's or object's annotation: contents (objects and block data) up to the end-of-block marker. */
     private void annotation() throws MalformedFrameException {
-        while (true) {
-            if (pos >= end) {
-                throw malformed("stream ends inside an annotation");
-            }
-            if ((buf[pos] & 0xFF) == TC_ENDBLOCKDATA) {
-                pos++;
-                return;
-            }
-            content(true);
+        for (int tc = typeCode(); tc != TC_ENDBLOCKDATA; tc = typeCode()) {
+            content(tc, true);
         }
     }
 
-    /** A string object (a field's type or an enum constant's name): new or a reference. */
-    private void stringObject(String role) throws MalformedFrameException {
-        int tc = u1();
+    /** A new string (after its type code {@code tc}: short or long form), skipped; it takes a handle. */
+    private void string(int tc, String role) throws MalformedFrameException {
         if (tc == TC_STRING) {
-            skip(u2(), role);
-            newHandle(OTHER);
-        } else if (tc == TC_LONGSTRING) {
-            long n = s8();
-            if (n < 0 || n > end - pos) {
+            in.skip(in.readShort(what), what);
+        } else {
+            long n = in.readLong(what);
+            if (n < 0 || n > in.remaining()) {
                 throw malformed(role + " of " + n + " bytes past the end");
             }
-            skip((int) n, role);
-            newHandle(OTHER);
+            in.skip((int) n, what);
+        }
+        newHandle(OTHER);
+    }
+
+    /** A string object (a field's type or an enum constant's name) starting with {@code tc}: new or a reference. */
+    private void stringObject(int tc, String role) throws MalformedFrameException {
+        if (tc == TC_STRING || tc == TC_LONGSTRING) {
+            string(tc, role);
         } else if (tc == TC_REFERENCE) {
             handle();
             countReference();
@@ -319,22 +306,9 @@ final class SerialStreamCheck {
     }
 
     private void checkClassName(String name) throws RejectedClassException {
-        int i = 0;
-        while (i < name.length() && name.charAt(i) == '[') {
-            i++;
-        }
-        String component;
-        if (i == 0) {
-            component = name;
-        } else if (i < name.length() && name.charAt(i) == 'L' && name.endsWith(";")) {
-            component = name.substring(i + 1, name.length() - 1);
-        } else {
-            return; // an array of primitives
-        }
-        if (!limits.allowList().allows(component)) {
-            throw new RejectedClassException(component, "class " + component + " is not in the allow-list; add it "
-                    + "(or its package as " + SerializationGuard.packagePatternOf(component)
-                    + ") to the provider property 'allowedClasses'");
+        String component = SerializationGuard.componentClassName(name);
+        if (component != null && !limits.allowList().allows(component)) {
+            throw new RejectedClassException(component, SerializationGuard.notAllowedMessage(component));
         }
     }
 
@@ -358,7 +332,7 @@ final class SerialStreamCheck {
     }
 
     private Object handle() throws MalformedFrameException {
-        int h = s4() - BASE_HANDLE;
+        int h = in.readInt(what) - BASE_HANDLE;
         if (h < 0 || h >= handles.size()) {
             throw malformed("reference to unknown handle");
         }
@@ -375,56 +349,8 @@ final class SerialStreamCheck {
         }
     }
 
-    private String utf() throws MalformedFrameException {
-        int n = u2();
-        need(n, "name");
-        String s = new String(buf, pos, n, java.nio.charset.StandardCharsets.UTF_8);
-        pos += n;
-        return s;
-    }
-
-    private int length(String role) throws MalformedFrameException {
-        int n = s4();
-        if (n < 0) {
-            throw malformed("negative length of " + role);
-        }
-        return n;
-    }
-
-    private void skip(int n, String role) throws MalformedFrameException {
-        need(n, role);
-        pos += n;
-    }
-
-    private void need(int n, String role) throws MalformedFrameException {
-        if (n < 0 || n > end - pos) {
-            throw malformed(role + " past the end of the stream");
-        }
-    }
-
-    private int u1() throws MalformedFrameException {
-        need(1, "type code");
-        return buf[pos++] & 0xFF;
-    }
-
-    private int u2() throws MalformedFrameException {
-        need(2, "short");
-        int v = ((buf[pos] & 0xFF) << 8) | (buf[pos + 1] & 0xFF);
-        pos += 2;
-        return v;
-    }
-
-    private int s4() throws MalformedFrameException {
-        need(4, "int");
-        int v = ((buf[pos] & 0xFF) << 24) | ((buf[pos + 1] & 0xFF) << 16) | ((buf[pos + 2] & 0xFF) << 8)
-                | (buf[pos + 3] & 0xFF);
-        pos += 4;
-        return v;
-    }
-
-    private long s8() throws MalformedFrameException {
-        long hi = s4() & 0xFFFFFFFFL;
-        return (hi << 32) | (s4() & 0xFFFFFFFFL);
+    private int typeCode() throws MalformedFrameException {
+        return in.readByte(what);
     }
 
     private MalformedFrameException malformed(String why) {

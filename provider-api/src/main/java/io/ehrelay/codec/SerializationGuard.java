@@ -44,8 +44,7 @@ public final class SerializationGuard {
                             CodecLimits limits, Set<String> extraClasses, long maxBytes) {
         String rejected = rejectedClass(type, limits, extraClasses);
         if (rejected != null) {
-            return "class " + rejected + " is not in the allow-list; add it (or its package as "
-                    + packagePatternOf(rejected) + ") to the provider property 'allowedClasses'";
+            return notAllowedMessage(rejected);
         }
         if (depth > limits.maxDepth()) {
             return "object graph deeper than maxObjectDepth=" + limits.maxDepth();
@@ -80,6 +79,30 @@ public final class SerializationGuard {
         return dot < 0 ? className : className.substring(0, dot) + ".*";
     }
 
+    /** Why {@code className} is refused, with the setting that would admit it. */
+    static String notAllowedMessage(String className) {
+        return "class " + className + " is not in the allow-list; add it (or its package as "
+                + packagePatternOf(className) + ") to the provider property 'allowedClasses'";
+    }
+
+    /**
+     * The element class named by a class descriptor's name ({@code "[[Lcom.x.Y;"} gives {@code "com.x.Y"}, a
+     * plain name itself), or {@code null} for an array of primitives: what the allow-list judges.
+     */
+    static String componentClassName(String descriptorName) {
+        int i = 0;
+        while (i < descriptorName.length() && descriptorName.charAt(i) == '[') {
+            i++;
+        }
+        if (i == 0) {
+            return descriptorName;
+        }
+        if (i < descriptorName.length() && descriptorName.charAt(i) == 'L' && descriptorName.endsWith(";")) {
+            return descriptorName.substring(i + 1, descriptorName.length() - 1);
+        }
+        return null;
+    }
+
     /**
      * The serialization filter interface of the running JVM: {@code java.io.ObjectInputFilter} (Java 9+) or
      * {@code sun.misc.ObjectInputFilter} (Java 8u121+).
@@ -96,12 +119,16 @@ public final class SerializationGuard {
         return c;
     }
 
-    private static Class<?> load(String name) {
-        try {
-            return Class.forName(name, false, null);
-        } catch (ClassNotFoundException | LinkageError e) {
-            return null;
+    /** The first of {@code names} the bootstrap class loader has, or {@code null}. */
+    private static Class<?> firstLoadable(String... names) {
+        for (String name : names) {
+            try {
+                return Class.forName(name, false, null);
+            } catch (ClassNotFoundException | LinkageError e) {
+                // not in this JVM: try the next
+            }
         }
+        return null;
     }
 
     /**
@@ -164,7 +191,7 @@ public final class SerializationGuard {
         return JDK_FILTER;
     }
 
-    private static final Class<?> JDK_FILTER = load(JAVA9_FILTER) != null ? load(JAVA9_FILTER) : load(JAVA8_FILTER);
+    private static final Class<?> JDK_FILTER = firstLoadable(JAVA9_FILTER, JAVA8_FILTER);
     private static final Method SET_FILTER = setFilterMethod();
 
     private static Method setFilterMethod() {
@@ -184,12 +211,12 @@ public final class SerializationGuard {
 
     /**
      * Sets {@code filter} (from {@link #jdkFilter}) on {@code in}, through the JVM's own API: the JDK then also
-     * asks it before the collections' {@code readObject} methods allocate for the sizes they read. Returns
-     * whether this JVM has such a filter.
+     * asks it before the collections' {@code readObject} methods allocate for the sizes they read. Does nothing
+     * on a JVM without one.
      */
-    static boolean setJdkFilter(ObjectInputStream in, Object filter) throws IOException {
+    static void setJdkFilter(ObjectInputStream in, Object filter) throws IOException {
         if (SET_FILTER == null) {
-            return false;
+            return;
         }
         try {
             if (Modifier.isStatic(SET_FILTER.getModifiers())) {
@@ -197,7 +224,6 @@ public final class SerializationGuard {
             } else {
                 SET_FILTER.invoke(in, filter);
             }
-            return true;
         } catch (IllegalAccessException e) {
             throw new IOException("cannot set the serialization filter: " + e, e);
         } catch (InvocationTargetException e) {

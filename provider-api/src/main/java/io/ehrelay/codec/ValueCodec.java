@@ -214,15 +214,13 @@ public final class ValueCodec {
 
         private void reject(String className) {
             if (rejected == null) {
-                rejected = new RejectedClassException(className, "class " + className + " is not in the allow-list; "
-                        + "add it (or its package as " + SerializationGuard.packagePatternOf(className)
-                        + ") to the provider property 'allowedClasses'");
+                rejected = new RejectedClassException(className, SerializationGuard.notAllowedMessage(className));
             }
         }
 
         @Override
         protected Class<?> resolveClass(ObjectStreamClass desc) throws IOException, ClassNotFoundException {
-            String name = componentName(desc.getName());
+            String name = SerializationGuard.componentClassName(desc.getName());
             if (name != null && !allowList.allows(name)) {
                 reject(name);
                 throw new InvalidClassException(name, "not in the allow-list");
@@ -236,21 +234,6 @@ public final class ValueCodec {
                 }
             }
             return super.resolveClass(desc);
-        }
-
-        /** The element class name of an array descriptor ("[[Lcom.x.Y;" gives "com.x.Y"); null for primitives. */
-        private static String componentName(String name) {
-            int i = 0;
-            while (i < name.length() && name.charAt(i) == '[') {
-                i++;
-            }
-            if (i == 0) {
-                return name;
-            }
-            if (i < name.length() && name.charAt(i) == 'L' && name.endsWith(";")) {
-                return name.substring(i + 1, name.length() - 1);
-            }
-            return null;
         }
     }
 }

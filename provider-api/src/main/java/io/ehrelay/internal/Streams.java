@@ -10,16 +10,6 @@ public final class Streams {
     private Streams() {
     }
 
-    /** Everything left in {@code in}, which is not closed. */
-    public static byte[] readAll(InputStream in) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(32, in.available()));
-        byte[] buf = new byte[8192];
-        for (int n; (n = in.read(buf)) > 0; ) {
-            out.write(buf, 0, n);
-        }
-        return out.toByteArray();
-    }
-
     /**
      * At most {@code max} bytes: fewer only when the stream ended. The buffer grows with what arrives, so a
      * large {@code max} allocates nothing up front.

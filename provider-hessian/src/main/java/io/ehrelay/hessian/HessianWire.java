@@ -151,7 +151,7 @@ final class HessianWire {
         }
         try {
             InputStream binary = in.readInputStream();
-            return binary == null ? null : io.ehrelay.internal.Streams.readAll(binary);
+            return binary == null ? null : io.ehrelay.internal.Streams.readUpTo(binary, Integer.MAX_VALUE);
         } catch (RuntimeException e) {
             throw new IOException("not a binary reply: " + e, e);
         }
