@@ -1,12 +1,9 @@
 package io.ehrelay.engine;
 
-import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -20,6 +17,7 @@ import io.ehrelay.codec.EventCodec;
 import io.ehrelay.config.NodeConfig;
 import io.ehrelay.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 
@@ -57,6 +55,7 @@ final class Dispatcher {
      */
     private final java.util.Set<String>[] unconfirmed;
     private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    private final Clock clock;
     private volatile boolean stopping;
 
     /**
@@ -64,7 +63,8 @@ final class Dispatcher {
      */
     Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
                ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn,
-               java.util.function.Consumer<Peer> undelivered) {
+               java.util.function.Consumer<Peer> undelivered, Clock clock) {
+        this.clock = clock;
         this.undelivered = undelivered;
         this.streams = new long[queue.laneCount()];
         this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
@@ -121,18 +121,15 @@ final class Dispatcher {
     /** A batch handed to the transport whose outcome has not been counted yet, and the buffer it lives in. */
     private static final class InFlight {
         final List<ReplicationQueue.Entry> events;
-        final List<Peer> targets;
-        final List<CompletableFuture<Void>> futures;
+        final SendRound round;
         final int bytes;
         final ByteSink buffer;
         final int lane;
 
-        InFlight(List<ReplicationQueue.Entry> events, List<Peer> targets, List<CompletableFuture<Void>> futures,
-                 int bytes, ByteSink buffer, int lane) {
+        InFlight(List<ReplicationQueue.Entry> events, SendRound round, int bytes, ByteSink buffer, int lane) {
             this.lane = lane;
             this.events = events;
-            this.targets = targets;
-            this.futures = futures;
+            this.round = round;
             this.bytes = bytes;
             this.buffer = buffer;
         }
@@ -148,7 +145,7 @@ final class Dispatcher {
         free.add(newBuffer());
         free.add(newBuffer());
         InFlight previous = null;
-        long lastBeat = System.nanoTime();
+        long lastBeat = clock.nanoTime();
         try {
             while (true) {
                 List<ReplicationQueue.Entry> batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(),
@@ -163,8 +160,8 @@ final class Dispatcher {
                         lost.set(lane, 1);
                         // nothing else to send: an empty batch carries the flag to the peers
                         previous = send(lane, batch, free.poll());
-                    } else if (!unconfirmed[lane].isEmpty() && System.nanoTime() - lastBeat > BEAT_NANOS) {
-                        lastBeat = System.nanoTime();
+                    } else if (!unconfirmed[lane].isEmpty() && clock.nanoTime() - lastBeat > BEAT_NANOS) {
+                        lastBeat = clock.nanoTime();
                         previous = send(lane, batch, free.poll());
                     }
                     continue;
@@ -211,9 +208,10 @@ final class Dispatcher {
                     EventCodec.writePut(buffer, e.cacheName, e.element);
                     included.add(e);
                 } catch (IOException | RuntimeException ex) {
-                    e.cache.onFailed();
+                    e.cache.onUnencodable();
                     lost.set(lane, 1);
-                    warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in failed): {}",
+                    warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in "
+                            + "unencodable): {}",
                             metrics.cacheManagerName(), ex.toString());
                 }
             }
@@ -223,17 +221,14 @@ final class Dispatcher {
         int flags = lost.getAndSet(lane, 0) != 0 ? EventCodec.FLAG_LOST : 0;
         EventCodec.putBatchHeader(buffer, 0, included.size(), flags, streams[lane], seqs.incrementAndGet(lane));
         List<Peer> targets = peers.get();
-        List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
+        Batch bytes = new Batch(buffer.view(), included.size());
         if (targets.isEmpty()) {
             LOG.debug("no peers: {} events not addressed to anyone", included.size());
         } else {
-            Batch bytes = new Batch(buffer.view(), included.size());
             metrics.markBatch(included.size(), bytes.length());
-            for (Peer p : targets) {
-                futures.add(sendQuietly(p, bytes));
-            }
         }
-        return new InFlight(included, targets, futures, buffer.position(), buffer, lane);
+        return new InFlight(included, SendRound.start(transport, targets, bytes, false), buffer.position(), buffer,
+                lane);
     }
 
     /**
@@ -242,64 +237,36 @@ final class Dispatcher {
      * may still hold the old buffer then).
      */
     private ByteSink settle(InFlight f) throws InterruptedException {
-        boolean reusable = true;
-        for (int i = 0; i < f.targets.size(); i++) {
-            Peer peer = f.targets.get(i);
-            Throwable failure = await(f.futures.get(i), config.sendTimeoutMillis());
-            long now = System.nanoTime();
+        boolean[] reusable = {true};
+        f.round.settle(config::sendTimeoutMillis, (peer, failure) -> {
             if (failure == null) {
+                long now = clock.nanoTime();
                 unconfirmed[f.lane].remove(peer.endpoint());
                 metrics.markBytesSent(f.bytes);
                 for (ReplicationQueue.Entry e : f.events) {
                     e.cache.onSent(e.size, now - e.enqueuedNanos);
                 }
-            } else {
-                reusable &= !(failure instanceof TimeoutException);
-                for (ReplicationQueue.Entry e : f.events) {
-                    e.cache.onFailed();
-                }
-                unconfirmed[f.lane].add(peer.endpoint());
-                undelivered.accept(peer);
-                warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
-                        f.events.size(), peer, metrics.cacheManagerName(), describe(failure));
+                return;
             }
-        }
-        return reusable ? f.buffer : newBuffer();
-    }
-
-    private CompletableFuture<Void> sendQuietly(Peer peer, Batch batch) {
-        try {
-            return transport.send(peer, batch, false);
-        } catch (RuntimeException e) {
-            return Futures.failed(e);
-        }
-    }
-
-    /** Waits for a future; returns its failure, or null on success. */
-    static Throwable await(CompletableFuture<Void> f, long timeoutMillis) throws InterruptedException {
-        try {
-            f.get(timeoutMillis, TimeUnit.MILLISECONDS);
-            return null;
-        } catch (ExecutionException e) {
-            return e.getCause() == null ? e : e.getCause();
-        } catch (TimeoutException e) {
-            f.cancel(false);
-            return new TimeoutException("no answer within " + timeoutMillis + " ms");
-        }
-    }
-
-    static String describe(Throwable t) {
-        String m = t.getMessage();
-        return m == null ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + m;
+            reusable[0] &= !(failure instanceof TimeoutException);
+            for (ReplicationQueue.Entry e : f.events) {
+                e.cache.onFailed();
+            }
+            unconfirmed[f.lane].add(peer.endpoint());
+            undelivered.accept(peer);
+            warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
+                    f.events.size(), peer, metrics.cacheManagerName(), SendRound.describe(failure));
+        });
+        return reusable[0] ? f.buffer : newBuffer();
     }
 
     /** Drains up to {@code drainMillis}, then interrupts; returns the number of events that could not be sent. */
     int stop(long drainMillis) {
         stopping = true;
         queue.close();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(drainMillis);
+        long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(drainMillis);
         for (Thread t : workers) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
             try {
                 if (left > 0) {
                     t.join(left);

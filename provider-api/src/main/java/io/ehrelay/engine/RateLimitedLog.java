@@ -5,6 +5,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 
+import io.ehrelay.spi.Clock;
+
 /**
  * Logs a WARN at most once per interval per key, and says how many similar messages it held back, so that a
  * peer that is down or a flood of hostile frames cannot flood the log. Thread-safe.
@@ -14,6 +16,7 @@ public final class RateLimitedLog {
     private final Logger log;
     private final long intervalNanos;
     private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
+    private final Clock clock;
 
     private static final class Slot {
         volatile long lastNanos;
@@ -24,13 +27,18 @@ public final class RateLimitedLog {
     }
 
     public RateLimitedLog(Logger log, long intervalMillis) {
+        this(log, intervalMillis, Clock.SYSTEM);
+    }
+
+    public RateLimitedLog(Logger log, long intervalMillis, Clock clock) {
         this.log = log;
+        this.clock = clock;
         this.intervalNanos = intervalMillis * 1_000_000L;
     }
 
     /** Logs {@code message} under {@code key} unless one was logged less than an interval ago. */
     public void warn(String key, String message, Object... args) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         Slot slot = slots.get(key);
         if (slot == null) {
             Slot fresh = new Slot(now);

@@ -26,6 +26,8 @@ public final class CacheMetrics {
     private final Meter dropped;
     private final Meter failed;
     private final Meter rejected;
+    private final Meter applyFailed;
+    private final Meter unencodable;
     private final Counter bytesSent;
     private final Counter queueEvents;
     private final Counter queueBytes;
@@ -48,6 +50,8 @@ public final class CacheMetrics {
         dropped = r.meter(name("dropped"));
         failed = r.meter(name("failed"));
         rejected = r.meter(name("rejected"));
+        applyFailed = r.meter(name("applyFailed"));
+        unencodable = r.meter(name("unencodable"));
         bytesSent = r.counter(name("bytesSent"));
         queueEvents = r.counter(name("queueEvents"));
         queueBytes = r.counter(name("queueBytes"));
@@ -124,6 +128,32 @@ public final class CacheMetrics {
         node.failed.mark();
     }
 
+    /**
+     * A received event that could not be applied to the local cache (the cache threw). Also counted in
+     * {@code dropped}, as before {@code applyFailed} existed, until the next minor version.
+     */
+    public void onApplyFailed() {
+        applyFailed.mark();
+        node.applyFailed.mark();
+        onDropped();
+    }
+
+    /**
+     * An event that could not be encoded (its key or value cannot be serialized): it reaches no peer. Also
+     * counted once in {@code failed}, as before {@code unencodable} existed, until the next minor version.
+     */
+    public void onUnencodable() {
+        unencodable.mark();
+        node.unencodable.mark();
+        onFailed();
+    }
+
+    /** An element a state transfer had to skip because it cannot be encoded: counted in {@code unencodable}. */
+    public void onUnencodableInSnapshot() {
+        unencodable.mark();
+        node.unencodable.mark();
+    }
+
     public void onSyncRoundTrip(long nanos) {
         syncRoundTrip.update(nanos, TimeUnit.NANOSECONDS);
         node.syncRoundTrip.update(nanos, TimeUnit.NANOSECONDS);
@@ -167,6 +197,8 @@ public final class CacheMetrics {
     public long appliedCount() { return applied.getCount(); }
     public long receivedCount() { return received.getCount(); }
     public long rejectedCount() { return rejected.getCount(); }
+    public long applyFailedCount() { return applyFailed.getCount(); }
+    public long unencodableCount() { return unencodable.getCount(); }
     public long queueEventCount() { return queueEvents.getCount(); }
     public long queueByteCount() { return queueBytes.getCount(); }
 }

@@ -35,6 +35,8 @@ public final class ReplicationMetrics {
     final Meter dropped;
     final Meter failed;
     final Meter rejected;
+    final Meter applyFailed;
+    final Meter unencodable;
     final Meter unknownCache;
     final Counter bytesSent;
     final Counter bytesReceived;
@@ -60,6 +62,8 @@ public final class ReplicationMetrics {
         dropped = registry.meter(name("dropped"));
         failed = registry.meter(name("failed"));
         rejected = registry.meter(name("rejected"));
+        applyFailed = registry.meter(name("applyFailed"));
+        unencodable = registry.meter(name("unencodable"));
         unknownCache = registry.meter(name("unknownCache"));
         malformedFrames = registry.meter(name("malformedFrames"));
         bytesSent = registry.counter(name("bytesSent"));

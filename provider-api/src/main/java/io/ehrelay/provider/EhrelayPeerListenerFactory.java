@@ -45,7 +45,8 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
         ListenerConfig config = ListenerConfig.read(reader, defaultPort())
                 .withTransportSettings(readTransportProperties(reader));
         reader.rejectUnknown();
-        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName);
+        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,
+                EhrelayReplicator.of(scheme));
         node.setListener(config);
         return new EhrelayPeerListener(node, config);
     }

@@ -43,7 +43,8 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
         NodeConfig config = NodeConfig.read(reader, manualPeersProperty);
         Transport transport = createTransport(reader, config);
         reader.rejectUnknown();
-        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName);
+        ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,
+                EhrelayReplicator.of(scheme));
         node.configure(config, transport);
         return new EhrelayPeerProvider(node);
     }

@@ -1,14 +1,8 @@
 package io.ehrelay.provider;
 
-import java.io.IOException;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import io.ehrelay.codec.EventCodec;
 import io.ehrelay.codec.Op;
 import io.ehrelay.config.ReplicatorConfig;
-import io.ehrelay.engine.RateLimitedLog;
+import io.ehrelay.engine.CacheBinding;
 import io.ehrelay.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
@@ -16,23 +10,21 @@ import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CacheReplicator;
 
 /**
- * The per-cache replicator: turns Ehcache's put, update, remove and removeAll notifications into encoded
- * events (on the writing thread, so the queue holds exact bytes) and hands them to the CacheManager's shared
- * node, asynchronously through its bounded queue or synchronously with acknowledgements. Expiry and eviction
+ * The per-cache replicator: hands Ehcache's put, update, remove and removeAll notifications to the
+ * CacheManager's shared node, which encodes them (see the node's {@code Outbound} for where and on which thread)
+ * and replicates them asynchronously through its bounded queue or synchronously with acknowledgements. Expiry
+ * and eviction
  * are local and never replicated. Events applied from peers arrive with {@code doNotNotifyCacheReplicators},
  * so nothing echoes back. Thread-safe; one instance per cache ({@link #clone()} for caches made from
  * {@code defaultCache}).
  */
 public class EhrelayReplicator implements CacheReplicator {
 
-    private static final Logger LOG = LoggerFactory.getLogger(EhrelayReplicator.class);
-    private static final RateLimitedLog WARN = new RateLimitedLog(LOG, 10_000);
-
     private final String scheme;
     private final String providerFactoryClassName;
     private final ReplicatorConfig config;
     private volatile boolean alive = true;
-    private volatile ReplicationNode.CacheBinding binding;
+    private volatile CacheBinding binding;
     private volatile ReplicationNode node;
 
     public EhrelayReplicator(String scheme, String providerFactoryClassName, ReplicatorConfig config) {
@@ -43,6 +35,11 @@ public class EhrelayReplicator implements CacheReplicator {
 
     public ReplicatorConfig config() {
         return config;
+    }
+
+    /** Tells the replicators of {@code scheme} among a cache's listeners (for the node's cache bindings). */
+    static java.util.function.Predicate<net.sf.ehcache.event.CacheEventListener> of(String scheme) {
+        return l -> l instanceof EhrelayReplicator && ((EhrelayReplicator) l).scheme.equals(scheme);
     }
 
     /** The scheme of the peer provider this replicator sends through. */
@@ -78,13 +75,7 @@ public class EhrelayReplicator implements CacheReplicator {
     public void notifyRemoveAll(Ehcache cache) {
         touchLocal(cache, null, true);
         if (config.replicateRemovals() && alive) {
-            byte[] event;
-            try {
-                event = EventCodec.encodeRemoveAll(cache.getName());
-            } catch (IOException e) {
-                throw new CacheException(e);
-            }
-            dispatch(cache, event);
+            node.replicateRemoveAll(bindingFor(cache), config);
         }
     }
 
@@ -102,38 +93,17 @@ public class EhrelayReplicator implements CacheReplicator {
         if (element == null || !alive) {
             return;
         }
-        if (!viaCopy) {
-            send(cache, element.getObjectKey(), Op.INVALIDATE);
-            return;
+        CacheBinding b = bindingFor(cache);
+        if (viaCopy) {
+            node.replicatePut(b, element, config);
+        } else {
+            node.replicateKey(b, Op.INVALIDATE, element.getObjectKey(), config);
         }
-        if (config.asynchronous()) {
-            ReplicationNode.CacheBinding b = bindingFor(cache);
-            try {
-                node.enqueuePut(b, element);
-            } catch (IOException | RuntimeException e) {
-                notEncodable(cache, element.getObjectKey(), e);
-            }
-            return;
-        }
-        byte[] event;
-        try {
-            event = EventCodec.encodePut(cache.getName(), element);
-        } catch (IOException | RuntimeException e) {
-            notEncodable(cache, element.getObjectKey(), e);
-            return;
-        }
-        dispatch(cache, event);
     }
 
     private void send(Ehcache cache, Object key, Op op) {
-        byte[] event;
-        try {
-            event = EventCodec.encodeKey(op, cache.getName(), key);
-        } catch (IOException | RuntimeException e) {
-            notEncodable(cache, key, e);
-            return;
-        }
-        dispatch(cache, event);
+        CacheBinding b = bindingFor(cache);
+        node.replicateKey(b, op, key, config);
     }
 
     /** Tells a resync running on the node that the application changed this key (null key: all). */
@@ -144,24 +114,8 @@ public class EhrelayReplicator implements CacheReplicator {
         }
     }
 
-    private void notEncodable(Ehcache cache, Object key, Exception e) {
-        ReplicationNode.CacheBinding b = bindingFor(cache);
-        b.metrics().onFailed();
-        WARN.warn("encode:" + cache.getName(), "ehrelay: key {} of cache {} cannot be replicated (counted in "
-                + "failed): {}", key, cache.getName(), e.toString());
-    }
-
-    private void dispatch(Ehcache cache, byte[] event) {
-        ReplicationNode.CacheBinding b = bindingFor(cache);
-        if (config.asynchronous()) {
-            node.enqueue(b, event);
-        } else {
-            node.replicateSynchronously(b, event, config);
-        }
-    }
-
-    private ReplicationNode.CacheBinding bindingFor(Ehcache cache) {
-        ReplicationNode.CacheBinding b = binding;
+    private CacheBinding bindingFor(Ehcache cache) {
+        CacheBinding b = binding;
         if (b != null && b.cacheName().equals(cache.getName()) && node.isAlive()) {
             return b;
         }

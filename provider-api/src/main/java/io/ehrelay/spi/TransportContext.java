@@ -24,6 +24,14 @@ public interface TransportContext {
     /** The node's metrics, for transport-level counts (bytes, rejected frames, connections). */
     ReplicationMetrics metrics();
 
+    /**
+     * The node's time source: transports read it for everything whose behaviour depends on elapsed time
+     * (backoff, linger, expiry), so tests can move time instead of sleeping.
+     */
+    default Clock clock() {
+        return Clock.SYSTEM;
+    }
+
     /** The CacheManager's name, for thread names and log lines. */
     String cacheManagerName();
 
