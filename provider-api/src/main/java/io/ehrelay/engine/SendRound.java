@@ -2,6 +2,7 @@ package io.ehrelay.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -72,6 +73,8 @@ final class SendRound {
             return null;
         } catch (ExecutionException e) {
             return e.getCause() == null ? e : e.getCause();
+        } catch (CancellationException e) {
+            return e;
         } catch (TimeoutException e) {
             f.cancel(false);
             return new TimeoutException("no answer within " + timeoutMillis + " ms");
