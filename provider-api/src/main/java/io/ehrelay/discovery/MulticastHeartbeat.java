@@ -19,6 +19,7 @@ import org.slf4j.LoggerFactory;
 import com.codahale.metrics.Meter;
 
 import io.ehrelay.config.DiscoveryConfig;
+import io.ehrelay.spi.Clock;
 
 /**
  * Automatic peer discovery: every node multicasts a small heartbeat naming its transport and endpoint, and
@@ -46,6 +47,7 @@ public final class MulticastHeartbeat {
     private final ThreadFactory threads;
     private final Meter malformed;
     private final HeartbeatFormat format;
+    private final Clock clock;
     private final UUID nodeId = UUID.randomUUID();
     private volatile boolean running;
     private MulticastSocket receiver;
@@ -55,14 +57,18 @@ public final class MulticastHeartbeat {
 
     public MulticastHeartbeat(DiscoveryConfig config, String transport, Supplier<String> localEndpoint,
                               PeerDirectory directory, ThreadFactory threads, Meter malformed) {
-        this(config, transport, localEndpoint, directory, threads, malformed, null);
+        this(config, transport, localEndpoint, directory, threads, malformed, null, Clock.SYSTEM);
     }
 
-    /** @param format the transport's own heartbeat format, or {@code null} for ehrelay's */
+    /**
+     * @param format the transport's own heartbeat format, or {@code null} for ehrelay's
+     * @param clock  when to send the next heartbeat and when a silent peer expires
+     */
     public MulticastHeartbeat(DiscoveryConfig config, String transport, Supplier<String> localEndpoint,
                               PeerDirectory directory, ThreadFactory threads, Meter malformed,
-                              HeartbeatFormat format) {
+                              HeartbeatFormat format, Clock clock) {
         this.format = format;
+        this.clock = clock;
         this.config = config;
         this.transport = transport;
         this.localEndpoint = localEndpoint;
@@ -98,16 +104,16 @@ public final class MulticastHeartbeat {
     private void run() {
         byte[] buf = new byte[(format == null ? MAX_PACKET : format.maxPacketBytes()) + 1];
         long interval = config.heartbeatIntervalMillis() * 1_000_000L;
-        long nextSend = System.nanoTime();
+        long nextSend = clock.nanoTime();
         while (running) {
-            long now = System.nanoTime();
+            long now = clock.nanoTime();
             if (now - nextSend >= 0) {
                 send();
                 directory.expire(now);
                 nextSend = now + interval;
             }
             try {
-                receiver.setSoTimeout((int) Math.max(1, (nextSend - System.nanoTime()) / 1_000_000L));
+                receiver.setSoTimeout((int) Math.max(1, (nextSend - clock.nanoTime()) / 1_000_000L));
                 DatagramPacket p = new DatagramPacket(buf, buf.length);
                 receiver.receive(p);
                 onPacket(p.getData(), p.getLength());
@@ -163,7 +169,7 @@ public final class MulticastHeartbeat {
                 malformed.mark();
                 return;
             }
-            long now = System.nanoTime();
+            long now = clock.nanoTime();
             for (String endpoint : heard) {
                 directory.heard(endpoint, now);
             }
@@ -190,7 +196,7 @@ public final class MulticastHeartbeat {
             }
             String endpoint = new String(data, b.position(), el, StandardCharsets.UTF_8);
             if (!id.equals(nodeId) && t.equals(transport)) {
-                directory.heard(endpoint, System.nanoTime());
+                directory.heard(endpoint, clock.nanoTime());
             }
         } catch (RuntimeException e) {
             malformed.mark();

@@ -182,7 +182,7 @@ public final class ReplicationNode {
             if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
                 heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
                         directory, threads.factory("heartbeat"), metrics.meter("malformedHeartbeats"),
-                        transport.heartbeatFormat());
+                        transport.heartbeatFormat(), clock);
                 heartbeat.start();
             }
             if (config.registerJmx()) {
