@@ -30,8 +30,7 @@ public final class Batch {
 
     /**
      * The same batch with a deadline (on the scale of the node's {@link Clock#nanoTime()}): a synchronous
-     * put's timeout, which
-     * transports that can bound a call use as its timeout.
+     * put's timeout, which transports that can bound a call use as its timeout.
      */
     public Batch withDeadline(long nanoTime) {
         return new Batch(data, eventCount, nanoTime, copy);
