@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -79,7 +80,7 @@ class JGroupsSecureStackTest {
         Path wrongKey = stack(dir, "wrong-key", otherKey, authKey, "cluster-secret");
         Path wrongSecret = stack(dir, "wrong-secret", clusterKey, authKey, "not-the-secret");
 
-        JGroupsFixture fixture = JGroupsFixture.tcp();
+        TransportFixture fixture = JGroupsFixtures.tcp();
         ContractCluster template = new ContractCluster(fixture);
         List<CacheManager> started = new ArrayList<>();
         try {
@@ -114,7 +115,7 @@ class JGroupsSecureStackTest {
         }
     }
 
-    private static CacheManager start(List<CacheManager> started, ContractCluster template, JGroupsFixture fixture,
+    private static CacheManager start(List<CacheManager> started, ContractCluster template, TransportFixture fixture,
                                       String name, Path stack) {
         String xml = template.xml(name, fixture.extraProviderProperties().replace(
                 "file=" + JGroupsStacks.TCP_STACK, "file=" + stack));

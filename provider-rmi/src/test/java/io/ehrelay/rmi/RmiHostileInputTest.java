@@ -42,7 +42,7 @@ class RmiHostileInputTest {
     void setUp() throws Exception {
         Gadget.readObjectRan = false;
         GadgetHandler.readObjectRan = false;
-        cluster = new ContractCluster(new RmiFixture());
+        cluster = new ContractCluster(RmiContractTest.FIXTURE);
         node = cluster.start("hostile", "maxFrameBytes=1m");
         String endpoint = cluster.endpoint(node);
         registry = LocateRegistry.getRegistry(RmiUrls.host(endpoint), RmiUrls.port(endpoint));

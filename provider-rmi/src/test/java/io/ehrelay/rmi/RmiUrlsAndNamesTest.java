@@ -87,7 +87,7 @@ class RmiUrlsAndNamesTest {
 
     @Test
     void cacheNamesWithHashAndSlash_replicateAndAreBoundVerbatim() throws Exception {
-        try (ContractCluster cluster = new ContractCluster(new RmiFixture())) {
+        try (ContractCluster cluster = new ContractCluster(RmiContractTest.FIXTURE)) {
             CacheManager a = cluster.start("names-a");
             CacheManager b = cluster.start("names-b");
             for (String name : new String[] {"orders#eu", "a/b?c"}) {

@@ -34,7 +34,7 @@ class TcpHostileInputTest {
 
     @BeforeEach
     void start() {
-        cluster = new ContractCluster(new TcpFixture());
+        cluster = new ContractCluster(TcpContractTest.FIXTURE);
         node = cluster.start("target");
         String endpoint = cluster.endpoint(node);
         int colon = endpoint.lastIndexOf(':');
