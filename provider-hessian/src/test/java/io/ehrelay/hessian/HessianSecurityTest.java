@@ -13,6 +13,7 @@ import java.nio.file.Path;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import com.caucho.hessian.io.Hessian2Output;
 
@@ -28,6 +29,7 @@ import net.sf.ehcache.Element;
  * The HTTP endpoint's defences: only envelopes are read (any other object graph is refused before it is
  * instantiated), only holders of the cluster token may post, and HTTPS works end to end.
  */
+@Timeout(240)
 class HessianSecurityTest {
 
     private static final String TOKEN = "s3cret-cluster-token-0123456789";

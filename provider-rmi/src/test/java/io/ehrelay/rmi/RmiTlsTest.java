@@ -10,6 +10,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
@@ -22,6 +23,7 @@ import net.sf.ehcache.Element;
  * {@code tls=true}: registry, relay and cache peers listen with TLS and demand a client certificate. Two TLS
  * nodes replicate; a plain client can neither look anything up nor change a cache.
  */
+@Timeout(120)
 class RmiTlsTest {
 
     private static Path keyStore;
