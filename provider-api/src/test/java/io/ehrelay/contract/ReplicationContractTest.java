@@ -485,7 +485,7 @@ public abstract class ReplicationContractTest {
 
     private static byte[] valueOf(int key, int version, int size) {
         byte[] v = new byte[size];
-        java.util.Arrays.fill(v, (byte) (key * 31 + version));
+        Arrays.fill(v, (byte) (key * 31 + version));
         return v;
     }
 
@@ -715,10 +715,5 @@ public abstract class ReplicationContractTest {
         CacheManager a = node("a", "queueMaxBytes=2m, batchMaxBytes=256k");
         assertThat(cluster.node(a).config().queueMaxBytes()).isEqualTo(2L << 20);
         assertThat(cluster.node(a).config().batchMaxBytes()).isEqualTo(256 << 10);
-    }
-
-    /** For subclasses: the bytes of a list of values, to compare byte for byte. */
-    protected static boolean sameBytes(byte[] x, byte[] y) {
-        return Arrays.equals(x, y);
     }
 }
