@@ -30,10 +30,10 @@ import net.sf.ehcache.Element;
  * {@code READY}, then answers commands on stdin:
  * <ul>
  * <li>{@code AWAIT_PEERS n}: waits until {@code n} peers are reachable → {@code PEERS n}</li>
- * <li>{@code WRITE millis}: puts, updates and removes on 2,000 keys (values of 256 B) for that long →
- * {@code WROTE operations maxPutMicros}</li>
+ * <li>{@code WRITE millis}: says {@code WRITING}, then puts, updates and removes on 2,000 keys (values of 256 B)
+ * for that long → {@code WROTE operations maxPutMicros}</li>
  * <li>{@code STATS} → {@code STATS sent failed dropped queueHighWaterEvents queueCapacityEvents gaps resyncs
- * maxUsedHeapMB liveThreads duplicateBatches queueHighWaterBytes applied}</li>
+ * maxUsedHeapMB liveThreads duplicateBatches queueHighWaterBytes applied enqueued}</li>
  * <li>{@code DIGEST} → {@code DIGEST size hash} of the cache's keys and values</li>
  * <li>{@code ENDPOINT} → {@code ENDPOINT} and the node's own endpoint</li>
  * <li>{@code HEAP} → {@code HEAP usedMBAfterGc liveThreads}</li>
@@ -112,7 +112,8 @@ public final class FaultNode {
                             + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount() + " "
                             + count(metrics, manager(cm, metricsName, "duplicateBatches")) + " "
                             + gauge(metrics, manager(cm, metricsName, "queueHighWaterBytes")) + " "
-                            + count(metrics, cache(cm, metricsName, "applied")));
+                            + count(metrics, cache(cm, metricsName, "applied")) + " "
+                            + count(metrics, cache(cm, metricsName, "enqueued")));
                     break;
                 case "HEAP": {
                     System.gc();
@@ -165,6 +166,7 @@ public final class FaultNode {
 
     /** A steady mixed load: about 50 operations per millisecond at most, never more than the queue takes. */
     private static void write(Ehcache cache, long millis) {
+        ReplayNode.say("WRITING");
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         long ops = 0;
         long maxPut = 0;

@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A TCP proxy on 127.0.0.1 in front of one node's port, for fault scenarios: it forwards both ways until told to
@@ -23,6 +24,7 @@ final class CutProxy implements AutoCloseable {
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private volatile boolean cut;
     private volatile boolean closed;
+    private final AtomicLong toTarget = new AtomicLong();
 
     CutProxy(int targetPort) throws IOException {
         this.target = targetPort;
@@ -55,20 +57,23 @@ final class CutProxy implements AutoCloseable {
                 out.setTcpNoDelay(true);
                 open.add(in);
                 open.add(out);
-                pump(in, out);
-                pump(out, in);
+                pump(in, out, true);
+                pump(out, in, false);
             } catch (IOException e) {
                 abort(in);
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean towardTarget) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[64 * 1024];
             try (InputStream i = from.getInputStream(); OutputStream o = to.getOutputStream()) {
                 for (int n = i.read(buf); n >= 0; n = i.read(buf)) {
                     o.write(buf, 0, n);
+                    if (towardTarget) {
+                        toTarget.addAndGet(n);
+                    }
                 }
             } catch (IOException e) {
                 // cut, reset or closed
@@ -94,6 +99,11 @@ final class CutProxy implements AutoCloseable {
         } catch (IOException e) {
             // already closed
         }
+    }
+
+    /** Bytes forwarded to the node behind the proxy so far. */
+    long bytesToTarget() {
+        return toTarget.get();
     }
 
     /** A partition: resets every connection and refuses new ones until {@link #heal()}. */

@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
@@ -80,8 +82,34 @@ class FaultsTest {
             v[i - 1] = Long.parseLong(f[i]);
         }
         // sent failed dropped queueHighWater queueCapacity gaps resyncs maxUsedHeapMB threads duplicates
-        // queueHighWaterBytes applied
+        // queueHighWaterBytes applied enqueued
         return v;
+    }
+
+    /** Polls a node's STATS until {@code condition} holds; returns the STATS that satisfied it. */
+    private long[] awaitStats(NodeProcess n, String what, java.util.function.Predicate<long[]> condition)
+            throws Exception {
+        long end = deadline(60);
+        long[] s = stats(n);
+        while (!condition.test(s)) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("not within 60 s: " + what + "; STATS " + java.util.Arrays.toString(s)
+                        + "; log:\n" + logText());
+            }
+            Thread.sleep(20);
+            s = stats(n);
+        }
+        return s;
+    }
+
+    /** Waits until the reader has applied 1,000 of the writer's live events: the stream is flowing. */
+    private void awaitStreamFlowing(NodeProcess reader) throws Exception {
+        awaitStats(reader, "the reader applies 1,000 live events", s -> s[11] >= 1000);
+    }
+
+    /** Waits until every event the node queued has been sent or counted failed: nothing left in its queue. */
+    private void awaitQueueSettled(NodeProcess n) throws Exception {
+        awaitStats(n, "sent + failed reach enqueued", s -> s[0] + s[1] >= s[12]);
     }
 
     /** Waits until both nodes hold the same keys and values; returns the digest line. */
@@ -113,7 +141,7 @@ class FaultsTest {
         NodeProcess writer = start(transport, 0);
         ask(writer, "AWAIT_PEERS 1", "PEERS");
         writer.send("WRITE 4000");
-        Thread.sleep(1000);
+        awaitStreamFlowing(reader);
         reader.kill(); // kill -9 mid-stream
         String[] wrote = writer.expect("WROTE", deadline(60), l -> { }).split(" ");
         long[] s = stats(writer);
@@ -141,12 +169,12 @@ class FaultsTest {
         NodeProcess writer = start(transport, 0);
         ask(writer, "AWAIT_PEERS 1", "PEERS");
         writer.send("WRITE 7000");
-        Thread.sleep(1000);
+        awaitStreamFlowing(reader);
         reader.signal("STOP"); // frozen, as docker pause, until the writer is done: only a resync repairs it
         String[] wrote = writer.expect("WROTE", deadline(60), l -> { }).split(" ");
-        Thread.sleep(500);
+        // still frozen until the writer has counted events the reader missed
+        long[] w = awaitStats(writer, "the writer counts what the frozen reader missed", s -> s[1] + s[2] > 0);
         reader.signal("CONT");
-        long[] w = stats(writer);
         System.out.printf("[%s] frozen reader: writer %s operations, slowest put %d µs; sent %d, failed %d, dropped %d,"
                 + " queue high water %d of %d (%d KB), writer heap max %d MB of %s%n", transport, wrote[1],
                 Long.parseLong(wrote[2]), w[0], w[1], w[2], w[3], w[4], w[10] >> 10, w[7], HEAP);
@@ -185,7 +213,9 @@ class FaultsTest {
             b.send("WRITE 2000");
             a.expect("WROTE", deadline(60), l -> { });
             b.expect("WROTE", deadline(60), l -> { });
-            Thread.sleep(1500); // what was queued fails too
+            // what was queued fails too: nothing is left to deliver after the heal
+            awaitQueueSettled(a);
+            awaitQueueSettled(b);
             String endpointA = ask(a, "ENDPOINT", "ENDPOINT").substring(9);
             String endpointB = ask(b, "ENDPOINT", "ENDPOINT").substring(9);
             boolean aIsReference = endpointA.compareTo(endpointB) < 0;
@@ -222,16 +252,41 @@ class FaultsTest {
             NodeProcess a = start(transport, 0, reach);
             ask(a, "AWAIT_PEERS 1", "PEERS");
             a.send("WRITE 4000");
-            for (int i = 0; i < 12; i++) {
-                Thread.sleep(300);
-                toB.reset();
+            a.expect("WRITING", deadline(60), l -> { });
+            CompletableFuture<String> wrote = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return a.expect("WROTE", deadline(60), l -> { });
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            });
+            // each reset cuts a stream in flight: it comes once events flowed to b since the previous reset
+            int resets = 0;
+            long flowed = toB.bytesToTarget();
+            long end = deadline(60);
+            while (resets < 12 && !wrote.isDone() && System.nanoTime() < end) {
+                if (toB.bytesToTarget() > flowed) {
+                    toB.reset();
+                    resets++;
+                    flowed = toB.bytesToTarget();
+                } else {
+                    Thread.sleep(5);
+                }
             }
-            a.expect("WROTE", deadline(60), l -> { });
+            wrote.get(60, TimeUnit.SECONDS);
+            assertThat(resets).as("resets while a wrote").isGreaterThanOrEqualTo(6);
             String digest = awaitEqual(a, b);
+            // a's counts first, once settled: every event b applied was dispatched, and counted, before
+            awaitQueueSettled(a);
             long[] sa = stats(a);
             long[] sb = stats(b);
-            System.out.printf("[%s] resets: 12 resets; a sent %d, failed %d; b saw %d gaps, %d resyncs, %d batches "
-                    + "twice (skipped); equal (%s)%n", transport, sa[0], sa[1], sb[5], sb[6], sb[9], digest);
+            System.out.printf("[%s] resets: %d resets; a sent %d, failed %d; b saw %d gaps, %d resyncs, applied %d, %d "
+                    + "batches twice (skipped); equal (%s)%n", transport, resets, sa[0], sa[1], sb[5], sb[6], sb[11],
+                    sb[9], digest);
+            // every event a dispatched is counted once, sent or failed; a batch that arrived twice is skipped (and
+            // counted in duplicateBatches), so b never applies more of a's events than a dispatched
+            assertThat(sb[11]).as("events b applied (%d duplicate batches skipped) vs a's sent + failed", sb[9])
+                    .isLessThanOrEqualTo(sa[0] + sa[1]);
         }
     }
 
@@ -241,7 +296,7 @@ class FaultsTest {
         NodeProcess source = start(transport, 0);
         ask(source, "WRITE 1000", "WROTE");
         source.send("WRITE 5000");
-        Thread.sleep(500);
+        source.expect("WRITING", deadline(60), l -> { });
         NodeProcess newcomer = start(transport, 1); // bootstraps while the source writes
         source.expect("WROTE", deadline(60), l -> { });
         String digest = awaitEqual(source, newcomer);

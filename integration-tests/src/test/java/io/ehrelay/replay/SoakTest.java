@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,9 +18,11 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ehrelay.soak.minutes} (default 10), the other replicating; every 10 s both are sampled (heap after a
  * GC, live threads, the writer's queue high water). Nothing may grow without bound: the last third's heap and
  * threads stay within the first third's (plus a margin), the queue within its bound, and both end equal. Runs
- * only in the {@code soak} Maven profile ({@code ./mvnw -B -ntp verify -Psoak}), not in CI.
+ * only in the {@code soak} Maven profile ({@code ./mvnw -B -ntp verify -Psoak}), not in CI. The timeout leaves
+ * room for soaks of up to about two and a half hours.
  */
 @EnabledIfSystemProperty(named = "ehrelay.soak", matches = "true")
+@Timeout(value = 3, unit = TimeUnit.HOURS)
 class SoakTest {
 
     @TempDir

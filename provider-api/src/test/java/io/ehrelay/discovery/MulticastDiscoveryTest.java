@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Timeout;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.engine.ReplicationNode;
-import io.ehrelay.loopback.LoopbackTestFixtures;
+import io.ehrelay.loopback.LoopbackContractTest;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 
@@ -27,7 +27,7 @@ class MulticastDiscoveryTest {
         int port = 40000 + ThreadLocalRandom.current().nextInt(20000);
         String discovery = "peerDiscovery=automatic, multicastGroupAddress=230.0.0.42, multicastGroupPort=" + port
                 + ", timeToLive=0, hostName=127.0.0.1, heartbeatIntervalMillis=100";
-        ContractCluster cluster = new ContractCluster(LoopbackTestFixtures.automatic(discovery));
+        ContractCluster cluster = new ContractCluster(LoopbackContractTest.FIXTURE.withAutomaticDiscovery(discovery));
         try {
             CacheManager a = cluster.start("mca");
             CacheManager b = cluster.start("mcb");

@@ -4,39 +4,12 @@ import io.ehrelay.contract.ReplicationContractTest;
 import io.ehrelay.contract.TransportFixture;
 
 /** The contract suite on the in-memory loopback transport. */
-class LoopbackContractTest extends ReplicationContractTest {
+public class LoopbackContractTest extends ReplicationContractTest {
 
-    static final TransportFixture FIXTURE = new TransportFixture() {
-        @Override
-        public String providerFactory() {
-            return LoopbackCacheManagerPeerProviderFactory.class.getName();
-        }
-
-        @Override
-        public String listenerFactory() {
-            return LoopbackCacheManagerPeerListenerFactory.class.getName();
-        }
-
-        @Override
-        public String replicatorFactory() {
-            return LoopbackCacheReplicatorFactory.class.getName();
-        }
-
-        @Override
-        public String bootstrapFactory() {
-            return LoopbackBootstrapCacheLoaderFactory.class.getName();
-        }
-
-        @Override
-        public String scheme() {
-            return Loopback.SCHEME;
-        }
-
-        @Override
-        public String transportName() {
-            return Loopback.NAME;
-        }
-    };
+    /** The loopback transport with manual peers; {@link TransportFixture#withAutomaticDiscovery} for discovery. */
+    public static final TransportFixture FIXTURE = TransportFixture.of(Loopback.SCHEME, Loopback.NAME,
+            LoopbackCacheManagerPeerProviderFactory.class, LoopbackCacheManagerPeerListenerFactory.class,
+            LoopbackCacheReplicatorFactory.class, LoopbackBootstrapCacheLoaderFactory.class);
 
     @Override
     protected TransportFixture fixture() {

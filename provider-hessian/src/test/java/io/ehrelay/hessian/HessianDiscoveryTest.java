@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -26,17 +27,7 @@ class HessianDiscoveryTest {
         String discovery = "peerDiscovery=automatic, multicastGroupAddress=230.0.0.43, multicastGroupPort=" + port
                 + ", timeToLive=0, hostName=127.0.0.1, heartbeatIntervalMillis=100,"
                 + " clusterToken=discovery-token-0123456789";
-        HessianFixture automatic = new HessianFixture() {
-            @Override
-            public String extraProviderProperties() {
-                return discovery;
-            }
-
-            @Override
-            public boolean manualDiscovery() {
-                return false;
-            }
-        };
+        TransportFixture automatic = HessianContractTest.FIXTURE.withAutomaticDiscovery(discovery);
         try (ContractCluster cluster = new ContractCluster(automatic)) {
             CacheManager a = cluster.start("hda");
             CacheManager b = cluster.start("hdb");

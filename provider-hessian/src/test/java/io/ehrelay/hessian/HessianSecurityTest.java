@@ -13,6 +13,7 @@ import java.nio.file.Path;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import com.caucho.hessian.io.Hessian2Output;
 
@@ -20,6 +21,7 @@ import io.ehrelay.codec.EventCodec;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TransportFixture;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 
@@ -27,6 +29,7 @@ import net.sf.ehcache.Element;
  * The HTTP endpoint's defences: only envelopes are read (any other object graph is refused before it is
  * instantiated), only holders of the cluster token may post, and HTTPS works end to end.
  */
+@Timeout(240)
 class HessianSecurityTest {
 
     private static final String TOKEN = "s3cret-cluster-token-0123456789";
@@ -87,7 +90,7 @@ class HessianSecurityTest {
 
     @Test
     void callCarryingAnythingButAnEnvelope_isRefusedWithoutInstantiatingIt() throws Exception {
-        try (ContractCluster cluster = new ContractCluster(new HessianFixture())) {
+        try (ContractCluster cluster = new ContractCluster(HessianContractTest.FIXTURE)) {
             CacheManager node = cluster.start("hostile");
             String url = cluster.endpoint(node);
             Jmx jmx = cluster.jmx(node);
@@ -125,7 +128,7 @@ class HessianSecurityTest {
 
     @Test
     void fuzz_100kHostileBatchesAnd20kHostileCalls_eachCountedNoneApplied() throws Exception {
-        try (ContractCluster cluster = new ContractCluster(new HessianFixture())) {
+        try (ContractCluster cluster = new ContractCluster(HessianContractTest.FIXTURE)) {
             CacheManager node = cluster.start("fuzzed");
             String url = cluster.endpoint(node);
             Jmx jmx = cluster.jmx(node);
@@ -178,14 +181,9 @@ class HessianSecurityTest {
 
     @Test
     void withAClusterToken_requestsWithoutItGet401AndChangeNothing() throws Exception {
-        HessianFixture withToken = new HessianFixture() {
-            @Override
-            public String extraProviderProperties() {
-                return "clusterToken=" + TOKEN;
-            }
-        };
+        TransportFixture withToken = HessianContractTest.FIXTURE.withExtraProviderProperties("clusterToken=" + TOKEN);
         try (ContractCluster members = new ContractCluster(withToken);
-             ContractCluster outsiders = new ContractCluster(new HessianFixture())) {
+             ContractCluster outsiders = new ContractCluster(HessianContractTest.FIXTURE)) {
             CacheManager a = members.start("tok-a");
             CacheManager b = members.start("tok-b");
             a.getCache("sync").put(new Element("k", "member"));
@@ -208,18 +206,11 @@ class HessianSecurityTest {
 
     @Test
     void https_roundTrip() throws Exception {
-        HessianFixture https = new HessianFixture() {
-            @Override
-            public String listenerProperties() {
-                return "hostName=127.0.0.1, port=0, tlsKeyStore=" + keyStore.toAbsolutePath()
-                        + ", tlsKeyStorePassword=changeit";
-            }
-
-            @Override
-            public String extraProviderProperties() {
-                return "tlsTrustStore=" + keyStore.toAbsolutePath() + ", tlsTrustStorePassword=changeit";
-            }
-        };
+        TransportFixture https = HessianContractTest.FIXTURE
+                .withListenerProperties("hostName=127.0.0.1, port=0, tlsKeyStore=" + keyStore.toAbsolutePath()
+                        + ", tlsKeyStorePassword=changeit")
+                .withExtraProviderProperties("tlsTrustStore=" + keyStore.toAbsolutePath()
+                        + ", tlsTrustStorePassword=changeit");
         try (ContractCluster cluster = new ContractCluster(https)) {
             CacheManager a = cluster.start("https-a");
             CacheManager b = cluster.start("https-b");

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Timeout;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -30,7 +31,7 @@ class JGroupsBootstrapTest {
 
     @Test
     void sourceLeavingMidTransfer_newcomerRetriesTheOtherMember() throws Exception {
-        JGroupsFixture fixture = JGroupsFixture.udp();
+        TransportFixture fixture = JGroupsFixtures.udp();
         ContractCluster template = new ContractCluster(fixture);
         CacheManager a = null;
         CacheManager b = null;

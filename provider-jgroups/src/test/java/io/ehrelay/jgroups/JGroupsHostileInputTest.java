@@ -47,7 +47,7 @@ class JGroupsHostileInputTest {
 
     @Test
     void hostileMember_100kHostilePostsAndForeignRequests_eachCountedNoneApplied() throws Exception {
-        try (ContractCluster cluster = new ContractCluster(JGroupsFixture.tcp())) {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp())) {
             CacheManager node = cluster.start("target");
             CacheManager vehicle = cluster.start("hostile");
             JChannel ch = channelOf(cluster, vehicle);
@@ -93,7 +93,7 @@ class JGroupsHostileInputTest {
     @Test
     void hostileMember_serializedGadget_doesNotRunOnTheNode() throws Exception {
         Gadget.readObjectRan = false;
-        try (ContractCluster cluster = new ContractCluster(JGroupsFixture.tcp())) {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp())) {
             CacheManager node = cluster.start("target");
             CacheManager vehicle = cluster.start("hostile");
             JChannel ch = channelOf(cluster, vehicle);

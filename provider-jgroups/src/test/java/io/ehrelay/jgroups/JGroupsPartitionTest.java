@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Timeout;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -25,7 +26,7 @@ class JGroupsPartitionTest {
 
     @Test
     void afterAMerge_theOtherSideResyncsFromTheReferenceSide() {
-        JGroupsFixture fixture = JGroupsFixture.udp();
+        TransportFixture fixture = JGroupsFixtures.udp();
         try (ContractCluster cluster = new ContractCluster(fixture)) {
             CacheManager a = cluster.start("part-a", "file=jgroups-partition-udp.xml");
             CacheManager b = cluster.start("part-b", "file=jgroups-partition-udp.xml");

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
@@ -29,7 +30,7 @@ class JGroupsSyncTest {
 
     @Test
     void syncPut_waitsForTheSlowMember_orFailsOnTimeoutNamingIt() {
-        JGroupsFixture fixture = JGroupsFixture.udp();
+        TransportFixture fixture = JGroupsFixtures.udp();
         ContractCluster template = new ContractCluster(fixture);
         String extraCache = "  <cache name=\"syncShort\" maxEntriesLocalHeap=\"1000\" eternal=\"true\">\n"
                 + "    <cacheEventListenerFactory class=\"" + fixture.replicatorFactory() + "\"\n"

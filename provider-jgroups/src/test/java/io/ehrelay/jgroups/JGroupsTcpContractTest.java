@@ -8,6 +8,6 @@ class JGroupsTcpContractTest extends ReplicationContractTest {
 
     @Override
     protected TransportFixture fixture() {
-        return JGroupsFixture.tcp();
+        return JGroupsFixtures.tcp();
     }
 }

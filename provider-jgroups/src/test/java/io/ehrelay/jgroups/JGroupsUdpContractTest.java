@@ -8,6 +8,6 @@ class JGroupsUdpContractTest extends ReplicationContractTest {
 
     @Override
     protected TransportFixture fixture() {
-        return JGroupsFixture.udp();
+        return JGroupsFixtures.udp();
     }
 }

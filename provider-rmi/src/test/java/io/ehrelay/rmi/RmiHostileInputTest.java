@@ -16,6 +16,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.codec.EventCodec;
 import io.ehrelay.contract.ContractCluster;
@@ -32,6 +33,7 @@ import net.sf.ehcache.distribution.RmiEventMessage;
  * rejected by the export filter before its {@code readObject} runs, counted in {@code rejected}, and the cache is
  * unchanged.
  */
+@Timeout(240)
 class RmiHostileInputTest {
 
     private ContractCluster cluster;
@@ -42,7 +44,7 @@ class RmiHostileInputTest {
     void setUp() throws Exception {
         Gadget.readObjectRan = false;
         GadgetHandler.readObjectRan = false;
-        cluster = new ContractCluster(new RmiFixture());
+        cluster = new ContractCluster(RmiContractTest.FIXTURE);
         node = cluster.start("hostile", "maxFrameBytes=1m");
         String endpoint = cluster.endpoint(node);
         registry = LocateRegistry.getRegistry(RmiUrls.host(endpoint), RmiUrls.port(endpoint));

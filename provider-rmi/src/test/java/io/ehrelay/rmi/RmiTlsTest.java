@@ -10,10 +10,12 @@ import java.util.List;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TransportFixture;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 
@@ -21,6 +23,7 @@ import net.sf.ehcache.Element;
  * {@code tls=true}: registry, relay and cache peers listen with TLS and demand a client certificate. Two TLS
  * nodes replicate; a plain client can neither look anything up nor change a cache.
  */
+@Timeout(120)
 class RmiTlsTest {
 
     private static Path keyStore;
@@ -30,20 +33,16 @@ class RmiTlsTest {
         keyStore = io.ehrelay.contract.TestKeyStores.selfSigned("node", "ehrelay-test", null);
     }
 
-    private static RmiFixture tlsFixture() {
-        return new RmiFixture() {
-            @Override
-            public String extraProviderProperties() {
-                return "tls=true, tlsKeyStore=" + keyStore.toAbsolutePath() + ", tlsKeyStorePassword=changeit, "
-                        + "tlsTrustStore=" + keyStore.toAbsolutePath() + ", tlsTrustStorePassword=changeit";
-            }
-        };
+    private static TransportFixture tlsFixture() {
+        return RmiContractTest.FIXTURE.withExtraProviderProperties("tls=true, tlsKeyStore=" + keyStore.toAbsolutePath()
+                + ", tlsKeyStorePassword=changeit, tlsTrustStore=" + keyStore.toAbsolutePath()
+                + ", tlsTrustStorePassword=changeit");
     }
 
     @Test
     void tlsNodesReplicate_plainClientsCannotLookUpOrWrite() throws Exception {
         try (ContractCluster tls = new ContractCluster(tlsFixture());
-             ContractCluster plain = new ContractCluster(new RmiFixture())) {
+             ContractCluster plain = new ContractCluster(RmiContractTest.FIXTURE)) {
             CacheManager a = tls.start("tls-a");
             CacheManager b = tls.start("tls-b");
             a.getCache("sync").put(new Element("k", "over-tls"));

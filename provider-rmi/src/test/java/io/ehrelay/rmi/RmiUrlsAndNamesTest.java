@@ -9,6 +9,7 @@ import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
@@ -20,6 +21,7 @@ import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
 
 /** rmiUrls parsing, cache names the stock URL parser cuts, and peer kind negotiation between ehrelay nodes. */
+@Timeout(120)
 class RmiUrlsAndNamesTest {
 
     @Test
@@ -87,7 +89,7 @@ class RmiUrlsAndNamesTest {
 
     @Test
     void cacheNamesWithHashAndSlash_replicateAndAreBoundVerbatim() throws Exception {
-        try (ContractCluster cluster = new ContractCluster(new RmiFixture())) {
+        try (ContractCluster cluster = new ContractCluster(RmiContractTest.FIXTURE)) {
             CacheManager a = cluster.start("names-a");
             CacheManager b = cluster.start("names-b");
             for (String name : new String[] {"orders#eu", "a/b?c"}) {

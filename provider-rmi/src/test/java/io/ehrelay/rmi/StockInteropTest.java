@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.engine.ReplicationNode;
@@ -32,6 +33,7 @@ import net.sf.ehcache.Element;
  * distribution.RMI*} factories, unchanged) in a child JVM, on 127.0.0.1. Put, update, remove and removeAll
  * replicate both ways, asynchronously and synchronously, and each side bootstraps from the other.
  */
+@Timeout(180)
 class StockInteropTest {
 
     private StockProcess stock;

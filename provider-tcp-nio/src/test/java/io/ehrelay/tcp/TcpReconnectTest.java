@@ -47,8 +47,10 @@ class TcpReconnectTest {
             a.getEhcache("c").put(new Element("lost", "while b is down"));
             Jmx ja = new Jmx(a.getName(), "tcp");
             Await.until(() -> ja.cacheCount("c", "failed") == 1, () -> "failed=" + ja.cacheCount("c", "failed"));
-            // let a's backoff grow past 3 s (0.1 + 0.2 + … + 3.2 s of failed attempts)
-            Thread.sleep(6_500);
+            // a retries with a doubling backoff (0.1, 0.2, … s): after its 6th failed connect it waits 3.2 s, longer
+            // than the reconnect this test allows, before its next attempt
+            Await.until(Duration.ofSeconds(20), () -> ja.managerCount("connectFailures") >= 6,
+                    () -> "connectFailures=" + ja.managerCount("connectFailures"));
             long started = System.nanoTime();
             b = node("reconnect-b", portB, portA);
             // b connects to a at start; a takes that as proof b is up instead of waiting out its backoff
