@@ -15,6 +15,7 @@ import com.sun.net.httpserver.HttpsServer;
 import io.ehrelay.config.ListenerConfig;
 import io.ehrelay.config.TlsStores;
 import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
 /**
@@ -72,7 +73,7 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
             server = HttpServer.create(address, 128);
         }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
-                settings.readTimeoutMillis / 2, this::hello);
+                settings.readTimeoutMillis / 2, this::hello, Clock.SYSTEM);
         httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), ctx.threads("http"));
         httpThreads.allowCoreThreadTimeOut(true);
@@ -110,7 +111,7 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
     @Override
     protected HttpPeerChannel newChannel(String endpoint) {
         return new HttpPeerChannel(endpoint, localEndpoint, settings, clientTls,
-                context.limits().maxFrameBytes() + 64 * 1024L, context.threads("sender"));
+                context.limits().maxFrameBytes() + 64 * 1024L, context.threads("sender"), Clock.SYSTEM);
     }
 
     @Override

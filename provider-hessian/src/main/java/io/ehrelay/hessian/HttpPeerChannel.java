@@ -8,6 +8,7 @@ import java.util.concurrent.ThreadFactory;
 import io.ehrelay.relay.PeerChannel;
 import io.ehrelay.relay.RelayCalls;
 import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
 /**
@@ -23,15 +24,15 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
     HttpPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
-                    long maxAnswerBytes, ThreadFactory threads) {
-        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
+                    long maxAnswerBytes, ThreadFactory threads, Clock clock) {
+        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.self = self;
         this.readTimeoutMillis = settings.readTimeoutMillis;
         try {
             this.connections = new HttpConnections(endpoint, tls, HessianWire.CONTENT_TYPE,
                     settings.clusterToken == null ? java.util.Collections.emptyList()
                             : java.util.Collections.singletonList(HessianSettings.TOKEN_HEADER + ": " + settings.clusterToken),
-                    settings.connectTimeoutMillis, settings.readTimeoutMillis, maxAnswerBytes);
+                    settings.connectTimeoutMillis, settings.readTimeoutMillis, maxAnswerBytes, clock);
         } catch (IOException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }

@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 import io.ehrelay.relay.ChannelTransport;
 import io.ehrelay.relay.RelayException;
 import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
 /**
@@ -95,7 +96,7 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
             ctx.metrics().gauge("serializedObjectsRefused", ObjectMessageGuard.REFUSED::get);
         }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
-                settings.callTimeoutMillis / 2, this::peerSaidHello);
+                settings.callTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
         channel.connect(clusterName);
@@ -145,7 +146,8 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
     @Override
     protected MemberChannel newChannel(String endpoint) {
         Address address = UUID.fromString(endpoint.substring(ENDPOINT_PREFIX.length()));
-        return new MemberChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"));
+        return new MemberChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"),
+                Clock.SYSTEM);
     }
 
     // ---- membership ------------------------------------------------------------------------------------------

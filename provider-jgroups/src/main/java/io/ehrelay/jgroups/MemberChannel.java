@@ -14,6 +14,7 @@ import org.jgroups.blocks.ResponseMode;
 import io.ehrelay.relay.PeerChannel;
 import io.ehrelay.relay.RelayCalls;
 import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
 /**
@@ -31,8 +32,8 @@ final class MemberChannel extends PeerChannel implements RelayCalls {
     private final int timeoutMillis;
 
     MemberChannel(String endpoint, Address address, MessageDispatcher dispatcher, String self,
-                  JGroupsSettings settings, ThreadFactory threads) {
-        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
+                  JGroupsSettings settings, ThreadFactory threads, Clock clock) {
+        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.address = address;
         this.dispatcher = dispatcher;
         this.self = self;

@@ -24,6 +24,7 @@ import io.ehrelay.codec.CodecLimits;
 import io.ehrelay.codec.EventCodec;
 import io.ehrelay.codec.ReplicationEvent;
 import io.ehrelay.relay.PeerChannel;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
@@ -53,8 +54,8 @@ final class PeerLink extends PeerChannel {
     private volatile RelayRemote relay;
 
     PeerLink(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
-             CodecLimits limits, ThreadFactory threads) {
-        super(endpoint, settings.peerOutboundMaxBytes, settings.lookupRetryMaxMillis, threads);
+             CodecLimits limits, ThreadFactory threads, Clock clock) {
+        super(endpoint, settings.peerOutboundMaxBytes, settings.lookupRetryMaxMillis, threads, clock);
         this.host = RmiUrls.host(endpoint);
         this.port = RmiUrls.port(endpoint);
         this.self = self == null ? "client" : self;

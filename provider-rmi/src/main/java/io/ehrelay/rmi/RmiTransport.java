@@ -24,6 +24,7 @@ import io.ehrelay.codec.AllowList;
 import io.ehrelay.codec.CodecLimits;
 import io.ehrelay.codec.SerializationGuard;
 import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 
@@ -93,7 +94,7 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
             relayService = new io.ehrelay.relay.RelayService(ctx.inbound(), limits.maxFrameBytes(),
-                    ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello);
+                    ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
             relay = new RelayEndpoint(relayService);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
             // listening socket of their own unless remoteObjectPort pins every object to one port
@@ -192,7 +193,7 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
     @Override
     protected PeerLink newChannel(String endpoint) {
         return new PeerLink(endpoint, localEndpoint, lookupSockets, settings, context.limits(),
-                context.threads("sender"));
+                context.threads("sender"), Clock.SYSTEM);
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
