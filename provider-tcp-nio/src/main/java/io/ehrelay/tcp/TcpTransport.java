@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import io.ehrelay.config.ListenerConfig;
 import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
@@ -150,7 +151,8 @@ final class TcpTransport implements Transport {
         if (c != null) {
             return c;
         }
-        return outbound.computeIfAbsent(peer, p -> new OutboundConnection(p, settings, context, endpoint));
+        return outbound.computeIfAbsent(peer, p -> new OutboundConnection(p, settings, context, endpoint,
+                Clock.SYSTEM));
     }
 
     @Override
