@@ -27,7 +27,7 @@ import io.ehrelay.spi.InboundHandler;
  * peer cannot be reached after {@link #connectAhead}, it keeps trying in the background, so that
  * {@link #isReachable()} tells the truth. A synchronous send finding nothing queued runs on the caller's
  * thread (one hand-off less). Time (backoff, deadlines) is read from the given {@link Clock}. A subclass supplies
- * the calls.
+ * the calls; each transport names its own {@code <Transport>PeerChannel}.
  */
 public abstract class PeerChannel {
 

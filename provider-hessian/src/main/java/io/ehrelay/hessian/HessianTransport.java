@@ -20,10 +20,10 @@ import io.ehrelay.spi.TransportContext;
 
 /**
  * Hessian over HTTP(S) as an ehrelay transport: the JDK's built-in HTTP server on {@code hostName:port/path}
- * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HttpPeerChannel} per peer.
+ * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HessianPeerChannel} per peer.
  * Thread-safe.
  */
-final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerChannel> {
+final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPeerChannel> {
 
     static {
         // the JDK's HTTP server writes a response's headers and body separately: without TCP_NODELAY, Nagle's
@@ -109,8 +109,8 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
     }
 
     @Override
-    protected HttpPeerChannel newChannel(String endpoint) {
-        return new HttpPeerChannel(endpoint, localEndpoint, settings, clientTls,
+    protected HessianPeerChannel newChannel(String endpoint) {
+        return new HessianPeerChannel(endpoint, localEndpoint, settings, clientTls,
                 context.limits().maxFrameBytes() + 64 * 1024L, context.threads("sender"), Clock.SYSTEM);
     }
 

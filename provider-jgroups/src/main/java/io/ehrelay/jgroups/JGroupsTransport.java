@@ -33,7 +33,7 @@ import io.ehrelay.spi.TransportContext;
  * {@link MessageDispatcher}: batches posted (applied in order on the member's apply thread) or delivered (applied
  * before the answer: synchronous replication), state transferred in pages. Replies are plain bytes.
  */
-final class JGroupsTransport extends ChannelTransport<MemberChannel> implements RequestHandler, Receiver {
+final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implements RequestHandler, Receiver {
 
     static final String ENDPOINT_PREFIX = "jgroups:";
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsTransport.class);
@@ -144,9 +144,9 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
     }
 
     @Override
-    protected MemberChannel newChannel(String endpoint) {
+    protected JGroupsPeerChannel newChannel(String endpoint) {
         Address address = UUID.fromString(endpoint.substring(ENDPOINT_PREFIX.length()));
-        return new MemberChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"),
+        return new JGroupsPeerChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"),
                 Clock.SYSTEM);
     }
 

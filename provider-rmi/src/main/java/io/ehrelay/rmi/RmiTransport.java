@@ -32,9 +32,9 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
  * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
  * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits byte arrays only, the cache peers
- * the allow-list plus Ehcache's message types. Sending: one {@link PeerLink} per peer. Thread-safe.
+ * the allow-list plus Ehcache's message types. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
  */
-final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
+final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChannel> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
@@ -191,14 +191,14 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
     }
 
     @Override
-    protected PeerLink newChannel(String endpoint) {
-        return new PeerLink(endpoint, localEndpoint, lookupSockets, settings, context.limits(),
+    protected RmiPeerChannel newChannel(String endpoint) {
+        return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, context.limits(),
                 context.threads("sender"), Clock.SYSTEM);
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
-    Map<String, PeerLink.Kind> peerKinds() {
-        Map<String, PeerLink.Kind> out = new java.util.TreeMap<>();
+    Map<String, RmiPeerChannel.Kind> peerKinds() {
+        Map<String, RmiPeerChannel.Kind> out = new java.util.TreeMap<>();
         channels().forEach((e, l) -> out.put(e, l.kind()));
         return out;
     }

@@ -78,7 +78,7 @@ class StockInteropTest {
         assertThat(stock.call("get sync s")).isEqualTo("OK 1");
         sync.remove("s");
         assertThat(stock.call("get sync s")).isEqualTo("OK <null>");
-        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, PeerLink.Kind.STOCK);
+        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, RmiPeerChannel.Kind.STOCK);
 
         // stock -> ehrelay, asynchronous (stock's RmiEventMessage batches through our CachePeer.send)
         stock.call("put async b 1");
@@ -143,7 +143,7 @@ class StockInteropTest {
         }, () -> "the stock node replicates to ehrelay after hearing its heartbeat");
         async.put(new Element("from-ehrelay", "1"));
         awaitStock("get async from-ehrelay", "OK 1");
-        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, PeerLink.Kind.STOCK);
+        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, RmiPeerChannel.Kind.STOCK);
     }
 
     private static String xml(String name, String prefix, int port, String providerProperties) {

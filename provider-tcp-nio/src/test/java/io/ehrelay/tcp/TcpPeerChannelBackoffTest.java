@@ -29,7 +29,7 @@ class TcpPeerChannelBackoffTest {
 
     private final ManualClock clock = new ManualClock();
     private final ReplicationMetrics metrics = new ReplicationMetrics("tcp-backoff-test", "tcp");
-    private OutboundConnection channel;
+    private TcpPeerChannel channel;
 
     @AfterEach
     void close() {
@@ -61,7 +61,7 @@ class TcpPeerChannelBackoffTest {
 
     @Test
     void refusedConnects_backOffFrom100msDoublingToRetryMaxMillis() throws Exception {
-        channel = new OutboundConnection(new Peer("127.0.0.1:" + closedPort()),
+        channel = new TcpPeerChannel(new Peer("127.0.0.1:" + closedPort()),
                 new TcpSettings(2000, 500, 1 << 20, 64, 0), context(), null, clock);
 
         assertThat(attempt()).isInstanceOf(ConnectException.class);
@@ -83,7 +83,7 @@ class TcpPeerChannelBackoffTest {
 
     @Test
     void retryNow_endsTheWaitAtOnce() throws Exception {
-        channel = new OutboundConnection(new Peer("127.0.0.1:" + closedPort()),
+        channel = new TcpPeerChannel(new Peer("127.0.0.1:" + closedPort()),
                 new TcpSettings(2000, 5000, 1 << 20, 64, 0), context(), null, clock);
         attempt();
         assertThat(attempt()).hasMessageContaining("next attempt in 100 ms");

@@ -22,7 +22,7 @@ import io.ehrelay.spi.InboundHandler;
  * per sender through UNICAST3) answered by the member's {@link JGroupsTransport}. A member that leaves the view
  * fails the calls waiting on it ({@link SuspectedException}), so a state transfer moves on to another member.
  */
-final class MemberChannel extends PeerChannel implements RelayCalls {
+final class JGroupsPeerChannel extends PeerChannel implements RelayCalls {
 
     private static final byte[] NO_PAYLOAD = new byte[0];
 
@@ -31,7 +31,7 @@ final class MemberChannel extends PeerChannel implements RelayCalls {
     private final String self;
     private final int timeoutMillis;
 
-    MemberChannel(String endpoint, Address address, MessageDispatcher dispatcher, String self,
+    JGroupsPeerChannel(String endpoint, Address address, MessageDispatcher dispatcher, String self,
                   JGroupsSettings settings, ThreadFactory threads, Clock clock) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.address = address;

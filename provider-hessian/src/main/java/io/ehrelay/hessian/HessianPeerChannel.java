@@ -16,14 +16,14 @@ import io.ehrelay.spi.InboundHandler;
  * connections on the calling thread ({@link HttpConnections}). Connecting is a {@code hello} call, which also
  * proves the cluster token.
  */
-final class HttpPeerChannel extends PeerChannel implements RelayCalls {
+final class HessianPeerChannel extends PeerChannel implements RelayCalls {
 
     private final String self;
     private final HttpConnections connections;
     private final int readTimeoutMillis;
 
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
-    HttpPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
+    HessianPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
                     long maxAnswerBytes, ThreadFactory threads, Clock clock) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.self = self;

@@ -36,7 +36,7 @@ import net.sf.ehcache.distribution.RmiEventMessage;
  * protocol; stock peers Ehcache's own messages, and are bootstrapped from with {@code getKeys} and
  * {@code getElements}. Ordering, bounds and backoff are {@link PeerChannel}'s.
  */
-final class PeerLink extends PeerChannel {
+final class RmiPeerChannel extends PeerChannel {
 
     /** The kinds of peer. */
     enum Kind { UNKNOWN, EHRELAY, STOCK }
@@ -53,7 +53,7 @@ final class PeerLink extends PeerChannel {
     private volatile Kind kind = Kind.UNKNOWN;
     private volatile RelayRemote relay;
 
-    PeerLink(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
+    RmiPeerChannel(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
              CodecLimits limits, ThreadFactory threads, Clock clock) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.lookupRetryMaxMillis, threads, clock);
         this.host = RmiUrls.host(endpoint);

@@ -32,15 +32,17 @@ import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.TransportContext;
 
 /**
- * This node's connection to one peer: a writer thread that connects (with exponential backoff after a
+ * The TCP transport's peer channel: this node's sender to one peer (every transport names its per-peer sender
+ * {@code <Transport>PeerChannel}; TCP's is not a {@link io.ehrelay.relay.PeerChannel}, as it streams frames instead
+ * of making calls). It is one connection: a writer thread that connects (with exponential backoff after a
  * failure), and writes queued frames with gathering writes; and, while connected, a reader thread for the
  * peer's answers (acknowledgements and state chunks). Outbound memory is bounded by
  * {@code peerOutboundMaxBytes}: past it, and while the peer is unreachable, sends fail at once instead of
  * queueing. Time (the backoff) is read from the given {@link Clock}. Thread-safe.
  */
-final class OutboundConnection {
+final class TcpPeerChannel {
 
-    private static final Logger LOG = LoggerFactory.getLogger(OutboundConnection.class);
+    private static final Logger LOG = LoggerFactory.getLogger(TcpPeerChannel.class);
     private static final int MAX_COALESCED_FRAMES = 256;
     private static final long MAX_COALESCED_BYTES = 4L << 20;
 
@@ -96,7 +98,7 @@ final class OutboundConnection {
     private volatile boolean keepConnected;
     private volatile String lastFailure;
 
-    OutboundConnection(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
+    TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
                        Clock clock) {
         this.peer = peer;
         this.backoff = Backoff.upTo(settings.reconnectBackoffMaxMillis, clock);
