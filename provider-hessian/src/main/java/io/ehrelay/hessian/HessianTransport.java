@@ -13,7 +13,6 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 
 import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.config.TlsStores;
 import io.ehrelay.relay.RelayService;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
@@ -50,9 +49,8 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPe
     public synchronized void start(TransportContext ctx) throws Exception {
         this.context = ctx;
         startChannels(ctx);
-        if (settings.trustStore != null || settings.keyStore != null) {
-            clientTls = TlsStores.context(settings.keyStore, settings.keyStorePassword, settings.trustStore,
-                    settings.trustStorePassword, settings.storeType);
+        if (settings.tls.configured()) {
+            clientTls = settings.tls.context();
         }
         ListenerConfig listener = ctx.listener();
         if (listener == null) {
@@ -66,8 +64,7 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPe
                 listener.port());
         if (ls.https()) {
             HttpsServer https = HttpsServer.create(address, 128);
-            https.setHttpsConfigurator(new HttpsConfigurator(TlsStores.context(ls.keyStore, ls.keyStorePassword,
-                    null, "", ls.storeType)));
+            https.setHttpsConfigurator(new HttpsConfigurator(ls.tls.context()));
             server = https;
         } else {
             server = HttpServer.create(address, 128);
