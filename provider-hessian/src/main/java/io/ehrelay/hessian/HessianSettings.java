@@ -1,6 +1,7 @@
 package io.ehrelay.hessian;
 
 import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.PeerProperties;
 import io.ehrelay.config.PropertyReader;
 import io.ehrelay.config.TlsSettings;
 
@@ -10,34 +11,38 @@ final class HessianSettings {
     static final String SCHEME = "ehrelay-hessian";
     static final String NAME = "hessian";
     static final String TOKEN_HEADER = "X-Ehrelay-Token";
+    /** The former name of {@link PeerProperties#CALL_TIMEOUT_MILLIS}, accepted until the next minor version. */
+    static final String OLD_CALL_TIMEOUT_MILLIS = "readTimeoutMillis";
 
     final String clusterToken;
     /** The stores of this node's calls: trust for {@code https} peers, and a client certificate. */
     final TlsSettings tls;
     final int connectTimeoutMillis;
-    final int readTimeoutMillis;
+    /** How long one HTTP call may wait for its answer (the socket's read timeout). */
+    final int callTimeoutMillis;
     final long peerOutboundMaxBytes;
     final long retryMaxMillis;
 
     private HessianSettings(String clusterToken, TlsSettings tls, int connectTimeoutMillis,
-                            int readTimeoutMillis, long peerOutboundMaxBytes, long retryMaxMillis) {
+                            int callTimeoutMillis, long peerOutboundMaxBytes, long retryMaxMillis) {
         this.clusterToken = clusterToken;
         this.tls = tls;
         this.connectTimeoutMillis = connectTimeoutMillis;
-        this.readTimeoutMillis = readTimeoutMillis;
+        this.callTimeoutMillis = callTimeoutMillis;
         this.peerOutboundMaxBytes = peerOutboundMaxBytes;
         this.retryMaxMillis = retryMaxMillis;
     }
 
     static HessianSettings read(PropertyReader r, NodeConfig node) {
+        r.alias(OLD_CALL_TIMEOUT_MILLIS, PeerProperties.CALL_TIMEOUT_MILLIS);
         String token = r.string("clusterToken");
         if (token != null && token.length() < 16) {
             throw r.invalid("clusterToken", "(hidden)", "a shared secret of at least 16 characters");
         }
         return new HessianSettings(token, TlsSettings.read(r),
-                r.intIn("connectTimeoutMillis", 2000, 1, 600_000),
-                r.intIn("readTimeoutMillis", 30_000, 200, 3_600_000),
+                r.intIn(PeerProperties.CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
+                r.intIn(PeerProperties.CALL_TIMEOUT_MILLIS, 30_000, 200, 3_600_000),
                 node.peerOutboundMaxBytes(),
-                r.longIn("retryMaxMillis", 5000, 10, 600_000));
+                r.longIn(PeerProperties.RETRY_MAX_MILLIS, 5000, 10, 600_000));
     }
 }

@@ -70,7 +70,7 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPe
             server = HttpServer.create(address, 128);
         }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
-                settings.readTimeoutMillis / 2, this::hello, Clock.SYSTEM);
+                settings.callTimeoutMillis / 2, this::hello, Clock.SYSTEM);
         httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), ctx.threads("http"));
         httpThreads.allowCoreThreadTimeOut(true);

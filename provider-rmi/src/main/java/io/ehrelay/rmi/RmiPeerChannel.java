@@ -55,7 +55,7 @@ final class RmiPeerChannel extends PeerChannel {
 
     RmiPeerChannel(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
              CodecLimits limits, ThreadFactory threads, Clock clock) {
-        super(endpoint, settings.peerOutboundMaxBytes, settings.lookupRetryMaxMillis, threads, clock);
+        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.host = RmiUrls.host(endpoint);
         this.port = RmiUrls.port(endpoint);
         this.self = self == null ? "client" : self;

@@ -1,6 +1,7 @@
 package io.ehrelay.rmi;
 
 import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.PeerProperties;
 import io.ehrelay.config.PropertyReader;
 import io.ehrelay.config.TlsSettings;
 
@@ -12,28 +13,33 @@ final class RmiSettings {
 
     static final String TLS = "tls";
     static final String TLS_CLIENT_AUTH = "tlsClientAuth";
-    static final String LOOKUP_RETRY_MAX_MILLIS = "lookupRetryMaxMillis";
-    static final String CLIENT_SOCKET_TIMEOUT_MILLIS = "clientSocketTimeoutMillis";
+    static final String RETRY_MAX_MILLIS = PeerProperties.RETRY_MAX_MILLIS;
+    static final String CALL_TIMEOUT_MILLIS = PeerProperties.CALL_TIMEOUT_MILLIS;
+    /** Former names, accepted until the next minor version (neither is a stock Ehcache property). */
+    static final String OLD_RETRY_MAX_MILLIS = "lookupRetryMaxMillis";
+    static final String OLD_CALL_TIMEOUT_MILLIS = "clientSocketTimeoutMillis";
 
     final boolean tls;
     /** The stores; only with {@link #tls}. */
     final TlsSettings stores;
     final boolean clientAuth;
     final long peerOutboundMaxBytes;
-    final long lookupRetryMaxMillis;
-    final int clientSocketTimeoutMillis;
+    final long retryMaxMillis;
+    /** Connect and read timeout of this node's registry lookups. */
+    final int callTimeoutMillis;
 
     private RmiSettings(boolean tls, TlsSettings stores, boolean clientAuth, long peerOutboundMaxBytes,
-                        long lookupRetryMaxMillis, int clientSocketTimeoutMillis) {
+                        long retryMaxMillis, int callTimeoutMillis) {
         this.tls = tls;
         this.stores = stores;
         this.clientAuth = clientAuth;
         this.peerOutboundMaxBytes = peerOutboundMaxBytes;
-        this.lookupRetryMaxMillis = lookupRetryMaxMillis;
-        this.clientSocketTimeoutMillis = clientSocketTimeoutMillis;
+        this.retryMaxMillis = retryMaxMillis;
+        this.callTimeoutMillis = callTimeoutMillis;
     }
 
     static RmiSettings read(PropertyReader r, NodeConfig node) {
+        r.alias(OLD_RETRY_MAX_MILLIS, RETRY_MAX_MILLIS).alias(OLD_CALL_TIMEOUT_MILLIS, CALL_TIMEOUT_MILLIS);
         boolean tls = r.bool(TLS, false);
         TlsSettings stores = TlsSettings.read(r);
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
@@ -48,7 +54,7 @@ final class RmiSettings {
         }
         return new RmiSettings(tls, stores, clientAuth,
                 node.peerOutboundMaxBytes(),
-                r.longIn(LOOKUP_RETRY_MAX_MILLIS, 5000, 10, 600_000),
-                r.intIn(CLIENT_SOCKET_TIMEOUT_MILLIS, 10_000, 200, Integer.MAX_VALUE));
+                r.longIn(RETRY_MAX_MILLIS, 5000, 10, 600_000),
+                r.intIn(CALL_TIMEOUT_MILLIS, 10_000, 200, Integer.MAX_VALUE));
     }
 }

@@ -65,8 +65,8 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChanne
         if (settings.tls) {
             tls = RmiTls.build(settings);
         }
-        lookupSockets = settings.tls ? new TlsClientSocketFactory(settings.clientSocketTimeoutMillis)
-                : new TimeoutClientSocketFactory(settings.clientSocketTimeoutMillis);
+        lookupSockets = settings.tls ? new TlsClientSocketFactory(settings.callTimeoutMillis)
+                : new TimeoutClientSocketFactory(settings.callTimeoutMillis);
         ListenerConfig listener = ctx.listener();
         if (listener == null) {
             return;

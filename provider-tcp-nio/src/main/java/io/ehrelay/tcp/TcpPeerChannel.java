@@ -101,7 +101,7 @@ final class TcpPeerChannel {
     TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
                        Clock clock) {
         this.peer = peer;
-        this.backoff = Backoff.upTo(settings.reconnectBackoffMaxMillis, clock);
+        this.backoff = Backoff.upTo(settings.retryMaxMillis, clock);
         this.address = Endpoints.parse(peer.endpoint());
         this.settings = settings;
         this.context = context;
