@@ -145,7 +145,7 @@ public abstract class PeerChannel {
         try {
             sender.execute(new Queued(task));
         } catch (RejectedExecutionException e) {
-            task.fail(new IOException("link to " + endpoint + " is closed"));
+            task.fail(new IOException("channel to peer " + endpoint + " is closed"));
         }
         return task.future;
     }
@@ -291,7 +291,7 @@ public abstract class PeerChannel {
     private void failAll(List<Runnable> never) {
         for (Runnable r : never) {
             if (r instanceof Queued) {
-                ((Queued) r).task.fail(new IOException("link to " + endpoint + " closed"));
+                ((Queued) r).task.fail(new IOException("channel to peer " + endpoint + " closed"));
             }
         }
     }

@@ -24,7 +24,7 @@ final class HessianPeerChannel extends PeerChannel implements RelayCalls {
 
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
     HessianPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
-                    long maxAnswerBytes, ThreadFactory threads, Clock clock) {
+                       long maxAnswerBytes, ThreadFactory threads, Clock clock) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.self = self;
         this.timeoutMillis = settings.callTimeoutMillis;

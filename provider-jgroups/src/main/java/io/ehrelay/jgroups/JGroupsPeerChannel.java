@@ -32,7 +32,7 @@ final class JGroupsPeerChannel extends PeerChannel implements RelayCalls {
     private final int timeoutMillis;
 
     JGroupsPeerChannel(String endpoint, Address address, MessageDispatcher dispatcher, String self,
-                  JGroupsSettings settings, ThreadFactory threads, Clock clock) {
+                       JGroupsSettings settings, ThreadFactory threads, Clock clock) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.address = address;
         this.dispatcher = dispatcher;

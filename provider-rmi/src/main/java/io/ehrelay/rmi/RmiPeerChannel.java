@@ -54,7 +54,7 @@ final class RmiPeerChannel extends PeerChannel {
     private volatile RelayRemote relay;
 
     RmiPeerChannel(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
-             CodecLimits limits, ThreadFactory threads, Clock clock) {
+                   CodecLimits limits, ThreadFactory threads, Clock clock) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.host = RmiUrls.host(endpoint);
         this.port = RmiUrls.port(endpoint);

@@ -65,7 +65,7 @@ class StockInteropTest {
         // ehrelay -> stock, asynchronous; our link may still be backing off from the failures before the stock
         // node started (an event sent then fails, counted; a stock node cannot resync)
         Await.until(() -> transport().isReachable(new io.ehrelay.spi.Peer("127.0.0.1:" + stockPort)),
-                () -> "link to the stock node not up");
+                () -> "channel to the stock node not up");
         async.put(new Element("a", "1"));
         awaitStock("get async a", "OK 1");
         async.put(new Element("a", "2"));

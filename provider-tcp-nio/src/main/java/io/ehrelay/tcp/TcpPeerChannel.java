@@ -99,7 +99,7 @@ final class TcpPeerChannel {
     private volatile String lastFailure;
 
     TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
-                       Clock clock) {
+                   Clock clock) {
         this.peer = peer;
         this.backoff = Backoff.upTo(settings.retryMaxMillis, clock);
         this.address = Endpoints.parse(peer.endpoint());
