@@ -2,26 +2,39 @@ package io.ehrelay.config;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Strict reader over the {@link Properties} that Ehcache hands to a factory.
  *
  * <p>Every getter records the property name as known. {@link #rejectUnknown()} then fails if the user
  * wrote a property that no part of the factory reads, which turns a typo such as {@code replicatePut=false}
- * into an error instead of a silently ignored setting. Keys and values are trimmed. Not thread-safe; a
- * reader lives for the duration of one factory call.
+ * into an error instead of a silently ignored setting. A renamed property keeps working under its old name
+ * through {@link #alias}. Keys and values are trimmed. Not thread-safe; a reader lives for the duration of one
+ * factory call.
  */
 public final class PropertyReader {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PropertyReader.class);
+    /** Old names already logged in this JVM ({@code old→new}): each is announced once. */
+    private static final Set<String> ANNOUNCED = ConcurrentHashMap.newKeySet();
 
     private final String owner;
     private final Map<String, String> values = new LinkedHashMap<>();
     private final TreeSet<String> known = new TreeSet<>();
+    /** New name → the old name the user wrote it as, for error messages. */
+    private final Map<String, String> writtenAs = new HashMap<>();
 
     /**
      * @param owner      who reads the properties, used in error messages (e.g. the factory's simple name)
@@ -39,6 +52,38 @@ public final class PropertyReader {
 
     public String owner() {
         return owner;
+    }
+
+    /**
+     * Accepts {@code oldName}, a property's former name, for {@code newName}; call before reading {@code newName}.
+     * A value given under the old name is read as the new one, and the first use of each old name in the JVM logs
+     * one INFO naming the new one. Giving both names fails.
+     *
+     * @throws InvalidConfigurationException when both names are given
+     */
+    public PropertyReader alias(String oldName, String newName) {
+        if (!values.containsKey(oldName)) {
+            return this;
+        }
+        if (values.containsKey(newName)) {
+            throw new InvalidConfigurationException("ehrelay " + owner + ": properties '" + oldName + "' and '"
+                    + newName + "' are both given, but '" + oldName + "' is the former name of '" + newName
+                    + "'; give only '" + newName + "'");
+        }
+        values.put(newName, values.remove(oldName));
+        writtenAs.put(newName, oldName);
+        announceRename(oldName, newName);
+        return this;
+    }
+
+    /** Logs the rename at INFO the first time this JVM meets the old name; returns whether it did. */
+    static boolean announceRename(String oldName, String newName) {
+        if (!ANNOUNCED.add(oldName + "->" + newName)) {
+            return false;
+        }
+        LOG.info("ehrelay: property {} is now called {}; {} still works until the next minor version",
+                oldName, newName, oldName);
+        return true;
     }
 
     /** Returns the raw value, or {@code null} when the property is absent or blank. */
@@ -176,8 +221,10 @@ public final class PropertyReader {
         }
     }
 
+    /** An error naming the property as the user wrote it (its old name, when given under one). */
     public InvalidConfigurationException invalid(String name, String value, String accepted) {
-        return new InvalidConfigurationException("ehrelay " + owner + ": property '" + name + "' has value '"
+        String written = writtenAs.containsKey(name) ? writtenAs.get(name) : name;
+        return new InvalidConfigurationException("ehrelay " + owner + ": property '" + written + "' has value '"
                 + value + "'; expected " + accepted);
     }
 }

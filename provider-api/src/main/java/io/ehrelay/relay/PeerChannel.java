@@ -1,5 +1,6 @@
 package io.ehrelay.relay;
 
+import io.ehrelay.internal.Backoff;
 import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
 /**
@@ -24,13 +26,14 @@ import io.ehrelay.spi.InboundHandler;
  * backoff (100 ms doubling to {@code retryMaxMillis}) has passed — sends in between fail at once. While the
  * peer cannot be reached after {@link #connectAhead}, it keeps trying in the background, so that
  * {@link #isReachable()} tells the truth. A synchronous send finding nothing queued runs on the caller's
- * thread (one hand-off less). A subclass supplies the calls.
+ * thread (one hand-off less). Time (backoff, deadlines) is read from the given {@link Clock}. A subclass supplies
+ * the calls; each transport names its own {@code <Transport>PeerChannel}.
  */
 public abstract class PeerChannel {
 
     private final String endpoint;
     private final long outboundMaxBytes;
-    private final long retryMaxMillis;
+    private final Clock clock;
     private final ThreadPoolExecutor sender;
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicInteger pending = new AtomicInteger();
@@ -39,13 +42,18 @@ public abstract class PeerChannel {
     /** The deadline of the batch being transmitted (0: none); written and read under {@code transmitting}. */
     private long deadlineNanos;
     private volatile boolean reachable;
-    private volatile long retryAt;
-    private long backoffMillis;
+    private final Backoff backoff;
 
-    protected PeerChannel(String endpoint, long outboundMaxBytes, long retryMaxMillis, ThreadFactory threads) {
+    /**
+     * @param retryMaxMillis the longest wait between attempts to reach the peer (the backoff starts at 100 ms)
+     * @param clock          the node's time source ({@link Clock#SYSTEM} in production)
+     */
+    protected PeerChannel(String endpoint, long outboundMaxBytes, long retryMaxMillis, ThreadFactory threads,
+                          Clock clock) {
         this.endpoint = endpoint;
         this.outboundMaxBytes = outboundMaxBytes;
-        this.retryMaxMillis = retryMaxMillis;
+        this.clock = clock;
+        this.backoff = Backoff.upTo(retryMaxMillis, clock);
         this.sender = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
         this.sender.allowCoreThreadTimeOut(true);
     }
@@ -73,7 +81,7 @@ public abstract class PeerChannel {
         if (deadline == 0) {
             return defaultMillis;
         }
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
         return (int) Math.max(1, Math.min(defaultMillis, left));
     }
 
@@ -98,10 +106,7 @@ public abstract class PeerChannel {
                 try {
                     ensureConnected();
                 } catch (Exception e) {
-                    long wait;
-                    synchronized (this) {
-                        wait = Math.max(10, TimeUnit.NANOSECONDS.toMillis(retryAt - System.nanoTime()));
-                    }
+                    long wait = Math.max(10, backoff.remainingMillis());
                     try {
                         retries.schedule(() -> connectAhead(retries), wait, TimeUnit.MILLISECONDS);
                     } catch (RejectedExecutionException closed) {
@@ -140,7 +145,7 @@ public abstract class PeerChannel {
         try {
             sender.execute(new Queued(task));
         } catch (RejectedExecutionException e) {
-            task.fail(new IOException("link to " + endpoint + " is closed"));
+            task.fail(new IOException("channel to peer " + endpoint + " is closed"));
         }
         return task.future;
     }
@@ -233,10 +238,9 @@ public abstract class PeerChannel {
         if (connected) {
             return;
         }
-        long wait = retryAt - System.nanoTime();
-        if (retryAt != 0 && wait > 0) {
-            throw new IOException("peer " + endpoint + " unreachable; next attempt in "
-                    + TimeUnit.NANOSECONDS.toMillis(wait) + " ms");
+        long wait = backoff.remainingMillis();
+        if (wait > 0) {
+            throw new IOException("peer " + endpoint + " unreachable; next attempt in " + wait + " ms");
         }
         try {
             connect();
@@ -250,8 +254,7 @@ public abstract class PeerChannel {
 
     private synchronized void succeeded() {
         reachable = true;
-        backoffMillis = 0;
-        retryAt = 0;
+        backoff.succeeded();
     }
 
     private synchronized void failed(Exception e) {
@@ -259,14 +262,13 @@ public abstract class PeerChannel {
             reachable = false;
             connected = false;
             disconnect();
-            backoffMillis = backoffMillis == 0 ? 100 : Math.min(backoffMillis * 2, retryMaxMillis);
-            retryAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
+            backoff.failed();
         }
     }
 
     /** Lets the next send connect at once (the peer announced itself again). */
-    public final synchronized void retryNow() {
-        retryAt = 0;
+    public final void retryNow() {
+        backoff.retryNow();
     }
 
     /**
@@ -289,7 +291,7 @@ public abstract class PeerChannel {
     private void failAll(List<Runnable> never) {
         for (Runnable r : never) {
             if (r instanceof Queued) {
-                ((Queued) r).task.fail(new IOException("link to " + endpoint + " closed"));
+                ((Queued) r).task.fail(new IOException("channel to peer " + endpoint + " closed"));
             }
         }
     }

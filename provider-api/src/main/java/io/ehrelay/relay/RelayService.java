@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
 /**
@@ -39,6 +40,7 @@ public final class RelayService {
     private final ThreadFactory applyThreads;
     private final long postTimeoutMillis;
     private final java.util.function.Consumer<String> onHello;
+    private final Clock clock;
     private final Map<String, Applier> appliers = new ConcurrentHashMap<>();
     private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong(System.nanoTime() & 0xffffffffL);
@@ -50,13 +52,17 @@ public final class RelayService {
      */
     public RelayService(InboundHandler inbound, int maxFrameBytes, ThreadFactory applyThreads,
                         long postTimeoutMillis) {
-        this(inbound, maxFrameBytes, applyThreads, postTimeoutMillis, from -> { });
+        this(inbound, maxFrameBytes, applyThreads, postTimeoutMillis, from -> { }, Clock.SYSTEM);
     }
 
-    /** @param onHello called with a peer's endpoint when it says it is up (e.g. to end a backoff towards it) */
+    /**
+     * @param onHello called with a peer's endpoint when it says it is up (e.g. to end a backoff towards it)
+     * @param clock   the node's time source, for expiring idle state transfers ({@link Clock#SYSTEM} in production)
+     */
     public RelayService(InboundHandler inbound, int maxFrameBytes, ThreadFactory applyThreads,
-                        long postTimeoutMillis, java.util.function.Consumer<String> onHello) {
+                        long postTimeoutMillis, java.util.function.Consumer<String> onHello, Clock clock) {
         this.onHello = onHello;
+        this.clock = clock;
         this.inbound = inbound;
         this.maxFrameBytes = maxFrameBytes;
         this.applyThreads = applyThreads;
@@ -115,7 +121,7 @@ public final class RelayService {
             throw new RelayException("ehrelay: " + e.getMessage());
         }
         long id = ids.incrementAndGet();
-        transfers.put(id, new Transfer(cursor));
+        transfers.put(id, new Transfer(cursor, clock.nanoTime()));
         return id;
     }
 
@@ -125,7 +131,7 @@ public final class RelayService {
             throw new RelayException("ehrelay: no open state transfer " + transferId + " (expired or finished)");
         }
         synchronized (t) {
-            t.lastUsed = System.nanoTime();
+            t.lastUsed = clock.nanoTime();
             byte[] chunk = t.cursor.next(Math.max(1, Math.min(maxChunkBytes, maxFrameBytes / 2)));
             if (chunk == null) {
                 transfers.remove(transferId);
@@ -135,7 +141,7 @@ public final class RelayService {
     }
 
     private void expireIdle() {
-        long cutoff = System.nanoTime() - TimeUnit.SECONDS.toNanos(TRANSFER_IDLE_SECONDS);
+        long cutoff = clock.nanoTime() - TimeUnit.SECONDS.toNanos(TRANSFER_IDLE_SECONDS);
         for (Iterator<Transfer> it = transfers.values().iterator(); it.hasNext(); ) {
             if (it.next().lastUsed - cutoff < 0) {
                 it.remove();
@@ -249,10 +255,11 @@ public final class RelayService {
 
     private static final class Transfer {
         final InboundHandler.StateCursor cursor;
-        volatile long lastUsed = System.nanoTime();
+        volatile long lastUsed;
 
-        Transfer(InboundHandler.StateCursor cursor) {
+        Transfer(InboundHandler.StateCursor cursor, long now) {
             this.cursor = cursor;
+            this.lastUsed = now;
         }
     }
 }

@@ -142,4 +142,64 @@ class ConfigTest {
                 props("dispatcherThreads", "4", "batchMaxBytes", "4m")), "peers"))
                 .hasMessageContaining("= 34078720 bytes");
     }
+
+    @Test
+    void alias_readsTheOldNameAsTheNewOne() {
+        PropertyReader r = new PropertyReader("f", props("aliasOldMillis", "250"));
+        r.alias("aliasOldMillis", "aliasNewMillis");
+        assertThat(r.longIn("aliasNewMillis", 5000, 10, 600_000)).isEqualTo(250);
+        r.rejectUnknown();
+    }
+
+    @Test
+    void alias_withoutTheOldName_readsTheNewOneOrTheDefault() {
+        PropertyReader r = new PropertyReader("f", props("aliasNew2Millis", "300"));
+        r.alias("aliasOld2Millis", "aliasNew2Millis");
+        assertThat(r.longIn("aliasNew2Millis", 5000, 10, 600_000)).isEqualTo(300);
+        PropertyReader none = new PropertyReader("f", props());
+        none.alias("aliasOld2Millis", "aliasNew2Millis");
+        assertThat(none.longIn("aliasNew2Millis", 5000, 10, 600_000)).isEqualTo(5000);
+    }
+
+    @Test
+    void alias_bothNamesGiven_isRejectedNamingBoth() {
+        PropertyReader r = new PropertyReader("TcpCacheManagerPeerProviderFactory",
+                props("reconnectBackoffMaxMillis", "100", "retryMaxMillis", "200"));
+        assertThatThrownBy(() -> r.alias("reconnectBackoffMaxMillis", "retryMaxMillis"))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("TcpCacheManagerPeerProviderFactory")
+                .hasMessageContaining("'reconnectBackoffMaxMillis'")
+                .hasMessageContaining("'retryMaxMillis'");
+    }
+
+    @Test
+    void alias_malformedValue_namesThePropertyAsWritten() {
+        PropertyReader r = new PropertyReader("f", props("aliasOld3Millis", "soon"));
+        r.alias("aliasOld3Millis", "aliasNew3Millis");
+        assertThatThrownBy(() -> r.longIn("aliasNew3Millis", 5000, 10, 600_000))
+                .hasMessageContaining("'aliasOld3Millis'")
+                .hasMessageContaining("'soon'");
+    }
+
+    @Test
+    void alias_unknownPropertiesAreStillRejected_andTheOldNameIsNotListedAsAccepted() {
+        PropertyReader r = new PropertyReader("f", props("aliasOld4Millis", "250", "retryMaxMilis", "1"));
+        r.alias("aliasOld4Millis", "aliasNew4Millis");
+        r.longIn("aliasNew4Millis", 5000, 10, 600_000);
+        assertThatThrownBy(r::rejectUnknown)
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("[retryMaxMilis]")
+                .hasMessageContaining("aliasNew4Millis")
+                .hasMessageNotContaining("aliasOld4Millis");
+    }
+
+    @Test
+    void alias_announcesEachOldNameOnce() {
+        for (int i = 0; i < 3; i++) {
+            new PropertyReader("f", props("aliasOld5Millis", "250")).alias("aliasOld5Millis", "aliasNew5Millis");
+        }
+        assertThat(PropertyReader.announceRename("aliasOld5Millis", "aliasNew5Millis")).isFalse();
+        assertThat(PropertyReader.announceRename("aliasOld6Millis", "aliasNew6Millis")).isTrue();
+        assertThat(PropertyReader.announceRename("aliasOld6Millis", "aliasNew6Millis")).isFalse();
+    }
 }

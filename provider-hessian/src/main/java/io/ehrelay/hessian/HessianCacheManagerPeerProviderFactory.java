@@ -10,7 +10,7 @@ import io.ehrelay.spi.Transport;
  * {@code peers=http(s)://host:port/path|...}, or {@code automatic} with the stock multicast properties; plus the
  * provider-api node properties and {@code clusterToken}, {@code tlsTrustStore}, {@code tlsTrustStorePassword},
  * {@code tlsKeyStore}, {@code tlsKeyStorePassword} (client certificate), {@code tlsStoreType},
- * {@code connectTimeoutMillis}, {@code readTimeoutMillis}, {@code peerOutboundMaxBytes}, {@code retryMaxMillis}.
+ * {@code connectTimeoutMillis}, {@code callTimeoutMillis} (formerly {@code readTimeoutMillis}), {@code peerOutboundMaxBytes}, {@code retryMaxMillis}.
  */
 public class HessianCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
 

@@ -1,27 +1,24 @@
 package io.ehrelay.hessian;
 
 import io.ehrelay.config.PropertyReader;
+import io.ehrelay.config.TlsSettings;
 
 /** The listener's own properties: {@code path}, HTTPS key store, HTTP threads. Immutable. */
 final class HessianListenerSettings {
 
     final String path;
-    final String keyStore;
-    final String keyStorePassword;
-    final String storeType;
+    /** The key store to serve HTTPS with (no trust store: the server checks no client certificates). */
+    final TlsSettings tls;
     final int httpThreads;
 
-    HessianListenerSettings(String path, String keyStore, String keyStorePassword, String storeType,
-                            int httpThreads) {
+    HessianListenerSettings(String path, TlsSettings tls, int httpThreads) {
         this.path = path;
-        this.keyStore = keyStore;
-        this.keyStorePassword = keyStorePassword;
-        this.storeType = storeType;
+        this.tls = tls;
         this.httpThreads = httpThreads;
     }
 
     static HessianListenerSettings defaults() {
-        return new HessianListenerSettings("/ehrelay", null, "", "PKCS12", 4);
+        return new HessianListenerSettings("/ehrelay", TlsSettings.none(), 4);
     }
 
     static HessianListenerSettings read(PropertyReader r) {
@@ -29,12 +26,10 @@ final class HessianListenerSettings {
         if (!path.startsWith("/") || path.contains("?") || path.contains("#") || path.contains(" ")) {
             throw r.invalid("path", path, "an absolute URL path such as /ehrelay");
         }
-        String keyStore = r.file("tlsKeyStore", "key store");
-        return new HessianListenerSettings(path, keyStore, r.string("tlsKeyStorePassword", ""),
-                r.string("tlsStoreType", "PKCS12"), r.intIn("httpThreads", 4, 1, 256));
+        return new HessianListenerSettings(path, TlsSettings.readKeyStore(r), r.intIn("httpThreads", 4, 1, 256));
     }
 
     boolean https() {
-        return keyStore != null;
+        return tls.hasKeyStore();
     }
 }

@@ -1,7 +1,9 @@
 package io.ehrelay.hessian;
 
 import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.PeerProperties;
 import io.ehrelay.config.PropertyReader;
+import io.ehrelay.config.TlsSettings;
 
 /** Hessian/HTTP provider settings (token, trust, timeouts, outbound bound). Immutable. */
 final class HessianSettings {
@@ -9,45 +11,38 @@ final class HessianSettings {
     static final String SCHEME = "ehrelay-hessian";
     static final String NAME = "hessian";
     static final String TOKEN_HEADER = "X-Ehrelay-Token";
+    /** The former name of {@link PeerProperties#CALL_TIMEOUT_MILLIS}, accepted until the next minor version. */
+    static final String OLD_CALL_TIMEOUT_MILLIS = "readTimeoutMillis";
 
     final String clusterToken;
-    final String trustStore;
-    final String trustStorePassword;
-    final String keyStore;
-    final String keyStorePassword;
-    final String storeType;
+    /** The stores of this node's calls: trust for {@code https} peers, and a client certificate. */
+    final TlsSettings tls;
     final int connectTimeoutMillis;
-    final int readTimeoutMillis;
+    /** How long one HTTP call may wait for its answer (the socket's read timeout). */
+    final int callTimeoutMillis;
     final long peerOutboundMaxBytes;
     final long retryMaxMillis;
 
-    private HessianSettings(String clusterToken, String trustStore, String trustStorePassword, String keyStore,
-                            String keyStorePassword, String storeType, int connectTimeoutMillis,
-                            int readTimeoutMillis, long peerOutboundMaxBytes, long retryMaxMillis) {
+    private HessianSettings(String clusterToken, TlsSettings tls, int connectTimeoutMillis,
+                            int callTimeoutMillis, long peerOutboundMaxBytes, long retryMaxMillis) {
         this.clusterToken = clusterToken;
-        this.trustStore = trustStore;
-        this.trustStorePassword = trustStorePassword;
-        this.keyStore = keyStore;
-        this.keyStorePassword = keyStorePassword;
-        this.storeType = storeType;
+        this.tls = tls;
         this.connectTimeoutMillis = connectTimeoutMillis;
-        this.readTimeoutMillis = readTimeoutMillis;
+        this.callTimeoutMillis = callTimeoutMillis;
         this.peerOutboundMaxBytes = peerOutboundMaxBytes;
         this.retryMaxMillis = retryMaxMillis;
     }
 
     static HessianSettings read(PropertyReader r, NodeConfig node) {
+        r.alias(OLD_CALL_TIMEOUT_MILLIS, PeerProperties.CALL_TIMEOUT_MILLIS);
         String token = r.string("clusterToken");
         if (token != null && token.length() < 16) {
             throw r.invalid("clusterToken", "(hidden)", "a shared secret of at least 16 characters");
         }
-        String trustStore = r.file("tlsTrustStore", "key store");
-        String keyStore = r.file("tlsKeyStore", "key store");
-        return new HessianSettings(token, trustStore, r.string("tlsTrustStorePassword", ""), keyStore,
-                r.string("tlsKeyStorePassword", ""), r.string("tlsStoreType", "PKCS12"),
-                r.intIn("connectTimeoutMillis", 2000, 1, 600_000),
-                r.intIn("readTimeoutMillis", 30_000, 200, 3_600_000),
+        return new HessianSettings(token, TlsSettings.read(r),
+                r.intIn(PeerProperties.CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
+                r.intIn(PeerProperties.CALL_TIMEOUT_MILLIS, 30_000, 200, 3_600_000),
                 node.peerOutboundMaxBytes(),
-                r.longIn("retryMaxMillis", 5000, 10, 600_000));
+                r.longIn(PeerProperties.RETRY_MAX_MILLIS, 5000, 10, 600_000));
     }
 }

@@ -13,16 +13,16 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 
 import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.config.TlsStores;
 import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
 /**
  * Hessian over HTTP(S) as an ehrelay transport: the JDK's built-in HTTP server on {@code hostName:port/path}
- * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HttpPeerChannel} per peer.
+ * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HessianPeerChannel} per peer.
  * Thread-safe.
  */
-final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerChannel> {
+final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPeerChannel> {
 
     static {
         // the JDK's HTTP server writes a response's headers and body separately: without TCP_NODELAY, Nagle's
@@ -49,9 +49,8 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
     public synchronized void start(TransportContext ctx) throws Exception {
         this.context = ctx;
         startChannels(ctx);
-        if (settings.trustStore != null || settings.keyStore != null) {
-            clientTls = TlsStores.context(settings.keyStore, settings.keyStorePassword, settings.trustStore,
-                    settings.trustStorePassword, settings.storeType);
+        if (settings.tls.configured()) {
+            clientTls = settings.tls.context();
         }
         ListenerConfig listener = ctx.listener();
         if (listener == null) {
@@ -65,14 +64,13 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
                 listener.port());
         if (ls.https()) {
             HttpsServer https = HttpsServer.create(address, 128);
-            https.setHttpsConfigurator(new HttpsConfigurator(TlsStores.context(ls.keyStore, ls.keyStorePassword,
-                    null, "", ls.storeType)));
+            https.setHttpsConfigurator(new HttpsConfigurator(ls.tls.context()));
             server = https;
         } else {
             server = HttpServer.create(address, 128);
         }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
-                settings.readTimeoutMillis / 2, this::hello);
+                settings.callTimeoutMillis / 2, this::hello, Clock.SYSTEM);
         httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), ctx.threads("http"));
         httpThreads.allowCoreThreadTimeOut(true);
@@ -108,9 +106,9 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HttpPeerC
     }
 
     @Override
-    protected HttpPeerChannel newChannel(String endpoint) {
-        return new HttpPeerChannel(endpoint, localEndpoint, settings, clientTls,
-                context.limits().maxFrameBytes() + 64 * 1024L, context.threads("sender"));
+    protected HessianPeerChannel newChannel(String endpoint) {
+        return new HessianPeerChannel(endpoint, localEndpoint, settings, clientTls,
+                context.limits().maxFrameBytes() + 64 * 1024L, context.threads("sender"), Clock.SYSTEM);
     }
 
     @Override

@@ -19,6 +19,8 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 
+import io.ehrelay.spi.Clock;
+
 /**
  * HTTP/1.1 POSTs to one endpoint over persistent connections, on the calling thread: the request goes out in one
  * write where it fits (headers and body, {@code TCP_NODELAY}), the caller reads the answer itself. No thread hops,
@@ -52,6 +54,7 @@ final class HttpConnections implements AutoCloseable {
     private final int connectTimeoutMillis;
     private final int readTimeoutMillis;
     private final long maxBodyBytes;
+    private final Clock clock;
     private final Deque<Connection> idle = new ConcurrentLinkedDeque<>();
     private volatile boolean closed;
 
@@ -59,9 +62,12 @@ final class HttpConnections implements AutoCloseable {
      * @param url    {@code http(s)://host:port/path}
      * @param tls    for {@code https}: the context to connect with ({@code null}: the JDK default)
      * @param extraHeaders e.g. the cluster token, as {@code Name: value} lines without CRLF; may be empty
+     * @param clock  the node's time source, for closing idle connections
      */
     HttpConnections(String url, SSLContext tls, String contentType, java.util.List<String> extraHeaders,
-                    int connectTimeoutMillis, int readTimeoutMillis, long maxBodyBytes) throws IOException {
+                    int connectTimeoutMillis, int readTimeoutMillis, long maxBodyBytes, Clock clock)
+            throws IOException {
+        this.clock = clock;
         URI uri = URI.create(url);
         boolean https = "https".equalsIgnoreCase(uri.getScheme());
         if (!https && !"http".equalsIgnoreCase(uri.getScheme())) {
@@ -126,7 +132,7 @@ final class HttpConnections implements AutoCloseable {
     }
 
     private Connection idleConnection() {
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         for (Connection c = idle.pollFirst(); c != null; c = idle.pollFirst()) {
             if (now - c.idleSince < IDLE_MILLIS) {
                 return c;
@@ -241,7 +247,7 @@ final class HttpConnections implements AutoCloseable {
         if (close || closed) {
             c.close();
         } else {
-            c.idleSince = System.currentTimeMillis();
+            c.idleSince = clock.millis();
             idle.offerFirst(c);
         }
         return new Answer(code, answer);

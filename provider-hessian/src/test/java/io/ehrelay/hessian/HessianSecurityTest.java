@@ -136,7 +136,7 @@ class HessianSecurityTest {
             int calls = 20_000;
             int[] notOk = {0};
             HttpConnections http = new HttpConnections(url, null, HessianWire.CONTENT_TYPE, java.util.List.of(), 5000,
-                    5000, 1 << 20);
+                    5000, 1 << 20, io.ehrelay.spi.Clock.SYSTEM);
             io.ehrelay.contract.HostileInputs.Tally tally;
             try {
                 // sound calls whose batch is hostile: posted, decoded on the apply thread, counted

@@ -165,7 +165,7 @@ public final class HttpServerBench {
 
     static Caller blocking(String url) throws IOException {
         HttpConnections connections = new HttpConnections(url, null, HessianWire.CONTENT_TYPE, List.of(), 2000,
-                30_000, 64L << 20);
+                30_000, 64L << 20, io.ehrelay.spi.Clock.SYSTEM);
         return new Caller() {
             @Override
             public byte[] call(byte[] body) throws Exception {

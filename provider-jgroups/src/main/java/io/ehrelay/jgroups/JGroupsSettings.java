@@ -3,6 +3,7 @@ package io.ehrelay.jgroups;
 import java.util.List;
 
 import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.PeerProperties;
 import io.ehrelay.config.PropertyReader;
 
 /**
@@ -53,9 +54,9 @@ final class JGroupsSettings {
             }
         }
         initialHosts = hosts.isEmpty() ? null : String.join(",", hosts);
-        callTimeoutMillis = r.intIn("callTimeoutMillis", 30_000, 100, 3_600_000);
+        callTimeoutMillis = r.intIn(PeerProperties.CALL_TIMEOUT_MILLIS, 30_000, 100, 3_600_000);
         peerOutboundMaxBytes = node.peerOutboundMaxBytes();
-        retryMaxMillis = r.longIn("retryMaxMillis", 5000, 10, 600_000);
+        retryMaxMillis = r.longIn(PeerProperties.RETRY_MAX_MILLIS, 5000, 10, 600_000);
         jmxDomain = r.string("jmxDomain", DEFAULT_JMX_DOMAIN);
         refuseSerializedObjects = r.bool("refuseSerializedObjects", true);
     }

@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 import io.ehrelay.relay.ChannelTransport;
 import io.ehrelay.relay.RelayException;
 import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
 /**
@@ -32,7 +33,7 @@ import io.ehrelay.spi.TransportContext;
  * {@link MessageDispatcher}: batches posted (applied in order on the member's apply thread) or delivered (applied
  * before the answer: synchronous replication), state transferred in pages. Replies are plain bytes.
  */
-final class JGroupsTransport extends ChannelTransport<MemberChannel> implements RequestHandler, Receiver {
+final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implements RequestHandler, Receiver {
 
     static final String ENDPOINT_PREFIX = "jgroups:";
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsTransport.class);
@@ -95,7 +96,7 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
             ctx.metrics().gauge("serializedObjectsRefused", ObjectMessageGuard.REFUSED::get);
         }
         relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
-                settings.callTimeoutMillis / 2, this::peerSaidHello);
+                settings.callTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
         channel.connect(clusterName);
@@ -143,9 +144,10 @@ final class JGroupsTransport extends ChannelTransport<MemberChannel> implements 
     }
 
     @Override
-    protected MemberChannel newChannel(String endpoint) {
+    protected JGroupsPeerChannel newChannel(String endpoint) {
         Address address = UUID.fromString(endpoint.substring(ENDPOINT_PREFIX.length()));
-        return new MemberChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"));
+        return new JGroupsPeerChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"),
+                Clock.SYSTEM);
     }
 
     // ---- membership ------------------------------------------------------------------------------------------

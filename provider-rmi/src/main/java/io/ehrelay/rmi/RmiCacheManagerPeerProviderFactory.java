@@ -11,7 +11,8 @@ import io.ehrelay.spi.Transport;
  * is one peer), or {@code automatic} with the multicast properties; plus the provider-api node properties and
  * {@code tls}, {@code tlsKeyStore}, {@code tlsKeyStorePassword}, {@code tlsTrustStore},
  * {@code tlsTrustStorePassword}, {@code tlsStoreType}, {@code tlsClientAuth}, {@code peerOutboundMaxBytes},
- * {@code lookupRetryMaxMillis}, {@code clientSocketTimeoutMillis}.
+ * {@code retryMaxMillis} (formerly {@code lookupRetryMaxMillis}), {@code callTimeoutMillis} (formerly
+ * {@code clientSocketTimeoutMillis}).
  */
 public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
 

@@ -18,8 +18,7 @@ final class RmiTls {
     }
 
     static SSLContext build(RmiSettings s) throws IOException, GeneralSecurityException {
-        SSLContext context = io.ehrelay.config.TlsStores.context(s.keyStore, s.keyStorePassword, s.trustStore,
-                s.trustStorePassword, s.storeType);
+        SSLContext context = s.stores.context();
         client = context;
         return context;
     }

@@ -24,6 +24,7 @@ import io.ehrelay.codec.AllowList;
 import io.ehrelay.codec.CodecLimits;
 import io.ehrelay.codec.SerializationGuard;
 import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 
@@ -31,9 +32,9 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
  * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
  * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits byte arrays only, the cache peers
- * the allow-list plus Ehcache's message types. Sending: one {@link PeerLink} per peer. Thread-safe.
+ * the allow-list plus Ehcache's message types. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
  */
-final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
+final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChannel> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
@@ -64,8 +65,8 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
         if (settings.tls) {
             tls = RmiTls.build(settings);
         }
-        lookupSockets = settings.tls ? new TlsClientSocketFactory(settings.clientSocketTimeoutMillis)
-                : new TimeoutClientSocketFactory(settings.clientSocketTimeoutMillis);
+        lookupSockets = settings.tls ? new TlsClientSocketFactory(settings.callTimeoutMillis)
+                : new TimeoutClientSocketFactory(settings.callTimeoutMillis);
         ListenerConfig listener = ctx.listener();
         if (listener == null) {
             return;
@@ -93,7 +94,7 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
             relayService = new io.ehrelay.relay.RelayService(ctx.inbound(), limits.maxFrameBytes(),
-                    ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello);
+                    ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
             relay = new RelayEndpoint(relayService);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
             // listening socket of their own unless remoteObjectPort pins every object to one port
@@ -190,14 +191,14 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<PeerLink> {
     }
 
     @Override
-    protected PeerLink newChannel(String endpoint) {
-        return new PeerLink(endpoint, localEndpoint, lookupSockets, settings, context.limits(),
-                context.threads("sender"));
+    protected RmiPeerChannel newChannel(String endpoint) {
+        return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, context.limits(),
+                context.threads("sender"), Clock.SYSTEM);
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
-    Map<String, PeerLink.Kind> peerKinds() {
-        Map<String, PeerLink.Kind> out = new java.util.TreeMap<>();
+    Map<String, RmiPeerChannel.Kind> peerKinds() {
+        Map<String, RmiPeerChannel.Kind> out = new java.util.TreeMap<>();
         channels().forEach((e, l) -> out.put(e, l.kind()));
         return out;
     }

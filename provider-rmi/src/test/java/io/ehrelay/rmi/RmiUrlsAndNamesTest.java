@@ -110,7 +110,7 @@ class RmiUrlsAndNamesTest {
             assertThat(peer.getUrl()).isEqualTo("//" + endpoint + "/orders#eu");
             assertThat(peer.getKeys()).containsExactly("k");
             RmiTransport t = (RmiTransport) ReplicationNode.find(a, RmiSettings.SCHEME).transport();
-            assertThat(t.peerKinds()).containsEntry(endpoint, PeerLink.Kind.EHRELAY);
+            assertThat(t.peerKinds()).containsEntry(endpoint, RmiPeerChannel.Kind.EHRELAY);
         }
     }
 }

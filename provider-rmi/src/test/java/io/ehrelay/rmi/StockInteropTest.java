@@ -67,7 +67,7 @@ class StockInteropTest {
         // ehrelay -> stock, asynchronous; our link may still be backing off from the failures before the stock
         // node started (an event sent then fails, counted; a stock node cannot resync)
         Await.until(() -> transport().isReachable(new io.ehrelay.spi.Peer("127.0.0.1:" + stockPort)),
-                () -> "link to the stock node not up");
+                () -> "channel to the stock node not up");
         async.put(new Element("a", "1"));
         awaitStock("get async a", "OK 1");
         async.put(new Element("a", "2"));
@@ -80,7 +80,7 @@ class StockInteropTest {
         assertThat(stock.call("get sync s")).isEqualTo("OK 1");
         sync.remove("s");
         assertThat(stock.call("get sync s")).isEqualTo("OK <null>");
-        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, PeerLink.Kind.STOCK);
+        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, RmiPeerChannel.Kind.STOCK);
 
         // stock -> ehrelay, asynchronous (stock's RmiEventMessage batches through our CachePeer.send)
         stock.call("put async b 1");
@@ -145,7 +145,7 @@ class StockInteropTest {
         }, () -> "the stock node replicates to ehrelay after hearing its heartbeat");
         async.put(new Element("from-ehrelay", "1"));
         awaitStock("get async from-ehrelay", "OK 1");
-        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, PeerLink.Kind.STOCK);
+        assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, RmiPeerChannel.Kind.STOCK);
     }
 
     private static String xml(String name, String prefix, int port, String providerProperties) {

@@ -8,8 +8,8 @@ import io.ehrelay.spi.Transport;
 /**
  * {@code cacheManagerPeerProviderFactory} of the TCP transport: {@code peerDiscovery=manual} with
  * {@code peers=host:port|host:port}, or {@code automatic} with the stock multicast properties; plus the
- * provider-api node properties and {@code connectTimeoutMillis}, {@code reconnectBackoffMaxMillis},
- * {@code peerOutboundMaxBytes}, {@code maxInboundConnections}.
+ * provider-api node properties and {@code connectTimeoutMillis}, {@code retryMaxMillis} (formerly
+ * {@code reconnectBackoffMaxMillis}), {@code peerOutboundMaxBytes}, {@code maxInboundConnections}.
  */
 public class TcpCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
 

@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import io.ehrelay.config.ListenerConfig;
 import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
@@ -35,7 +36,7 @@ final class TcpTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
 
     private final TcpSettings settings;
-    private final Map<Peer, OutboundConnection> outbound = new ConcurrentHashMap<>();
+    private final Map<Peer, TcpPeerChannel> outbound = new ConcurrentHashMap<>();
     private final Set<InboundConnection> inbound = ConcurrentHashMap.newKeySet();
     private final Set<Thread> inboundThreads = ConcurrentHashMap.newKeySet();
     private volatile TransportContext context;
@@ -71,7 +72,7 @@ final class TcpTransport implements Transport {
         server = ssc;
         endpoint = Endpoints.format(listener.hostName(), ((InetSocketAddress) ssc.getLocalAddress()).getPort());
         ctx.metrics().gauge("connectionsIn", inbound::size);
-        ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(OutboundConnection::isConnected).count());
+        ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
         acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);
         acceptor.start();
     }
@@ -145,12 +146,13 @@ final class TcpTransport implements Transport {
         return space < 0 ? fromPeer : fromPeer.substring(0, space);
     }
 
-    private OutboundConnection connection(Peer peer) {
-        OutboundConnection c = outbound.get(peer);
+    private TcpPeerChannel connection(Peer peer) {
+        TcpPeerChannel c = outbound.get(peer);
         if (c != null) {
             return c;
         }
-        return outbound.computeIfAbsent(peer, p -> new OutboundConnection(p, settings, context, endpoint));
+        return outbound.computeIfAbsent(peer, p -> new TcpPeerChannel(p, settings, context, endpoint,
+                Clock.SYSTEM));
     }
 
     @Override
@@ -180,7 +182,7 @@ final class TcpTransport implements Transport {
 
     /** A peer connected to us, so it is up: our connection to it need not wait out its backoff. */
     private void peerIsUp(String endpoint) {
-        for (OutboundConnection c : outbound.values()) {
+        for (TcpPeerChannel c : outbound.values()) {
             if (!c.isConnected() && c.goesTo(endpoint)) {
                 c.retryNow();
             }
@@ -202,7 +204,7 @@ final class TcpTransport implements Transport {
         }
         for (Peer known : outbound.keySet()) {
             if (!peers.contains(known)) {
-                OutboundConnection gone = outbound.remove(known);
+                TcpPeerChannel gone = outbound.remove(known);
                 if (gone != null) {
                     gone.close();
                 }
@@ -212,7 +214,7 @@ final class TcpTransport implements Transport {
 
     @Override
     public boolean isReachable(Peer peer) {
-        OutboundConnection c = outbound.get(peer);
+        TcpPeerChannel c = outbound.get(peer);
         return c != null && c.isConnected();
     }
 
@@ -229,7 +231,7 @@ final class TcpTransport implements Transport {
         if (acceptor != null) {
             join(acceptor);
         }
-        outbound.values().forEach(OutboundConnection::close);
+        outbound.values().forEach(TcpPeerChannel::close);
         outbound.clear();
         inbound.forEach(InboundConnection::close);
         inboundThreads.forEach(TcpTransport::join);

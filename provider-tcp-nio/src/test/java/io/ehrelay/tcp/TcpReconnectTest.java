@@ -29,7 +29,7 @@ class TcpReconnectTest {
     private static CacheManager node(String name, int port, int peerPort) {
         String xml = "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">"
                 + "<cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\""
-                + " properties=\"peers=127.0.0.1:" + peerPort + ", reconnectBackoffMaxMillis=60000\"/>"
+                + " properties=\"peers=127.0.0.1:" + peerPort + ", retryMaxMillis=60000\"/>"
                 + "<cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\""
                 + " properties=\"hostName=127.0.0.1, port=" + port + "\"/>"
                 + "<cache name=\"c\" maxEntriesLocalHeap=\"1000\" eternal=\"true\"><cacheEventListenerFactory"

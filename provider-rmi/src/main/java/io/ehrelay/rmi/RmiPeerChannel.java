@@ -24,6 +24,7 @@ import io.ehrelay.codec.CodecLimits;
 import io.ehrelay.codec.EventCodec;
 import io.ehrelay.codec.ReplicationEvent;
 import io.ehrelay.relay.PeerChannel;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
@@ -35,7 +36,7 @@ import net.sf.ehcache.distribution.RmiEventMessage;
  * protocol; stock peers Ehcache's own messages, and are bootstrapped from with {@code getKeys} and
  * {@code getElements}. Ordering, bounds and backoff are {@link PeerChannel}'s.
  */
-final class PeerLink extends PeerChannel {
+final class RmiPeerChannel extends PeerChannel {
 
     /** The kinds of peer. */
     enum Kind { UNKNOWN, EHRELAY, STOCK }
@@ -52,9 +53,9 @@ final class PeerLink extends PeerChannel {
     private volatile Kind kind = Kind.UNKNOWN;
     private volatile RelayRemote relay;
 
-    PeerLink(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
-             CodecLimits limits, ThreadFactory threads) {
-        super(endpoint, settings.peerOutboundMaxBytes, settings.lookupRetryMaxMillis, threads);
+    RmiPeerChannel(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
+                   CodecLimits limits, ThreadFactory threads, Clock clock) {
+        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.host = RmiUrls.host(endpoint);
         this.port = RmiUrls.port(endpoint);
         this.self = self == null ? "client" : self;

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -25,21 +24,25 @@ import com.codahale.metrics.Meter;
 
 import io.ehrelay.codec.Frames;
 import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.internal.Backoff;
 import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.TransportContext;
 
 /**
- * This node's connection to one peer: a writer thread that connects (with exponential backoff after a
+ * The TCP transport's peer channel: this node's sender to one peer (every transport names its per-peer sender
+ * {@code <Transport>PeerChannel}; TCP's is not a {@link io.ehrelay.relay.PeerChannel}, as it streams frames instead
+ * of making calls). It is one connection: a writer thread that connects (with exponential backoff after a
  * failure), and writes queued frames with gathering writes; and, while connected, a reader thread for the
  * peer's answers (acknowledgements and state chunks). Outbound memory is bounded by
  * {@code peerOutboundMaxBytes}: past it, and while the peer is unreachable, sends fail at once instead of
- * queueing. Thread-safe.
+ * queueing. Time (the backoff) is read from the given {@link Clock}. Thread-safe.
  */
-final class OutboundConnection {
+final class TcpPeerChannel {
 
-    private static final Logger LOG = LoggerFactory.getLogger(OutboundConnection.class);
+    private static final Logger LOG = LoggerFactory.getLogger(TcpPeerChannel.class);
     private static final int MAX_COALESCED_FRAMES = 256;
     private static final long MAX_COALESCED_BYTES = 4L << 20;
 
@@ -91,13 +94,14 @@ final class OutboundConnection {
     private volatile FrameChannel channel;
     private volatile Thread reader;
     private volatile boolean closed;
-    private volatile long nextAttemptNanos;
+    private final Backoff backoff;
     private volatile boolean keepConnected;
     private volatile String lastFailure;
-    private long backoffMillis;
 
-    OutboundConnection(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint) {
+    TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
+                   Clock clock) {
         this.peer = peer;
+        this.backoff = Backoff.upTo(settings.retryMaxMillis, clock);
         this.address = Endpoints.parse(peer.endpoint());
         this.settings = settings;
         this.context = context;
@@ -114,7 +118,7 @@ final class OutboundConnection {
     /** The peer showed it is up (it connected to us): drop the backoff and connect again now. */
     void retryNow() {
         if (channel == null && !closed) {
-            nextAttemptNanos = System.nanoTime();
+            backoff.retryNow();
             lock.lock();
             try {
                 notEmpty.signal();
@@ -185,10 +189,10 @@ final class OutboundConnection {
             p.future.completeExceptionally(new ConnectException("transport stopped"));
             return;
         }
-        if (channel == null && System.nanoTime() - nextAttemptNanos < 0) {
+        long wait = channel == null ? backoff.remainingMillis() : 0;
+        if (wait > 0) {
             p.future.completeExceptionally(new ConnectException("peer " + peer + " unreachable (" + lastFailure
-                    + "); next attempt in " + TimeUnit.NANOSECONDS.toMillis(nextAttemptNanos - System.nanoTime())
-                    + " ms"));
+                    + "); next attempt in " + wait + " ms"));
             return;
         }
         lock.lock();
@@ -211,7 +215,7 @@ final class OutboundConnection {
         try {
             while (pending.isEmpty() && !closed) {
                 if (keepConnected && channel == null) {
-                    long wait = nextAttemptNanos - System.nanoTime();
+                    long wait = backoff.remainingNanos();
                     if (wait <= 0) {
                         return Collections.emptyList();
                     }
@@ -297,8 +301,7 @@ final class OutboundConnection {
         if (ch != null) {
             return ch;
         }
-        long now = System.nanoTime();
-        if (now - nextAttemptNanos < 0) {
+        if (!backoff.mayTry()) {
             throw new ConnectException("peer " + peer + " unreachable (" + lastFailure + ")");
         }
         SocketChannel sc = SocketChannel.open();
@@ -318,13 +321,12 @@ final class OutboundConnection {
             ch.write(Frames.Type.HELLO, 0, localEndpoint.getBytes(StandardCharsets.UTF_8));
         } catch (IOException | RuntimeException e) {
             sc.close();
-            backoffMillis = backoffMillis == 0 ? 100 : Math.min(settings.reconnectBackoffMaxMillis, backoffMillis * 2);
-            nextAttemptNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
+            backoff.failed();
             lastFailure = e.toString();
             connectFailures.mark();
             throw e instanceof IOException ? (IOException) e : new IOException(e);
         }
-        backoffMillis = 0;
+        backoff.succeeded();
         lastFailure = null;
         channel = ch;
         FrameChannel connected = ch;

@@ -14,6 +14,7 @@ import org.jgroups.blocks.ResponseMode;
 import io.ehrelay.relay.PeerChannel;
 import io.ehrelay.relay.RelayCalls;
 import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
 /**
@@ -21,7 +22,7 @@ import io.ehrelay.spi.InboundHandler;
  * per sender through UNICAST3) answered by the member's {@link JGroupsTransport}. A member that leaves the view
  * fails the calls waiting on it ({@link SuspectedException}), so a state transfer moves on to another member.
  */
-final class MemberChannel extends PeerChannel implements RelayCalls {
+final class JGroupsPeerChannel extends PeerChannel implements RelayCalls {
 
     private static final byte[] NO_PAYLOAD = new byte[0];
 
@@ -30,9 +31,9 @@ final class MemberChannel extends PeerChannel implements RelayCalls {
     private final String self;
     private final int timeoutMillis;
 
-    MemberChannel(String endpoint, Address address, MessageDispatcher dispatcher, String self,
-                  JGroupsSettings settings, ThreadFactory threads) {
-        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
+    JGroupsPeerChannel(String endpoint, Address address, MessageDispatcher dispatcher, String self,
+                       JGroupsSettings settings, ThreadFactory threads, Clock clock) {
+        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.address = address;
         this.dispatcher = dispatcher;
         this.self = self;

@@ -8,6 +8,7 @@ import java.util.concurrent.ThreadFactory;
 import io.ehrelay.relay.PeerChannel;
 import io.ehrelay.relay.RelayCalls;
 import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
 /**
@@ -15,23 +16,23 @@ import io.ehrelay.spi.InboundHandler;
  * connections on the calling thread ({@link HttpConnections}). Connecting is a {@code hello} call, which also
  * proves the cluster token.
  */
-final class HttpPeerChannel extends PeerChannel implements RelayCalls {
+final class HessianPeerChannel extends PeerChannel implements RelayCalls {
 
     private final String self;
     private final HttpConnections connections;
-    private final int readTimeoutMillis;
+    private final int timeoutMillis;
 
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
-    HttpPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
-                    long maxAnswerBytes, ThreadFactory threads) {
-        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads);
+    HessianPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
+                       long maxAnswerBytes, ThreadFactory threads, Clock clock) {
+        super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.self = self;
-        this.readTimeoutMillis = settings.readTimeoutMillis;
+        this.timeoutMillis = settings.callTimeoutMillis;
         try {
             this.connections = new HttpConnections(endpoint, tls, HessianWire.CONTENT_TYPE,
                     settings.clusterToken == null ? java.util.Collections.emptyList()
                             : java.util.Collections.singletonList(HessianSettings.TOKEN_HEADER + ": " + settings.clusterToken),
-                    settings.connectTimeoutMillis, settings.readTimeoutMillis, maxAnswerBytes);
+                    settings.connectTimeoutMillis, settings.callTimeoutMillis, maxAnswerBytes, clock);
         } catch (IOException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
@@ -59,7 +60,7 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws IOException {
         String method = acknowledge ? "deliver" : "post";
-        HessianWire.readReply(invoke(method, Envelope.of(self, batch), callTimeoutMillis(readTimeoutMillis)));
+        HessianWire.readReply(invoke(method, Envelope.of(self, batch), callTimeoutMillis(timeoutMillis)));
     }
 
     @Override
@@ -104,7 +105,7 @@ final class HttpPeerChannel extends PeerChannel implements RelayCalls {
 
     /** @return the body of the 200 reply */
     private byte[] invoke(String method, Envelope envelope) throws IOException {
-        return invoke(method, envelope, readTimeoutMillis);
+        return invoke(method, envelope, timeoutMillis);
     }
 
     private byte[] invoke(String method, Envelope envelope, int timeoutMillis) throws IOException {

@@ -1,0 +1,41 @@
+package io.ehrelay.hessian;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Properties;
+
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.config.InvalidConfigurationException;
+import io.ehrelay.config.NodeConfig;
+import io.ehrelay.config.PropertyReader;
+
+/** Renamed provider properties: the old names still work; both names at once fail. */
+class HessianRenamedPropertiesTest {
+
+    private static HessianSettings read(String... kv) {
+        Properties p = new Properties();
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        PropertyReader r = new PropertyReader("HessianCacheManagerPeerProviderFactory", p);
+        HessianSettings s = HessianSettings.read(r, NodeConfig.read(r, "peers"));
+        r.rejectUnknown();
+        return s;
+    }
+
+    @Test
+    void callTimeoutMillis_isReadUnderItsOldNameToo() {
+        assertThat(read("readTimeoutMillis", "3000").callTimeoutMillis).isEqualTo(3000);
+        assertThat(read("callTimeoutMillis", "4000").callTimeoutMillis).isEqualTo(4000);
+        assertThat(read().callTimeoutMillis).isEqualTo(30_000);
+    }
+
+    @Test
+    void bothNames_fail() {
+        assertThatThrownBy(() -> read("readTimeoutMillis", "3000", "callTimeoutMillis", "4000"))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("readTimeoutMillis").hasMessageContaining("callTimeoutMillis");
+    }
+}
