@@ -14,7 +14,7 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Metered;
 import com.codahale.metrics.MetricRegistry;
 
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
 import io.ehrelay.spi.Peer;

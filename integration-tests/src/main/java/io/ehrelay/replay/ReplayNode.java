@@ -225,7 +225,7 @@ public final class ReplayNode {
                 }
             }
         });
-        String endpoint = byPort ? stockEndpoint : io.ehrelay.engine.ReplicationNode.all(cm).get(0).localEndpoint();
+        String endpoint = byPort ? stockEndpoint : io.ehrelay.internal.engine.ReplicationNode.all(cm).get(0).localEndpoint();
         say("READY " + endpoint);
         if ("hold".equals(args.get("mode"))) {
             waitForExit();

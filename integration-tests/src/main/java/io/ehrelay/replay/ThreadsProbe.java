@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-import io.ehrelay.engine.NodeThreads;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.engine.NodeThreads;
+import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
 import net.sf.ehcache.CacheManager;

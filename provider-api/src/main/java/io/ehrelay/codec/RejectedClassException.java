@@ -1,5 +1,7 @@
 package io.ehrelay.codec;
 
+import io.ehrelay.spi.MalformedFrameException;
+
 /**
  * A serialized value named a class outside the allow-list, or broke a depth, array or reference limit.
  * The class's {@code readObject} never ran. The message names the class and the property that allows it.

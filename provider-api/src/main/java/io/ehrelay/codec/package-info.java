@@ -1,2 +1,2 @@
-/** The wire format: event batches, values with an allow-list guarded serialization fallback, stream frames. */
+/** Public: {@link io.ehrelay.codec.RejectedClassException}, what the allow-list refused (named in logs and metrics). */
 package io.ehrelay.codec;

@@ -1,2 +1,2 @@
-/** Typed, immutable configuration parsed strictly from the {@code Properties} Ehcache hands to factories. */
+/** Public: the configuration error and the policies users name in {@code ehcache.xml}. */
 package io.ehrelay.config;

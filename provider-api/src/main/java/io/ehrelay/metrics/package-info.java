@@ -1,4 +1,2 @@
-/**
- * Replication metrics (Dropwizard Metrics) and their JMX ObjectNames: per CacheManager and per cache.
- */
+/** Public: the JMX ObjectNames of ehrelay's metrics ({@link io.ehrelay.metrics.ObjectNames}), what monitoring reads. */
 package io.ehrelay.metrics;

@@ -2,7 +2,7 @@ package io.ehrelay.provider;
 
 import com.codahale.metrics.MetricRegistry;
 
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 
 /** Entry points for applications: the metric registry of a CacheManager's replication, for custom reporters. */

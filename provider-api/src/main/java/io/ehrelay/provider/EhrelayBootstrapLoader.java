@@ -1,7 +1,7 @@
 package io.ehrelay.provider;
 
-import io.ehrelay.config.BootstrapConfig;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.config.BootstrapConfig;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.bootstrap.BootstrapCacheLoader;
@@ -12,13 +12,13 @@ import net.sf.ehcache.distribution.CacheManagerPeerProvider;
  * discovery), asks one peer for its state in chunks of at most {@code maximumChunkSizeBytes}, and tries the
  * next peer when one fails. Elements already replicated live are kept (they are newer than the snapshot).
  */
-public class EhrelayBootstrapLoader implements BootstrapCacheLoader, Cloneable {
+class EhrelayBootstrapLoader implements BootstrapCacheLoader, Cloneable {
 
     private final String scheme;
     private final String providerFactoryClassName;
     private final BootstrapConfig config;
 
-    public EhrelayBootstrapLoader(String scheme, String providerFactoryClassName, BootstrapConfig config) {
+    EhrelayBootstrapLoader(String scheme, String providerFactoryClassName, BootstrapConfig config) {
         this.scheme = scheme;
         this.providerFactoryClassName = providerFactoryClassName;
         this.config = config;

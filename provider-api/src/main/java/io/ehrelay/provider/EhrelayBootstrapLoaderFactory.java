@@ -2,7 +2,7 @@ package io.ehrelay.provider;
 
 import java.util.Properties;
 
-import io.ehrelay.config.BootstrapConfig;
+import io.ehrelay.internal.config.BootstrapConfig;
 import net.sf.ehcache.bootstrap.BootstrapCacheLoaderFactory;
 
 /** Base of every transport's {@code bootstrapCacheLoaderFactory}: parses the stock bootstrap properties. */

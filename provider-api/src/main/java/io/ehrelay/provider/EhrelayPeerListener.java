@@ -3,8 +3,8 @@ package io.ehrelay.provider;
 import java.util.Collections;
 import java.util.List;
 
-import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.distribution.CacheManagerPeerListener;
@@ -13,12 +13,12 @@ import net.sf.ehcache.distribution.CacheManagerPeerListener;
  * The CacheManager's peer listener. Listening itself is the node's transport, started with the provider; this
  * object reports its address and status to Ehcache.
  */
-public class EhrelayPeerListener implements CacheManagerPeerListener {
+class EhrelayPeerListener implements CacheManagerPeerListener {
 
     private final ReplicationNode node;
     private final ListenerConfig config;
 
-    public EhrelayPeerListener(ReplicationNode node, ListenerConfig config) {
+    EhrelayPeerListener(ReplicationNode node, ListenerConfig config) {
         this.node = node;
         this.config = config;
     }

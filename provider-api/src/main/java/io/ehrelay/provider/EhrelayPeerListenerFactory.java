@@ -2,9 +2,12 @@ package io.ehrelay.provider;
 
 import java.util.Properties;
 
-import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.config.PropertyReader;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.TransportSettings;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.distribution.CacheManagerPeerListener;
 import net.sf.ehcache.distribution.CacheManagerPeerListenerFactory;
@@ -34,7 +37,7 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
      * Reads transport-specific listener properties; the result reaches the transport as
      * {@link ListenerConfig#transportSettings}. None by default.
      */
-    protected Object readTransportProperties(PropertyReader reader) {
+    protected TransportSettings readTransportProperties(PropertyReader reader) {
         return null;
     }
 
@@ -42,12 +45,33 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
     public CacheManagerPeerListener createCachePeerListener(CacheManager cacheManager, Properties properties) {
         io.ehrelay.internal.Dependencies.check();
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
-        ListenerConfig config = ListenerConfig.read(reader, defaultPort())
+        ListenerConfig config = readListener(reader, defaultPort())
                 .withTransportSettings(readTransportProperties(reader));
         reader.rejectUnknown();
         ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,
                 EhrelayReplicator.of(scheme));
         node.setListener(config);
         return new EhrelayPeerListener(node, config);
+    }
+
+    /** Reads {@code hostName} and {@code port}; the caller may read more and must call {@code rejectUnknown}. */
+    private static ListenerConfig readListener(PropertyReader r, int defaultPort) {
+        String host = r.string(ListenerConfig.HOST_NAME);
+        if (host == null) {
+            try {
+                host = InetAddress.getLocalHost().getHostAddress();
+            } catch (UnknownHostException e) {
+                throw r.invalid(ListenerConfig.HOST_NAME, "",
+                        "an explicit host name: this machine's own name does not resolve");
+            }
+        } else {
+            try {
+                InetAddress.getByName(host);
+            } catch (UnknownHostException e) {
+                throw r.invalid(ListenerConfig.HOST_NAME, host, "a resolvable host name or IP address");
+            }
+        }
+        int port = r.intIn(ListenerConfig.PORT, defaultPort, 0, 65535);
+        return new ListenerConfig(host, port);
     }
 }

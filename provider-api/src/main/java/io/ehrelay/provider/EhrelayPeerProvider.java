@@ -4,8 +4,8 @@ import java.util.List;
 
 import javax.management.MBeanServer;
 
-import io.ehrelay.config.DiscoveryConfig;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.config.DiscoveryConfig;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.management.ManagedCacheManagerPeerProvider;
@@ -15,11 +15,11 @@ import net.sf.ehcache.management.ManagedCacheManagerPeerProvider;
  * metrics to the MBeanServer Ehcache's {@code ManagementService} hands it. {@code registerPeer} and
  * {@code unregisterPeer} take transport endpoints ({@code host:port} for TCP).
  */
-public class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
+class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
 
     private final ReplicationNode node;
 
-    public EhrelayPeerProvider(ReplicationNode node) {
+    EhrelayPeerProvider(ReplicationNode node) {
         this.node = node;
     }
 

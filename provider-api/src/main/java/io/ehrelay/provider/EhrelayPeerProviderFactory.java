@@ -2,9 +2,9 @@ package io.ehrelay.provider;
 
 import java.util.Properties;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PropertyReader;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.distribution.CacheManagerPeerProvider;

@@ -1,9 +1,9 @@
 package io.ehrelay.provider;
 
-import io.ehrelay.codec.Op;
-import io.ehrelay.config.ReplicatorConfig;
-import io.ehrelay.engine.CacheBinding;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.spi.Op;
+import io.ehrelay.internal.config.ReplicatorConfig;
+import io.ehrelay.internal.engine.CacheBinding;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
@@ -18,7 +18,7 @@ import net.sf.ehcache.distribution.CacheReplicator;
  * so nothing echoes back. Thread-safe; one instance per cache ({@link #clone()} for caches made from
  * {@code defaultCache}).
  */
-public class EhrelayReplicator implements CacheReplicator {
+class EhrelayReplicator implements CacheReplicator {
 
     private final String scheme;
     private final String providerFactoryClassName;
@@ -27,7 +27,7 @@ public class EhrelayReplicator implements CacheReplicator {
     private volatile CacheBinding binding;
     private volatile ReplicationNode node;
 
-    public EhrelayReplicator(String scheme, String providerFactoryClassName, ReplicatorConfig config) {
+    EhrelayReplicator(String scheme, String providerFactoryClassName, ReplicatorConfig config) {
         this.scheme = scheme;
         this.providerFactoryClassName = providerFactoryClassName;
         this.config = config;

@@ -2,7 +2,7 @@ package io.ehrelay.provider;
 
 import java.util.Properties;
 
-import io.ehrelay.config.ReplicatorConfig;
+import io.ehrelay.internal.config.ReplicatorConfig;
 import net.sf.ehcache.event.CacheEventListener;
 import net.sf.ehcache.event.CacheEventListenerFactory;
 

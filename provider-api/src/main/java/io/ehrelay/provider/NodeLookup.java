@@ -1,6 +1,6 @@
 package io.ehrelay.provider;
 
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;

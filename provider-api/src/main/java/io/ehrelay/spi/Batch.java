@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * An encoded event batch ready to send ({@link io.ehrelay.codec.EventCodec} format), the same bytes for every
+ * An encoded event batch ready to send ({@link io.ehrelay.internal.codec.EventCodec} format), the same bytes for every
  * peer. The bytes may live in a (direct) buffer the dispatcher reuses once every peer's send completed: a
  * transport must not keep them after completing (or failing) the send's future. Immutable view.
  */

@@ -1,7 +1,5 @@
 package io.ehrelay.spi;
 
-import io.ehrelay.codec.MalformedFrameException;
-import io.ehrelay.codec.ReplicationEvent;
 import net.sf.ehcache.Ehcache;
 
 /**

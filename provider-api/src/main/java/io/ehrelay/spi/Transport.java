@@ -67,7 +67,7 @@ public interface Transport {
      * The transport's own automatic-discovery packets (e.g. Ehcache's RMI heartbeat), or {@code null} for
      * ehrelay's heartbeat. Called once, after {@link #start}.
      */
-    default io.ehrelay.discovery.HeartbeatFormat heartbeatFormat() {
+    default io.ehrelay.spi.HeartbeatFormat heartbeatFormat() {
         return null;
     }
 

@@ -2,10 +2,6 @@ package io.ehrelay.spi;
 
 import java.util.concurrent.ThreadFactory;
 
-import io.ehrelay.codec.CodecLimits;
-import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.metrics.ReplicationMetrics;
-
 /** What provider-api hands a transport when it starts it. */
 public interface TransportContext {
 
@@ -15,14 +11,14 @@ public interface TransportContext {
     /** Creates daemon threads that are counted in the node's thread metrics; transports create no others. */
     ThreadFactory threads(String role);
 
-    /** Decoder limits: transports must reject frames larger than {@code maxFrameBytes} before reading them. */
-    CodecLimits limits();
+    /** The largest frame or request body a peer may send: transports refuse larger ones before reading them. */
+    int maxFrameBytes();
 
     /** Where to listen, or {@code null} when the CacheManager configured no peer listener. */
     ListenerConfig listener();
 
-    /** The node's metrics, for transport-level counts (bytes, rejected frames, connections). */
-    ReplicationMetrics metrics();
+    /** The node's metrics, for the transport's own counts (connections, refused requests) and gauges. */
+    TransportMetrics metrics();
 
     /**
      * The node's time source: transports read it for everything whose behaviour depends on elapsed time

@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 
 /**

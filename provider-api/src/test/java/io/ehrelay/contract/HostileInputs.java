@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
 
-import io.ehrelay.codec.CodecLimits;
-import io.ehrelay.codec.EventCodec;
-import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.MalformedFrameException;
 import net.sf.ehcache.Element;
 
 /**
@@ -49,7 +49,7 @@ public final class HostileInputs {
             out.add(EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("k", "value"))));
             out.add(EventCodec.singletonBatch(EventCodec.encodePut("async", new Element(7L, new byte[200]))));
             List<byte[]> three = List.of(EventCodec.encodePut("async", new Element("a", "1")),
-                    EventCodec.encodeKey(io.ehrelay.codec.Op.REMOVE, "async", "b"),
+                    EventCodec.encodeKey(io.ehrelay.spi.Op.REMOVE, "async", "b"),
                     EventCodec.encodeRemoveAll("async"));
             out.add(EventCodec.batch(three, three.stream().mapToInt(b -> b.length).sum()));
             return out;

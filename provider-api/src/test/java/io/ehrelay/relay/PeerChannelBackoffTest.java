@@ -1,5 +1,6 @@
 package io.ehrelay.relay;
 
+import io.ehrelay.spi.rpc.PeerChannel;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,10 +1,11 @@
 package io.ehrelay.hessian;
 
-import io.ehrelay.config.PropertyReader;
-import io.ehrelay.config.TlsSettings;
+import io.ehrelay.spi.TransportSettings;
+import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.internal.config.TlsSettings;
 
 /** The listener's own properties: {@code path}, HTTPS key store, HTTP threads. Immutable. */
-final class HessianListenerSettings {
+final class HessianListenerSettings implements TransportSettings {
 
     final String path;
     /** The key store to serve HTTPS with (no trust store: the server checks no client certificates). */

@@ -5,9 +5,9 @@ import java.io.IOException;
 import java.util.concurrent.ThreadFactory;
 
 
-import io.ehrelay.relay.PeerChannel;
-import io.ehrelay.relay.RelayCalls;
-import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.rpc.PeerChannel;
+import io.ehrelay.spi.rpc.RpcCalls;
+import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
@@ -16,7 +16,7 @@ import io.ehrelay.spi.InboundHandler;
  * connections on the calling thread ({@link HttpConnections}). Connecting is a {@code hello} call, which also
  * proves the cluster token.
  */
-final class HessianPeerChannel extends PeerChannel implements RelayCalls {
+final class HessianPeerChannel extends PeerChannel implements RpcCalls {
 
     private final String self;
     private final HttpConnections connections;
@@ -54,7 +54,7 @@ final class HessianPeerChannel extends PeerChannel implements RelayCalls {
 
     @Override
     protected boolean peerGone(Exception failure) {
-        return failure instanceof IOException && !(failure instanceof RelayException);
+        return failure instanceof IOException && !(failure instanceof RpcException);
     }
 
     @Override
@@ -90,7 +90,7 @@ final class HessianPeerChannel extends PeerChannel implements RelayCalls {
         e.cacheName = cacheName;
         Object r = HessianWire.readReply(invoke("openState", e));
         if (!(r instanceof Number)) {
-            throw new RelayException("openState answered " + r);
+            throw new RpcException("openState answered " + r);
         }
         return ((Number) r).longValue();
     }
@@ -112,20 +112,20 @@ final class HessianPeerChannel extends PeerChannel implements RelayCalls {
         HttpConnections.Answer response = connections.post(HessianWire.call(method, envelope), timeoutMillis);
         int status = response.status;
         if (status == 401) {
-            throw new RelayException("peer " + endpoint() + " answered 401: clusterToken missing or different");
+            throw new RpcException("peer " + endpoint() + " answered 401: clusterToken missing or different");
         }
         if (status != 200) {
             String why = "HTTP " + status;
             if (response.body != null && response.body.length > 0) {
                 try {
                     HessianWire.readReply(response.body);
-                } catch (RelayException fault) {
+                } catch (RpcException fault) {
                     why += ": " + fault.getMessage();
                 } catch (IOException ignored) {
                     // not a Hessian fault
                 }
             }
-            throw new RelayException("peer " + endpoint() + " refused " + method + " (" + why + ")");
+            throw new RpcException("peer " + endpoint() + " refused " + method + " (" + why + ")");
         }
         return response.body;
     }

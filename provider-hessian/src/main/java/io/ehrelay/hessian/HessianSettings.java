@@ -1,9 +1,9 @@
 package io.ehrelay.hessian;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PeerProperties;
-import io.ehrelay.config.PropertyReader;
-import io.ehrelay.config.TlsSettings;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PeerProperties;
+import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.internal.config.TlsSettings;
 
 /** Hessian/HTTP provider settings (token, trust, timeouts, outbound bound). Immutable. */
 final class HessianSettings {

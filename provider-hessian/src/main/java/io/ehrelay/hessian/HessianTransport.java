@@ -12,8 +12,8 @@ import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 
-import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.rpc.RpcService;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
@@ -22,7 +22,7 @@ import io.ehrelay.spi.TransportContext;
  * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HessianPeerChannel} per peer.
  * Thread-safe.
  */
-final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPeerChannel> {
+final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeerChannel> {
 
     static {
         // the JDK's HTTP server writes a response's headers and body separately: without TCP_NODELAY, Nagle's
@@ -38,7 +38,7 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPe
     private SSLContext clientTls;
     private HttpServer server;
     private ThreadPoolExecutor httpThreads;
-    private RelayService relay;
+    private RpcService relay;
     private String localEndpoint;
 
     HessianTransport(HessianSettings settings) {
@@ -69,14 +69,14 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPe
         } else {
             server = HttpServer.create(address, 128);
         }
-        relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
+        relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::hello, Clock.SYSTEM);
         httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), ctx.threads("http"));
         httpThreads.allowCoreThreadTimeOut(true);
         server.setExecutor(httpThreads);
-        server.createContext(ls.path, new RelayHttpHandler(relay, settings.clusterToken,
-                ctx.limits().maxFrameBytes() + 64 * 1024L, ctx.metrics()));
+        server.createContext(ls.path, new RpcHttpHandler(relay, settings.clusterToken,
+                ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics()));
         server.start();
         localEndpoint = PeerUrls.normalize((ls.https() ? "https" : "http") + "://" + hostForUrl(listener.hostName())
                 + ":" + server.getAddress().getPort() + ls.path);
@@ -108,7 +108,7 @@ final class HessianTransport extends io.ehrelay.relay.ChannelTransport<HessianPe
     @Override
     protected HessianPeerChannel newChannel(String endpoint) {
         return new HessianPeerChannel(endpoint, localEndpoint, settings, clientTls,
-                context.limits().maxFrameBytes() + 64 * 1024L, context.threads("sender"), Clock.SYSTEM);
+                context.maxFrameBytes() + 64 * 1024L, context.threads("sender"), Clock.SYSTEM);
     }
 
     @Override

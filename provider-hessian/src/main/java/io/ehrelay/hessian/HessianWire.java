@@ -130,7 +130,7 @@ final class HessianWire {
         return bytes.toByteArray();
     }
 
-    /** The reply's value; a fault becomes a {@link io.ehrelay.relay.RelayException} with its message. */
+    /** The reply's value; a fault becomes a {@link io.ehrelay.spi.rpc.RpcException} with its message. */
     static Object readReply(byte[] body) throws IOException {
         Hessian2Input in = replyInput(body);
         try {
@@ -138,7 +138,7 @@ final class HessianWire {
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {
-            throw new io.ehrelay.relay.RelayException(t.getMessage() == null ? t.toString() : t.getMessage());
+            throw new io.ehrelay.spi.rpc.RpcException(t.getMessage() == null ? t.toString() : t.getMessage());
         }
     }
 
@@ -147,7 +147,7 @@ final class HessianWire {
         Hessian2Input in = replyInput(body);
         if (in.read() != 'R') {
             Object value = readReply(body); // a fault throws here
-            throw new io.ehrelay.relay.RelayException("expected a binary reply, got " + value);
+            throw new io.ehrelay.spi.rpc.RpcException("expected a binary reply, got " + value);
         }
         try {
             InputStream binary = in.readInputStream();

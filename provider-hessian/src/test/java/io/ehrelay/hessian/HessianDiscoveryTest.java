@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Timeout;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.TransportFixture;
-import io.ehrelay.engine.ReplicationNode;
+import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 

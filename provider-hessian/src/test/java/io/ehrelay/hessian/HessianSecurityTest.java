@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Timeout;
 
 import com.caucho.hessian.io.Hessian2Output;
 
-import io.ehrelay.codec.EventCodec;
+import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;

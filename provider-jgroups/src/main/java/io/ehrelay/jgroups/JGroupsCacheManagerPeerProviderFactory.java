@@ -1,7 +1,7 @@
 package io.ehrelay.jgroups;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.provider.EhrelayPeerProviderFactory;
 import io.ehrelay.spi.Transport;
 

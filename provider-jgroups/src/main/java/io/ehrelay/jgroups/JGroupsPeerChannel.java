@@ -11,9 +11,9 @@ import org.jgroups.blocks.MessageDispatcher;
 import org.jgroups.blocks.RequestOptions;
 import org.jgroups.blocks.ResponseMode;
 
-import io.ehrelay.relay.PeerChannel;
-import io.ehrelay.relay.RelayCalls;
-import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.rpc.PeerChannel;
+import io.ehrelay.spi.rpc.RpcCalls;
+import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
@@ -22,7 +22,7 @@ import io.ehrelay.spi.InboundHandler;
  * per sender through UNICAST3) answered by the member's {@link JGroupsTransport}. A member that leaves the view
  * fails the calls waiting on it ({@link SuspectedException}), so a state transfer moves on to another member.
  */
-final class JGroupsPeerChannel extends PeerChannel implements RelayCalls {
+final class JGroupsPeerChannel extends PeerChannel implements RpcCalls {
 
     private static final byte[] NO_PAYLOAD = new byte[0];
 

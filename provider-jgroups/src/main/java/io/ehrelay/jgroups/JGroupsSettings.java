@@ -2,9 +2,9 @@ package io.ehrelay.jgroups;
 
 import java.util.List;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PeerProperties;
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PeerProperties;
+import io.ehrelay.internal.config.PropertyReader;
 
 /**
  * JGroups provider settings: the stack ({@code connect} or {@code file}), the cluster name ({@code channelName}),

@@ -21,9 +21,9 @@ import org.jgroups.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.ehrelay.relay.ChannelTransport;
-import io.ehrelay.relay.RelayException;
-import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.rpc.RpcTransport;
+import io.ehrelay.spi.rpc.RpcException;
+import io.ehrelay.spi.rpc.RpcService;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
@@ -33,7 +33,7 @@ import io.ehrelay.spi.TransportContext;
  * {@link MessageDispatcher}: batches posted (applied in order on the member's apply thread) or delivered (applied
  * before the answer: synchronous replication), state transferred in pages. Replies are plain bytes.
  */
-final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implements RequestHandler, Receiver {
+final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements RequestHandler, Receiver {
 
     static final String ENDPOINT_PREFIX = "jgroups:";
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsTransport.class);
@@ -47,12 +47,12 @@ final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implem
     private TransportContext context;
     private JChannel channel;
     private MessageDispatcher dispatcher;
-    private RelayService relay;
+    private RpcService relay;
     private String clusterName;
     private volatile String localEndpoint;
     private volatile View view;
     private boolean jmxRegistered;
-    private com.codahale.metrics.Meter postsDropped;
+    private io.ehrelay.spi.TransportMetrics.Count postsDropped;
 
     JGroupsTransport(JGroupsSettings settings, boolean registerJmx) {
         this.settings = settings;
@@ -83,7 +83,7 @@ final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implem
                 : ctx.cacheManagerName() != null && !ctx.cacheManagerName().isEmpty()
                 && !ctx.cacheManagerName().startsWith("__DEFAULT__") ? ctx.cacheManagerName()
                 : JGroupsSettings.DEFAULT_CLUSTER;
-        postsDropped = ctx.metrics().meter("postsDropped");
+        postsDropped = ctx.metrics().count("postsDropped");
         if (settings.refuseSerializedObjects) {
             if (ObjectMessageGuard.perChannel()) {
                 LOG.info("ehrelay: JGroups object messages carrying Java-serialized objects are refused on this "
@@ -95,7 +95,7 @@ final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implem
             ObjectMessageGuard.install(channel);
             ctx.metrics().gauge("serializedObjectsRefused", ObjectMessageGuard.REFUSED::get);
         }
-        relay = new RelayService(ctx.inbound(), ctx.limits().maxFrameBytes(), ctx.threads("apply"),
+        relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
@@ -219,7 +219,7 @@ final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implem
                 case RelayHeader.POST:
                     try {
                         relay.post(from, payload(msg));
-                    } catch (RelayException e) {
+                    } catch (RpcException e) {
                         // the sender does not wait for posts: count and log here what it will not hear about
                         postsDropped.mark();
                         LOG.warn("ehrelay: dropped a batch posted by {} (counted in postsDropped): {}", from,
@@ -235,7 +235,7 @@ final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implem
                     context.metrics().markMalformedFrame();
                     return Replies.error("unknown relay call " + h.op);
             }
-        } catch (RelayException e) {
+        } catch (RpcException e) {
             return Replies.error(e.getMessage());
         } catch (RuntimeException e) {
             LOG.warn("ehrelay: relay call {} from {} failed", h, from, e);
@@ -243,10 +243,10 @@ final class JGroupsTransport extends ChannelTransport<JGroupsPeerChannel> implem
         }
     }
 
-    private static byte[] payload(Message msg) throws RelayException {
+    private static byte[] payload(Message msg) throws RpcException {
         byte[] array = msg.getArray();
         if (array == null || msg.getLength() == 0) {
-            throw new RelayException("no batch");
+            throw new RpcException("no batch");
         }
         if (msg.getOffset() == 0 && msg.getLength() == array.length) {
             return array;

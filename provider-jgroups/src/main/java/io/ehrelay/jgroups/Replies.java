@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
-import io.ehrelay.relay.RelayException;
+import io.ehrelay.spi.rpc.RpcException;
 
 /**
  * Replies to relay calls as plain bytes (never Java-serialized objects): a status byte, then the value or the
@@ -45,11 +45,11 @@ final class Replies {
 
     /**
      * @return the value, or {@code null} for a reply without one
-     * @throws RelayException for an error reply or anything that is not a reply
+     * @throws RpcException for an error reply or anything that is not a reply
      */
-    static byte[] read(Object reply, String peer) throws RelayException {
+    static byte[] read(Object reply, String peer) throws RpcException {
         if (!(reply instanceof byte[]) || ((byte[]) reply).length == 0) {
-            throw new RelayException("member " + peer + " answered "
+            throw new RpcException("member " + peer + " answered "
                     + (reply == null ? "nothing" : reply.getClass().getSimpleName()) + " instead of a relay reply");
         }
         byte[] r = (byte[]) reply;
@@ -59,16 +59,16 @@ final class Replies {
             case VALUE:
                 return Arrays.copyOfRange(r, 1, r.length);
             case ERROR:
-                throw new RelayException(new String(r, 1, r.length - 1, StandardCharsets.UTF_8));
+                throw new RpcException(new String(r, 1, r.length - 1, StandardCharsets.UTF_8));
             default:
-                throw new RelayException("member " + peer + " answered an unknown reply status " + r[0]);
+                throw new RpcException("member " + peer + " answered an unknown reply status " + r[0]);
         }
     }
 
-    static long readLong(Object reply, String peer) throws RelayException {
+    static long readLong(Object reply, String peer) throws RpcException {
         byte[] v = read(reply, peer);
         if (v == null || v.length != 8) {
-            throw new RelayException("member " + peer + " answered no number");
+            throw new RpcException("member " + peer + " answered no number");
         }
         return ByteBuffer.wrap(v).getLong();
     }

@@ -10,8 +10,8 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.jgroups.conf.ProtocolConfiguration;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PropertyReader;
 
 /** Building the channel's stack: the old module's inline JGroups 3 stacks, the shipped files, the overrides. */
 class JGroupsStacksTest {

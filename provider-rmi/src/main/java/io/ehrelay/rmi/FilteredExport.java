@@ -9,7 +9,7 @@ import java.rmi.server.RMIClientSocketFactory;
 import java.rmi.server.RMIServerSocketFactory;
 import java.rmi.server.UnicastRemoteObject;
 
-import io.ehrelay.codec.SerializationGuard;
+import io.ehrelay.internal.codec.SerializationGuard;
 
 /**
  * Exports a remote object whose call arguments pass a serialization filter before anything is deserialized.

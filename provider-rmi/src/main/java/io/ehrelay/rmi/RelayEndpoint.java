@@ -2,15 +2,15 @@ package io.ehrelay.rmi;
 
 import java.rmi.RemoteException;
 
-import io.ehrelay.relay.RelayException;
-import io.ehrelay.relay.RelayService;
+import io.ehrelay.spi.rpc.RpcException;
+import io.ehrelay.spi.rpc.RpcService;
 
-/** The RMI face of provider-api's {@link RelayService}: its refusals become {@link RemoteException}s. */
+/** The RMI face of provider-api's {@link RpcService}: its refusals become {@link RemoteException}s. */
 final class RelayEndpoint implements RelayRemote {
 
-    private final RelayService service;
+    private final RpcService service;
 
-    RelayEndpoint(RelayService service) {
+    RelayEndpoint(RpcService service) {
         this.service = service;
     }
 
@@ -18,7 +18,7 @@ final class RelayEndpoint implements RelayRemote {
     public void hello(String fromEndpoint) throws RemoteException {
         try {
             service.hello(fromEndpoint);
-        } catch (RelayException e) {
+        } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }
@@ -27,7 +27,7 @@ final class RelayEndpoint implements RelayRemote {
     public void deliver(String fromEndpoint, byte[] batch) throws RemoteException {
         try {
             service.deliver(fromEndpoint, batch);
-        } catch (RelayException e) {
+        } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }
@@ -36,7 +36,7 @@ final class RelayEndpoint implements RelayRemote {
     public void post(String fromEndpoint, byte[] batch) throws RemoteException {
         try {
             service.post(fromEndpoint, batch);
-        } catch (RelayException e) {
+        } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }
@@ -45,7 +45,7 @@ final class RelayEndpoint implements RelayRemote {
     public long openState(String cacheName) throws RemoteException {
         try {
             return service.openState(cacheName);
-        } catch (RelayException e) {
+        } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }
@@ -54,7 +54,7 @@ final class RelayEndpoint implements RelayRemote {
     public byte[] nextState(long transferId, int maxChunkBytes) throws RemoteException {
         try {
             return service.nextState(transferId, maxChunkBytes);
-        } catch (RelayException e) {
+        } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }

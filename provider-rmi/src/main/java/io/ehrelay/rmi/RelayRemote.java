@@ -8,7 +8,7 @@ import java.rmi.RemoteException;
  * provider-api codec's format, as byte arrays (the only objects its export filter lets in). A node that finds
  * this binding in a peer's registry uses it; otherwise the peer is a stock node and gets Ehcache's messages.
  */
-public interface RelayRemote extends Remote, io.ehrelay.relay.RelayCalls {
+public interface RelayRemote extends Remote, io.ehrelay.spi.rpc.RpcCalls {
 
     /** The registry name of the relay; versioned so that a future protocol can live next to this one. */
     String BINDING = "ehrelay.relay.v1";

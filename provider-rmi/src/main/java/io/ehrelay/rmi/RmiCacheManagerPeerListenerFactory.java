@@ -1,6 +1,7 @@
 package io.ehrelay.rmi;
 
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.spi.TransportSettings;
+import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.provider.EhrelayPeerListenerFactory;
 
 /**
@@ -15,7 +16,7 @@ public class RmiCacheManagerPeerListenerFactory extends EhrelayPeerListenerFacto
     }
 
     @Override
-    protected Object readTransportProperties(PropertyReader reader) {
+    protected TransportSettings readTransportProperties(PropertyReader reader) {
         return RmiListenerSettings.read(reader);
     }
 }

@@ -1,7 +1,7 @@
 package io.ehrelay.rmi;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.provider.EhrelayPeerProviderFactory;
 import io.ehrelay.spi.Transport;
 
@@ -51,6 +51,6 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
                         + e.getMessage() + ")");
             }
         }
-        return new RmiTransport(settings);
+        return new RmiTransport(settings, nodeConfig.limits());
     }
 }

@@ -1,9 +1,10 @@
 package io.ehrelay.rmi;
 
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.spi.TransportSettings;
+import io.ehrelay.internal.config.PropertyReader;
 
 /** The stock RMI listener's own properties: {@code remoteObjectPort} and {@code socketTimeoutMillis}. Immutable. */
-final class RmiListenerSettings {
+final class RmiListenerSettings implements TransportSettings {
 
     static final String REMOTE_OBJECT_PORT = "remoteObjectPort";
     static final String SOCKET_TIMEOUT_MILLIS = "socketTimeoutMillis";

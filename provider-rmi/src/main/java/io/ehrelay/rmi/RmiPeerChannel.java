@@ -20,10 +20,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 
-import io.ehrelay.codec.CodecLimits;
-import io.ehrelay.codec.EventCodec;
-import io.ehrelay.codec.ReplicationEvent;
-import io.ehrelay.relay.PeerChannel;
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.ReplicationEvent;
+import io.ehrelay.spi.rpc.PeerChannel;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import net.sf.ehcache.Element;
@@ -147,7 +147,7 @@ final class RmiPeerChannel extends PeerChannel {
     }
 
     /** Sends a batch as Ehcache's own messages: one {@code send} per run of events of one cache. */
-    private void sendToStock(byte[] batch) throws IOException, io.ehrelay.codec.MalformedFrameException {
+    private void sendToStock(byte[] batch) throws IOException, io.ehrelay.spi.MalformedFrameException {
         List<ReplicationEvent> events = EventCodec.decodeBatch(ByteBuffer.wrap(batch), limits).events();
         int i = 0;
         while (i < events.size()) {

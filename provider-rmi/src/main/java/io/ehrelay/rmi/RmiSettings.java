@@ -1,9 +1,9 @@
 package io.ehrelay.rmi;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PeerProperties;
-import io.ehrelay.config.PropertyReader;
-import io.ehrelay.config.TlsSettings;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PeerProperties;
+import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.internal.config.TlsSettings;
 
 /** RMI-specific provider settings (TLS, outbound bounds, lookup retry). Immutable. */
 final class RmiSettings {

@@ -20,12 +20,13 @@ import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.ehrelay.codec.AllowList;
-import io.ehrelay.codec.CodecLimits;
-import io.ehrelay.codec.SerializationGuard;
-import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.internal.codec.AllowList;
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.SerializationGuard;
+import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.rpc.RpcService;
 import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 
 /**
@@ -34,7 +35,7 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
  * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits byte arrays only, the cache peers
  * the allow-list plus Ehcache's message types. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
  */
-final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChannel> {
+final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
@@ -48,14 +49,18 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChanne
     private RMIClientSocketFactory stubSockets;
     private RMIClientSocketFactory lookupSockets;
     private RelayEndpoint relay;
-    private io.ehrelay.relay.RelayService relayService;
+    private RpcService relayService;
     private Object relayFilter;
     private Object stockFilter;
     private int remoteObjectPort;
     private String localEndpoint;
 
-    RmiTransport(RmiSettings settings) {
+    private final CodecLimits limits;
+
+    /** @param limits the node's decoder limits: the filters of both remote objects and the stock event decoder */
+    RmiTransport(RmiSettings settings, CodecLimits limits) {
         this.settings = settings;
+        this.limits = limits;
     }
 
     @Override
@@ -83,7 +88,6 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChanne
         // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
         stubSockets = settings.tls ? new TlsClientSocketFactory(ls.socketTimeoutMillis)
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
-        CodecLimits limits = ctx.limits();
         relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,
                 limits.maxFrameBytes(), 16, AllowList.of(Collections.emptyList())), Collections.emptyList(), this::rejected);
         stockFilter = SerializationGuard.remoteCallFilter(limits, StockCachePeer.ENVELOPE, this::rejected);
@@ -93,7 +97,7 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChanne
             int port = registrySockets.lastPort();
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
-            relayService = new io.ehrelay.relay.RelayService(ctx.inbound(), limits.maxFrameBytes(),
+            relayService = new RpcService(ctx.inbound(), limits.maxFrameBytes(),
                     ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
             relay = new RelayEndpoint(relayService);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
@@ -138,7 +142,7 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChanne
 
     /** Ehcache's own heartbeat, listing the caches bound for stock peers: stock nodes find this one and back. */
     @Override
-    public io.ehrelay.discovery.HeartbeatFormat heartbeatFormat() {
+    public io.ehrelay.spi.HeartbeatFormat heartbeatFormat() {
         return new StockHeartbeatFormat(() -> {
             List<String> names = new ArrayList<>(exported.keySet());
             names.remove(RelayRemote.BINDING);
@@ -192,7 +196,7 @@ final class RmiTransport extends io.ehrelay.relay.ChannelTransport<RmiPeerChanne
 
     @Override
     protected RmiPeerChannel newChannel(String endpoint) {
-        return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, context.limits(),
+        return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, limits,
                 context.threads("sender"), Clock.SYSTEM);
     }
 

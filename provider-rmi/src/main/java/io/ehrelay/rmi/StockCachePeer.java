@@ -7,8 +7,8 @@ import java.rmi.server.ServerNotActiveException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.ehrelay.codec.Op;
-import io.ehrelay.codec.ReplicationEvent;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.spi.InboundHandler;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;

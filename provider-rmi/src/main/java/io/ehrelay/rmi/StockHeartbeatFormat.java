@@ -13,7 +13,7 @@ import java.util.function.Supplier;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 
-import io.ehrelay.discovery.HeartbeatFormat;
+import io.ehrelay.spi.HeartbeatFormat;
 
 /**
  * Ehcache's own RMI heartbeat, so that stock and ehrelay RMI nodes discover each other: each packet is the

@@ -5,8 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
-import io.ehrelay.codec.Frames;
-import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.spi.MalformedFrameException;
 
 /**
  * Reads and writes {@link Frames} on a blocking socket channel. Frames are read into one direct receive

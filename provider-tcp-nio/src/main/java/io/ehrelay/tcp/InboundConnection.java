@@ -8,9 +8,8 @@ import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.ehrelay.codec.Frames;
-import io.ehrelay.codec.MalformedFrameException;
-import io.ehrelay.engine.RateLimitedLog;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.TransportContext;
 
 /**
@@ -36,7 +35,7 @@ final class InboundConnection implements Runnable {
                       java.util.function.Consumer<String> onHello) throws IOException {
         this.onHello = onHello;
         sc.socket().setTcpNoDelay(true);
-        this.channel = new FrameChannel(sc, context.limits().maxFrameBytes());
+        this.channel = new FrameChannel(sc, context.maxFrameBytes());
         this.context = context;
         this.onClose = onClose;
         this.from = String.valueOf(sc.getRemoteAddress());
@@ -109,7 +108,7 @@ final class InboundConnection implements Runnable {
         }
         byte[] request = f.copy();
         int requested = ByteBuffer.wrap(request).getInt();
-        int maxFrame = context.limits().maxFrameBytes();
+        int maxFrame = context.maxFrameBytes();
         int chunk = Math.max(1024, Math.min(requested, maxFrame / 2));
         String cache = new String(request, 4, request.length - 4, StandardCharsets.UTF_8);
         try {

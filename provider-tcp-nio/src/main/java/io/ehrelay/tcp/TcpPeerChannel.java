@@ -20,10 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import com.codahale.metrics.Meter;
+import io.ehrelay.spi.TransportMetrics;
 
-import io.ehrelay.codec.Frames;
-import io.ehrelay.codec.MalformedFrameException;
+import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.internal.Backoff;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
@@ -33,7 +32,7 @@ import io.ehrelay.spi.TransportContext;
 
 /**
  * The TCP transport's peer channel: this node's sender to one peer (every transport names its per-peer sender
- * {@code <Transport>PeerChannel}; TCP's is not a {@link io.ehrelay.relay.PeerChannel}, as it streams frames instead
+ * {@code <Transport>PeerChannel}; TCP's is not a {@link io.ehrelay.spi.rpc.PeerChannel}, as it streams frames instead
  * of making calls). It is one connection: a writer thread that connects (with exponential backoff after a
  * failure), and writes queued frames with gathering writes; and, while connected, a reader thread for the
  * peer's answers (acknowledgements and state chunks). Outbound memory is bounded by
@@ -82,7 +81,7 @@ final class TcpPeerChannel {
     private final TcpSettings settings;
     private final TransportContext context;
     private final String localEndpoint;
-    private final Meter connectFailures;
+    private final TransportMetrics.Count connectFailures;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition notEmpty = lock.newCondition();
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
@@ -106,7 +105,7 @@ final class TcpPeerChannel {
         this.settings = settings;
         this.context = context;
         this.localEndpoint = localEndpoint == null ? "" : localEndpoint;
-        this.connectFailures = context.metrics().meter("connectFailures");
+        this.connectFailures = context.metrics().count("connectFailures");
         this.writer = context.threads("tcp-out").newThread(this::writeLoop);
         writer.start();
     }
@@ -317,7 +316,7 @@ final class TcpPeerChannel {
                 throw new ConnectException("cannot resolve " + address.getHostString());
             }
             sc.socket().connect(resolved, (int) settings.connectTimeoutMillis);
-            ch = new FrameChannel(sc, context.limits().maxFrameBytes());
+            ch = new FrameChannel(sc, context.maxFrameBytes());
             ch.write(Frames.Type.HELLO, 0, localEndpoint.getBytes(StandardCharsets.UTF_8));
         } catch (IOException | RuntimeException e) {
             sc.close();

@@ -1,8 +1,8 @@
 package io.ehrelay.tcp;
 
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PeerProperties;
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PeerProperties;
+import io.ehrelay.internal.config.PropertyReader;
 
 /** TCP-specific provider settings. Immutable. */
 final class TcpSettings {

@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.ehrelay.config.ListenerConfig;
+import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
@@ -24,7 +24,7 @@ import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
 
 /**
- * Replication over TCP: length-prefixed {@link io.ehrelay.codec.Frames} on blocking {@code java.nio} socket
+ * Replication over TCP: length-prefixed {@link Frames} on blocking {@code java.nio} socket
  * channels with {@code TCP_NODELAY}. One outbound connection per peer carries this node's batches (gathering
  * writes) and brings back acknowledgements and state chunks; each peer's own connection to this node carries
  * its batches the other way. Threads: one acceptor, one thread per inbound connection (at most
@@ -91,7 +91,7 @@ final class TcpTransport implements Transport {
                 continue;
             }
             if (inbound.size() >= settings.maxInboundConnections) {
-                context.metrics().meter("refusedConnections").mark();
+                context.metrics().count("refusedConnections").mark();
                 LOG.warn("ehrelay: refusing connection from {}: maxInboundConnections={} reached", remote(sc),
                         settings.maxInboundConnections);
                 closeQuietly(sc);

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import io.ehrelay.codec.CodecLimits;
-import io.ehrelay.config.ListenerConfig;
-import io.ehrelay.metrics.ReplicationMetrics;
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.TransportContext;
@@ -110,8 +110,8 @@ class TcpPeerChannelBackoffTest {
             }
 
             @Override
-            public CodecLimits limits() {
-                return CodecLimits.defaults();
+            public int maxFrameBytes() {
+                return CodecLimits.DEFAULT_MAX_FRAME_BYTES;
             }
 
             @Override

@@ -8,8 +8,8 @@ import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 import io.ehrelay.config.InvalidConfigurationException;
-import io.ehrelay.config.NodeConfig;
-import io.ehrelay.config.PropertyReader;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PropertyReader;
 
 /** Renamed provider properties: the old names still work; both names at once fail. */
 class TcpRenamedPropertiesTest {

@@ -1,2 +1,0 @@
-/** Internal: the per-CacheManager replication node, its bounded queue and shared dispatcher. */
-package io.ehrelay.engine;

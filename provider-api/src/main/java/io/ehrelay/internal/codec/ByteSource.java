@@ -1,0 +1,99 @@
+package io.ehrelay.internal.codec;
+
+import io.ehrelay.spi.MalformedFrameException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A bounds-checked big-endian reader over a byte range (heap or direct memory). Every read checks the
+ * remaining length first, so a length field in hostile input can never make the decoder allocate more than
+ * the frame it already holds. Not thread-safe.
+ */
+public final class ByteSource {
+
+    private final ByteBuffer buf;
+
+    /** Reads {@code buffer}'s bytes from its position to its limit; the buffer itself is not moved. */
+    public ByteSource(ByteBuffer buffer) {
+        this.buf = buffer.slice();
+    }
+
+    public ByteSource(byte[] bytes, int offset, int length) {
+        if (offset < 0 || length < 0 || offset > bytes.length - length) {
+            throw new IllegalArgumentException("range outside buffer");
+        }
+        this.buf = ByteBuffer.wrap(bytes, offset, length).slice();
+    }
+
+    public int remaining() {
+        return buf.remaining();
+    }
+
+    /** The next {@code n} bytes as a source of their own, skipping them here. */
+    public ByteSource slice(int n, String what) throws MalformedFrameException {
+        need(n, what);
+        ByteBuffer s = buf.slice();
+        s.limit(n);
+        buf.position(buf.position() + n);
+        return new ByteSource(s);
+    }
+
+    private void need(int n, String what) throws MalformedFrameException {
+        if (n < 0 || n > buf.remaining()) {
+            throw new MalformedFrameException("truncated frame: " + what + " needs " + n + " bytes, "
+                    + buf.remaining() + " left");
+        }
+    }
+
+    public int readByte(String what) throws MalformedFrameException {
+        need(1, what);
+        return buf.get() & 0xff;
+    }
+
+    public int readShort(String what) throws MalformedFrameException {
+        need(2, what);
+        return buf.getShort() & 0xffff;
+    }
+
+    public int readInt(String what) throws MalformedFrameException {
+        need(4, what);
+        return buf.getInt();
+    }
+
+    public long readLong(String what) throws MalformedFrameException {
+        need(8, what);
+        return buf.getLong();
+    }
+
+    /** Reads a length field and checks that that many bytes follow. */
+    public int readLength(String what) throws MalformedFrameException {
+        int n = readInt(what + " length");
+        if (n < 0) {
+            throw new MalformedFrameException("negative length " + n + " for " + what);
+        }
+        need(n, what);
+        return n;
+    }
+
+    public byte[] readBytes(int n, String what) throws MalformedFrameException {
+        need(n, what);
+        byte[] out = new byte[n];
+        buf.get(out);
+        return out;
+    }
+
+    public String readUtf8(int n, String what) throws MalformedFrameException {
+        need(n, what);
+        if (buf.hasArray()) {
+            String s = new String(buf.array(), buf.arrayOffset() + buf.position(), n, StandardCharsets.UTF_8);
+            buf.position(buf.position() + n);
+            return s;
+        }
+        return new String(readBytes(n, what), StandardCharsets.UTF_8);
+    }
+
+    public void skip(int n, String what) throws MalformedFrameException {
+        need(n, what);
+        buf.position(buf.position() + n);
+    }
+}

@@ -1,0 +1,332 @@
+package io.ehrelay.internal.codec;
+
+import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import net.sf.ehcache.Element;
+
+/**
+ * The wire format of replication events and of batches of them. One encoding serves every transport.
+ *
+ * <pre>
+ * batch  := u8 formatVersion(=2) · i32 eventCount · u8 flags · i64 stream · i64 seq · event*
+ *           (stream = 0 and seq = 0: unsequenced; else seq numbers the sender's batches of that stream from 1)
+ * event  := i32 length · u8 op · u16 nameLength · name(UTF-8) · key · [value · metadata]   (value for PUT only)
+ * metadata := i64 version · i64 creationTime · i64 lastAccessTime · i64 hitCount · i64 lastUpdateTime
+ *             · i32 timeToLive · i32 timeToIdle · u8 flags(bit 0: cacheDefaultLifespan)
+ * key, value := see {@link ValueCodec}
+ * </pre>
+ *
+ * Events are encoded once, on the writing thread, into self-contained byte arrays; a batch is a header
+ * followed by such arrays, so the same bytes go to every peer. Decoding checks every length against what is
+ * left before allocating. Stateless and thread-safe.
+ */
+public final class EventCodec {
+
+    /** 2: the batch header carries the sender's stream, sequence number and flags (1 had only the count). */
+    public static final int FORMAT_VERSION = 2;
+    /** Bytes of the batch header: version, event count, flags, stream, sequence number. */
+    public static final int BATCH_HEADER_BYTES = 1 + 4 + 1 + 8 + 8;
+    /**
+     * Header flag: the sender lost events of this stream since its previous batch (its queue was full, an event
+     * could not be encoded, or it resolved a partition in its favour); receivers resynchronise from it.
+     */
+    public static final int FLAG_LOST = 1;
+    /**
+     * Header flag of a state-transfer chunk: {@code stream} and {@code seq} name the sending node's stream of the
+     * cache and its last batch number when the transfer opened (live events in later batches are newer).
+     */
+    public static final int FLAG_SNAPSHOT = 2;
+
+    private EventCodec() {
+    }
+
+    /** Bytes of an event besides its cache name, key and value: length, op, name length, metadata. */
+    private static final int PUT_OVERHEAD = 4 + 1 + 2 + 5 * 8 + 2 * 4 + 1;
+
+    /**
+     * The exact encoded size of a put of {@code e}, or -1 when its key or value needs Java serialization (then
+     * the size is only known by encoding).
+     */
+    public static int putSize(byte[] cacheNameUtf8, Element e) {
+        int keySize = ValueCodec.sizeOf(e.getObjectKey());
+        int valueSize = ValueCodec.sizeOf(e.getObjectValue());
+        return keySize < 0 || valueSize < 0 ? -1 : PUT_OVERHEAD + cacheNameUtf8.length + keySize + valueSize;
+    }
+
+    /** Appends a put event for {@code e} (length prefix included) to {@code out}, e.g. a batch being built. */
+    public static void writePut(ByteSink out, byte[] cacheNameUtf8, Element e) throws IOException {
+        int start = out.position();
+        out.writeInt(0);
+        out.write(Op.PUT.code());
+        out.writeShort(cacheNameUtf8.length);
+        out.write(cacheNameUtf8, 0, cacheNameUtf8.length);
+        ValueCodec.write(out, e.getObjectKey());
+        writeValueAndMetadata(out, e);
+        out.putInt(start, out.position() - start - 4);
+    }
+
+    /** Encodes a put or update carrying the element. */
+    public static byte[] encodePut(String cacheName, Element e) throws IOException {
+        int keySize = ValueCodec.sizeOf(e.getObjectKey());
+        int valueSize = ValueCodec.sizeOf(e.getObjectValue());
+        // exact when key and value are fast-path types of known size: the array is then used without a copy
+        int hint = (keySize < 0 ? 64 : keySize) + (valueSize < 0 ? estimate(e.getObjectValue()) : valueSize)
+                + PUT_OVERHEAD - 7;
+        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), hint);
+        writeValueAndMetadata(out, e);
+        return finish(out);
+    }
+
+    private static void writeValueAndMetadata(ByteSink out, Element e) throws IOException {
+        ValueCodec.write(out, e.getObjectValue());
+        out.writeLong(e.getVersion());
+        out.writeLong(e.getCreationTime());
+        out.writeLong(e.getLastAccessTime());
+        out.writeLong(e.getHitCount());
+        out.writeLong(e.getLastUpdateTime());
+        out.writeInt(e.getTimeToLive());
+        out.writeInt(e.getTimeToIdle());
+        out.write(e.usesCacheDefaultLifespan() ? 1 : 0);
+    }
+
+    /** Encodes an event that carries only a key: {@link Op#INVALIDATE} or {@link Op#REMOVE}. */
+    public static byte[] encodeKey(Op op, String cacheName, Object key) throws IOException {
+        if (op != Op.INVALIDATE && op != Op.REMOVE) {
+            throw new IllegalArgumentException("not a key operation: " + op);
+        }
+        int keySize = ValueCodec.sizeOf(key);
+        return finish(start(op, cacheName, key, keySize < 0 ? 32 : keySize));
+    }
+
+    public static byte[] encodeRemoveAll(String cacheName) throws IOException {
+        ByteSink out = header(Op.REMOVE_ALL, cacheName, 0);
+        return finish(out);
+    }
+
+    private static ByteSink start(Op op, String cacheName, Object key, int sizeHint) throws IOException {
+        ByteSink out = header(op, cacheName, sizeHint);
+        ValueCodec.write(out, key);
+        return out;
+    }
+
+    /** Starts an event; {@code sizeHint} is the expected size of what follows the cache name. */
+    private static ByteSink header(Op op, String cacheName, int sizeHint) {
+        byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
+        if (name.length > 0xffff) {
+            throw new IllegalArgumentException("cache name longer than 65535 bytes");
+        }
+        ByteSink out = new ByteSink(7 + name.length + sizeHint);
+        out.writeInt(0);
+        out.write(op.code());
+        out.writeShort(name.length);
+        out.write(name, 0, name.length);
+        return out;
+    }
+
+    private static byte[] finish(ByteSink out) {
+        out.putInt(0, out.position() - 4);
+        return out.toByteArray();
+    }
+
+    private static int estimate(Object value) {
+        if (value instanceof byte[]) {
+            return ((byte[]) value).length;
+        }
+        if (value instanceof String) {
+            return ((String) value).length() * 3;
+        }
+        return 64;
+    }
+
+    /** The header of an unsequenced batch (stream 0: synchronous sends, state chunks) of {@code eventCount} events. */
+    public static byte[] batchHeader(int eventCount) {
+        byte[] h = new byte[BATCH_HEADER_BYTES];
+        h[0] = (byte) FORMAT_VERSION;
+        h[1] = (byte) (eventCount >>> 24);
+        h[2] = (byte) (eventCount >>> 16);
+        h[3] = (byte) (eventCount >>> 8);
+        h[4] = (byte) eventCount;
+        return h;
+    }
+
+    /**
+     * Writes a batch header at {@code at} (over a placeholder): {@code stream} identifies one ordered sequence of
+     * batches of one sender (a queue lane of one node's run), {@code seq} numbers them from 1, so a receiver
+     * sees every batch it missed as a gap.
+     */
+    public static void putBatchHeader(ByteSink out, int at, int eventCount, int flags, long stream, long seq) {
+        out.putByte(at, FORMAT_VERSION);
+        out.putInt(at + 1, eventCount);
+        out.putByte(at + 5, flags);
+        out.putLong(at + 6, stream);
+        out.putLong(at + 14, seq);
+    }
+
+    /** A batch of one event, for synchronous sends and tests. */
+    /** A batch of already encoded events ({@code size} is the sum of their lengths). */
+    public static byte[] batch(java.util.List<byte[]> events, int size) {
+        byte[] out = new byte[BATCH_HEADER_BYTES + size];
+        System.arraycopy(batchHeader(events.size()), 0, out, 0, BATCH_HEADER_BYTES);
+        int at = BATCH_HEADER_BYTES;
+        for (byte[] e : events) {
+            System.arraycopy(e, 0, out, at, e.length);
+            at += e.length;
+        }
+        return out;
+    }
+
+    /** A state-transfer chunk: a batch of puts whose header carries the snapshot's mark (see FLAG_SNAPSHOT). */
+    public static byte[] snapshotBatch(java.util.List<byte[]> events, int size, long stream, long seq) {
+        byte[] out = batch(events, size);
+        if (stream != 0) {
+            out[5] = (byte) FLAG_SNAPSHOT;
+            java.nio.ByteBuffer.wrap(out, 6, 16).putLong(stream).putLong(seq);
+        }
+        return out;
+    }
+
+    public static byte[] singletonBatch(byte[] event) {
+        byte[] out = new byte[BATCH_HEADER_BYTES + event.length];
+        System.arraycopy(batchHeader(1), 0, out, 0, BATCH_HEADER_BYTES);
+        System.arraycopy(event, 0, out, BATCH_HEADER_BYTES, event.length);
+        return out;
+    }
+
+    /**
+     * Decodes a whole batch before anything is applied. An event whose value names a class outside the
+     * allow-list is skipped and reported in {@link DecodedBatch#rejections()}; any structural damage rejects the
+     * whole batch.
+     */
+    public static DecodedBatch decodeBatch(byte[] buf, int off, int len, CodecLimits limits)
+            throws MalformedFrameException {
+        return decodeBatch(java.nio.ByteBuffer.wrap(buf, off, len), limits);
+    }
+
+    /** Decodes the batch between {@code batch}'s position and limit (heap or direct memory). */
+    public static DecodedBatch decodeBatch(java.nio.ByteBuffer batch, CodecLimits limits)
+            throws MalformedFrameException {
+        int len = batch.remaining();
+        if (len > limits.maxFrameBytes()) {
+            throw new MalformedFrameException("batch of " + len + " bytes exceeds maxFrameBytes=" + limits.maxFrameBytes());
+        }
+        ByteSource in = new ByteSource(batch);
+        int version = in.readByte("batch version");
+        if (version != FORMAT_VERSION) {
+            throw new MalformedFrameException("unsupported batch format version " + version);
+        }
+        int count = in.readInt("event count");
+        int flags = in.readByte("flags");
+        long stream = in.readLong("stream");
+        long seq = in.readLong("sequence number");
+        if (stream == 0 ? seq != 0 || flags != 0 : seq < 0 || seq == 0 && (flags & FLAG_SNAPSHOT) == 0) {
+            throw new MalformedFrameException("impossible stream " + stream + " / sequence number " + seq + " / flags "
+                    + flags);
+        }
+        // every event takes at least 8 bytes: a bound on the list before allocating it
+        if (count < 0 || count > in.remaining() / 8) {
+            throw new MalformedFrameException("event count " + count + " impossible in " + in.remaining() + " bytes");
+        }
+        List<ReplicationEvent> events = new ArrayList<>(count);
+        List<Rejection> rejections = Collections.emptyList();
+        for (int i = 0; i < count; i++) {
+            ByteSource ev = in.slice(in.readLength("event"), "event");
+            String cache = null;
+            try {
+                Op op = Op.of(ev.readByte("operation"));
+                cache = ev.readUtf8(ev.readShort("cache name length"), "cache name");
+                events.add(decodeEvent(op, cache, ev, limits));
+            } catch (RejectedClassException e) {
+                if (rejections.isEmpty()) {
+                    rejections = new ArrayList<>(2);
+                }
+                rejections.add(new Rejection(cache, e));
+            }
+        }
+        if (in.remaining() != 0) {
+            throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " events");
+        }
+        return new DecodedBatch(events, rejections, flags, stream, seq);
+    }
+
+    private static ReplicationEvent decodeEvent(Op op, String cache, ByteSource in, CodecLimits limits)
+            throws MalformedFrameException {
+        if (op == Op.REMOVE_ALL) {
+            end(in);
+            return new ReplicationEvent(op, cache, null, null, 0, 0, 0, 0, 0, 0, 0, true);
+        }
+        Object key = ValueCodec.read(in, limits, "key");
+        if (key == null) {
+            throw new MalformedFrameException("null key in " + op + " event for cache " + cache);
+        }
+        if (op != Op.PUT) {
+            end(in);
+            return new ReplicationEvent(op, cache, key, null, 0, 0, 0, 0, 0, 0, 0, true);
+        }
+        Object value = ValueCodec.read(in, limits, "value");
+        long version = in.readLong("version");
+        long creation = in.readLong("creation time");
+        long access = in.readLong("last access time");
+        long hits = in.readLong("hit count");
+        long update = in.readLong("last update time");
+        int ttl = in.readInt("time to live");
+        int tti = in.readInt("time to idle");
+        int flags = in.readByte("flags");
+        end(in);
+        return new ReplicationEvent(op, cache, key, value, version, creation, access, hits, update, ttl, tti,
+                (flags & 1) != 0);
+    }
+
+    private static void end(ByteSource in) throws MalformedFrameException {
+        if (in.remaining() != 0) {
+            throw new MalformedFrameException(in.remaining() + " trailing bytes in event");
+        }
+    }
+
+    /** An event skipped because its value was rejected; {@code cacheName} may be null if it was unreadable. */
+    public static final class Rejection {
+        private final String cacheName;
+        private final RejectedClassException reason;
+
+        Rejection(String cacheName, RejectedClassException reason) {
+            this.cacheName = cacheName;
+            this.reason = reason;
+        }
+
+        public String cacheName() { return cacheName; }
+        public RejectedClassException reason() { return reason; }
+    }
+
+    /** The result of decoding a batch: the events to apply and the events rejected by the allow-list. */
+    public static final class DecodedBatch {
+        private final List<ReplicationEvent> events;
+        private final List<Rejection> rejections;
+        private final int flags;
+        private final long stream;
+        private final long seq;
+
+        DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq) {
+            this.events = events;
+            this.rejections = rejections;
+            this.flags = flags;
+            this.stream = stream;
+            this.seq = seq;
+        }
+
+        public List<ReplicationEvent> events() { return events; }
+        public List<Rejection> rejections() { return rejections; }
+        /** Header flags, e.g. {@link EventCodec#FLAG_LOST}. */
+        public int flags() { return flags; }
+        /** The sender's stream, 0 for an unsequenced batch. */
+        public long stream() { return stream; }
+        /** The batch's number in its stream (from 1), 0 for an unsequenced batch. */
+        public long seq() { return seq; }
+    }
+}

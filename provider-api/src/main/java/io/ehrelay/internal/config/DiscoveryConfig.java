@@ -1,0 +1,105 @@
+package io.ehrelay.internal.config;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.List;
+
+/**
+ * How a node finds its peers: a manual list, or automatic discovery by multicast heartbeat. The property
+ * names are the stock ones ({@code peerDiscovery}, {@code multicastGroupAddress}, {@code multicastGroupPort},
+ * {@code timeToLive}, {@code hostName}); the manual list's name is the transport's.
+ */
+public final class DiscoveryConfig {
+
+    public static final String PEER_DISCOVERY = "peerDiscovery";
+    public static final String MULTICAST_GROUP_ADDRESS = "multicastGroupAddress";
+    public static final String MULTICAST_GROUP_PORT = "multicastGroupPort";
+    public static final String TIME_TO_LIVE = "timeToLive";
+    public static final String HOST_NAME = "hostName";
+    public static final String HEARTBEAT_INTERVAL_MILLIS = "heartbeatIntervalMillis";
+    public static final String PEER_TIMEOUT_MILLIS = "peerTimeoutMillis";
+
+    /**
+     * The two discovery modes of the stock providers, plus {@code TRANSPORT}: the transport knows the members
+     * itself (e.g. a JGroups view) and reports them through {@link io.ehrelay.spi.TransportContext#setMembers}.
+     */
+    public enum Mode { MANUAL, AUTOMATIC, TRANSPORT }
+
+    private final Mode mode;
+    private final List<String> manualPeers;
+    private final InetAddress groupAddress;
+    private final int groupPort;
+    private final int timeToLive;
+    private final InetAddress multicastInterface;
+    private final long heartbeatIntervalMillis;
+    private final long peerTimeoutMillis;
+
+    private DiscoveryConfig(Mode mode, List<String> manualPeers, InetAddress groupAddress, int groupPort,
+                            int timeToLive, InetAddress multicastInterface, long heartbeatIntervalMillis,
+                            long peerTimeoutMillis) {
+        this.mode = mode;
+        this.manualPeers = Collections.unmodifiableList(new ArrayList<>(manualPeers));
+        this.groupAddress = groupAddress;
+        this.groupPort = groupPort;
+        this.timeToLive = timeToLive;
+        this.multicastInterface = multicastInterface;
+        this.heartbeatIntervalMillis = heartbeatIntervalMillis;
+        this.peerTimeoutMillis = peerTimeoutMillis;
+    }
+
+    /** @param manualPeersProperty {@code null} when the transport finds its members itself (no properties read) */
+    static DiscoveryConfig read(PropertyReader r, String manualPeersProperty) {
+        if (manualPeersProperty == null) {
+            return new DiscoveryConfig(Mode.TRANSPORT, Collections.emptyList(), null, 0, 0, null, 1000, 3_600_000);
+        }
+        Mode mode = r.choice(PEER_DISCOVERY, Mode.MANUAL, Mode.class);
+        List<String> peers = r.list(manualPeersProperty);
+        long interval = r.longIn(HEARTBEAT_INTERVAL_MILLIS, 1000, 10, 600_000);
+        long timeout = r.longIn(PEER_TIMEOUT_MILLIS, Math.max(5000, 3 * interval), 2 * interval, 3_600_000);
+        String groupText = r.string(MULTICAST_GROUP_ADDRESS);
+        String portText = r.string(MULTICAST_GROUP_PORT);
+        int ttl = r.intIn(TIME_TO_LIVE, 1, 0, 255);
+        String host = r.string(HOST_NAME);
+        if (mode == Mode.MANUAL) {
+            return new DiscoveryConfig(mode, peers, null, 0, ttl, null, interval, timeout);
+        }
+        if (!peers.isEmpty()) {
+            throw r.invalid(manualPeersProperty, String.join("|", peers),
+                    "no manual peers when " + PEER_DISCOVERY + "=automatic");
+        }
+        if (groupText == null) {
+            throw r.invalid(MULTICAST_GROUP_ADDRESS, "", "a multicast group such as 230.0.0.1 when "
+                    + PEER_DISCOVERY + "=automatic");
+        }
+        InetAddress group = address(r, MULTICAST_GROUP_ADDRESS, groupText);
+        if (!group.isMulticastAddress()) {
+            throw r.invalid(MULTICAST_GROUP_ADDRESS, groupText, "a multicast address (224.0.0.0 to 239.255.255.255)");
+        }
+        if (portText == null) {
+            throw r.invalid(MULTICAST_GROUP_PORT, "", "a port from 1 to 65535 when " + PEER_DISCOVERY + "=automatic");
+        }
+        int port = r.intIn(MULTICAST_GROUP_PORT, 0, 1, 65535);
+        InetAddress nic = host == null ? null : address(r, HOST_NAME, host);
+        return new DiscoveryConfig(mode, peers, group, port, ttl, nic, interval, timeout);
+    }
+
+    private static InetAddress address(PropertyReader r, String name, String value) {
+        try {
+            return InetAddress.getByName(value);
+        } catch (UnknownHostException e) {
+            throw r.invalid(name, value, "a resolvable host name or IP address");
+        }
+    }
+
+    public Mode mode() { return mode; }
+    public List<String> manualPeers() { return manualPeers; }
+    public InetAddress groupAddress() { return groupAddress; }
+    public int groupPort() { return groupPort; }
+    public int timeToLive() { return timeToLive; }
+    /** The address of the interface multicast is bound to, or {@code null} for the system default. */
+    public InetAddress multicastInterface() { return multicastInterface; }
+    public long heartbeatIntervalMillis() { return heartbeatIntervalMillis; }
+    public long peerTimeoutMillis() { return peerTimeoutMillis; }
+}

@@ -1,0 +1,111 @@
+package io.ehrelay.internal.config;
+
+import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.internal.codec.AllowList;
+import io.ehrelay.internal.codec.CodecLimits;
+
+/**
+ * Immutable per-CacheManager settings, parsed from the properties of a {@code cacheManagerPeerProviderFactory}:
+ * the bounded queue, the shared dispatcher, the decoder's limits and allow-list, and peer discovery.
+ */
+public final class NodeConfig {
+
+    public static final String QUEUE_MAX_BYTES = "queueMaxBytes";
+    public static final String QUEUE_MAX_EVENTS = "queueMaxEvents";
+    public static final String OVERFLOW_POLICY = "overflowPolicy";
+    public static final String OVERFLOW_BLOCK_MILLIS = "overflowBlockMillis";
+    public static final String DISPATCHER_THREADS = "dispatcherThreads";
+    public static final String BATCH_MAX_EVENTS = "batchMaxEvents";
+    public static final String BATCH_MAX_BYTES = "batchMaxBytes";
+    public static final String BATCH_LINGER_MILLIS = "batchLingerMillis";
+    public static final String SHUTDOWN_DRAIN_MILLIS = "shutdownDrainMillis";
+    public static final String SEND_TIMEOUT_MILLIS = "sendTimeoutMillis";
+    public static final String ALLOWED_CLASSES = "allowedClasses";
+    public static final String MAX_FRAME_BYTES = "maxFrameBytes";
+    public static final String MAX_OBJECT_DEPTH = "maxObjectDepth";
+    public static final String MAX_ARRAY_LENGTH = "maxArrayLength";
+    public static final String MAX_OBJECT_REFERENCES = "maxObjectReferences";
+    public static final String REGISTER_JMX = "registerJmx";
+    public static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
+
+    /** A batch's bytes beyond {@code batchMaxBytes} (its header), with room to spare. */
+    static final long BATCH_SLACK_BYTES = 64 * 1024;
+
+    private final long queueMaxBytes;
+    private final int queueMaxEvents;
+    private final OverflowPolicy overflowPolicy;
+    private final long overflowBlockMillis;
+    private final int dispatcherThreads;
+    private final int batchMaxEvents;
+    private final int batchMaxBytes;
+    private final long batchLingerMillis;
+    private final long shutdownDrainMillis;
+    private final long sendTimeoutMillis;
+    private final CodecLimits limits;
+    private final boolean registerJmx;
+    private final DiscoveryConfig discovery;
+    private final long peerOutboundMaxBytes;
+
+    private NodeConfig(PropertyReader r, String manualPeersProperty) {
+        queueMaxBytes = r.bytesIn(QUEUE_MAX_BYTES, 64L << 20, 1024, 1L << 40);
+        queueMaxEvents = r.intIn(QUEUE_MAX_EVENTS, 100_000, 1, Integer.MAX_VALUE);
+        overflowPolicy = r.choice(OVERFLOW_POLICY, OverflowPolicy.DROP, OverflowPolicy.class);
+        overflowBlockMillis = r.longIn(OVERFLOW_BLOCK_MILLIS, 100, 0, 3_600_000);
+        dispatcherThreads = r.intIn(DISPATCHER_THREADS, 1, 1, 64);
+        batchMaxEvents = r.intIn(BATCH_MAX_EVENTS, 1000, 1, 1_000_000);
+        batchMaxBytes = (int) r.bytesIn(BATCH_MAX_BYTES, 1L << 20, 1024, 1L << 30);
+        batchLingerMillis = r.longIn(BATCH_LINGER_MILLIS, 0, 0, 60_000);
+        shutdownDrainMillis = r.longIn(SHUTDOWN_DRAIN_MILLIS, 5000, 0, 3_600_000);
+        sendTimeoutMillis = r.longIn(SEND_TIMEOUT_MILLIS, 10_000, 1, 3_600_000);
+        long maxFrame = r.bytesIn(MAX_FRAME_BYTES, CodecLimits.DEFAULT_MAX_FRAME_BYTES, 4096, Integer.MAX_VALUE - 64);
+        int maxDepth = r.intIn(MAX_OBJECT_DEPTH, CodecLimits.DEFAULT_MAX_DEPTH, 1, 10_000);
+        int maxArray = r.intIn(MAX_ARRAY_LENGTH, CodecLimits.DEFAULT_MAX_ARRAY_LENGTH, 0, Integer.MAX_VALUE);
+        long maxRefs = r.longIn(MAX_OBJECT_REFERENCES, CodecLimits.DEFAULT_MAX_REFERENCES, 1, Long.MAX_VALUE);
+        AllowList allowList = AllowList.withDefaults(r.list(ALLOWED_CLASSES));
+        limits = new CodecLimits((int) maxFrame, maxDepth, maxArray, maxRefs, allowList);
+        registerJmx = r.bool(REGISTER_JMX, true);
+        discovery = DiscoveryConfig.read(r, manualPeersProperty);
+        peerOutboundMaxBytes = r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34);
+        if (batchMaxBytes > limits.maxFrameBytes()) {
+            throw r.invalid(BATCH_MAX_BYTES, Integer.toString(batchMaxBytes),
+                    "at most " + MAX_FRAME_BYTES + " (" + limits.maxFrameBytes() + ")");
+        }
+        // each dispatcher thread keeps up to two batches in flight to a peer: a bound below that refuses batches
+        // a healthy peer is still taking (counted as failed, and the peer resyncs), over and over under load
+        long inFlight = 2L * dispatcherThreads * (batchMaxBytes + BATCH_SLACK_BYTES);
+        if (peerOutboundMaxBytes < inFlight) {
+            throw r.invalid(PEER_OUTBOUND_MAX_BYTES, Long.toString(peerOutboundMaxBytes),
+                    "at least 2 x " + DISPATCHER_THREADS + " x (" + BATCH_MAX_BYTES + " + 64 KB) = " + inFlight
+                    + " bytes (two batches per dispatcher thread are in flight to each peer); raise it or lower "
+                    + BATCH_MAX_BYTES);
+        }
+    }
+
+    /**
+     * Reads this node's settings from {@code reader}; the caller may read transport-specific properties from
+     * the same reader and must then call {@link PropertyReader#rejectUnknown()}.
+     *
+     * @param manualPeersProperty the transport's name for the manual peer list ({@code peers}, {@code rmiUrls}…),
+     *                            or {@code null} when the transport finds its members itself (JGroups)
+     */
+    public static NodeConfig read(PropertyReader reader, String manualPeersProperty) {
+        return new NodeConfig(reader, manualPeersProperty);
+    }
+
+    public long queueMaxBytes() { return queueMaxBytes; }
+    public int queueMaxEvents() { return queueMaxEvents; }
+    public OverflowPolicy overflowPolicy() { return overflowPolicy; }
+    public long overflowBlockMillis() { return overflowBlockMillis; }
+    public int dispatcherThreads() { return dispatcherThreads; }
+    public int batchMaxEvents() { return batchMaxEvents; }
+    public int batchMaxBytes() { return batchMaxBytes; }
+    public long batchLingerMillis() { return batchLingerMillis; }
+    public long shutdownDrainMillis() { return shutdownDrainMillis; }
+    /** How long the dispatcher waits for a peer to take a batch before counting it as failed for that peer. */
+    public long sendTimeoutMillis() { return sendTimeoutMillis; }
+    public CodecLimits limits() { return limits; }
+    public boolean registerJmx() { return registerJmx; }
+    public DiscoveryConfig discovery() { return discovery; }
+    /** Most bytes of batches waiting for one peer; past it, sends to that peer fail at once (counted). */
+    public long peerOutboundMaxBytes() { return peerOutboundMaxBytes; }
+}

@@ -1,0 +1,231 @@
+package io.ehrelay.internal.config;
+
+import io.ehrelay.config.InvalidConfigurationException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Strict reader over the {@link Properties} that Ehcache hands to a factory.
+ *
+ * <p>Every getter records the property name as known. {@link #rejectUnknown()} then fails if the user
+ * wrote a property that no part of the factory reads, which turns a typo such as {@code replicatePut=false}
+ * into an error instead of a silently ignored setting. A renamed property keeps working under its old name
+ * through {@link #alias}. Keys and values are trimmed. Not thread-safe; a reader lives for the duration of one
+ * factory call.
+ */
+public final class PropertyReader {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PropertyReader.class);
+    /** Old names already logged in this JVM ({@code old→new}): each is announced once. */
+    private static final Set<String> ANNOUNCED = ConcurrentHashMap.newKeySet();
+
+    private final String owner;
+    private final Map<String, String> values = new LinkedHashMap<>();
+    private final TreeSet<String> known = new TreeSet<>();
+    /** New name → the old name the user wrote it as, for error messages. */
+    private final Map<String, String> writtenAs = new HashMap<>();
+
+    /**
+     * @param owner      who reads the properties, used in error messages (e.g. the factory's simple name)
+     * @param properties the properties from {@code ehcache.xml}; {@code null} (no properties attribute) is empty
+     */
+    public PropertyReader(String owner, Properties properties) {
+        this.owner = owner;
+        if (properties != null) {
+            for (String name : properties.stringPropertyNames()) {
+                String value = properties.getProperty(name);
+                values.put(name.trim(), value == null ? "" : value.trim());
+            }
+        }
+    }
+
+    public String owner() {
+        return owner;
+    }
+
+    /**
+     * Accepts {@code oldName}, a property's former name, for {@code newName}; call before reading {@code newName}.
+     * A value given under the old name is read as the new one, and the first use of each old name in the JVM logs
+     * one INFO naming the new one. Giving both names fails.
+     *
+     * @throws InvalidConfigurationException when both names are given
+     */
+    public PropertyReader alias(String oldName, String newName) {
+        if (!values.containsKey(oldName)) {
+            return this;
+        }
+        if (values.containsKey(newName)) {
+            throw new InvalidConfigurationException("ehrelay " + owner + ": properties '" + oldName + "' and '"
+                    + newName + "' are both given, but '" + oldName + "' is the former name of '" + newName
+                    + "'; give only '" + newName + "'");
+        }
+        values.put(newName, values.remove(oldName));
+        writtenAs.put(newName, oldName);
+        announceRename(oldName, newName);
+        return this;
+    }
+
+    /** Logs the rename at INFO the first time this JVM meets the old name; returns whether it did. */
+    static boolean announceRename(String oldName, String newName) {
+        if (!ANNOUNCED.add(oldName + "->" + newName)) {
+            return false;
+        }
+        LOG.info("ehrelay: property {} is now called {}; {} still works until the next minor version",
+                oldName, newName, oldName);
+        return true;
+    }
+
+    /** Returns the raw value, or {@code null} when the property is absent or blank. */
+    public String string(String name) {
+        known.add(name);
+        String v = values.get(name);
+        return v == null || v.isEmpty() ? null : v;
+    }
+
+    /** A path that must name a readable file (e.g. a key store), or {@code null} when the property is absent. */
+    public String file(String name, String what) {
+        String v = string(name);
+        if (v != null && !new java.io.File(v).isFile()) {
+            throw invalid(name, v, "the path of a readable " + what + " file");
+        }
+        return v;
+    }
+
+    public String string(String name, String defaultValue) {
+        String v = string(name);
+        return v == null ? defaultValue : v;
+    }
+
+    public boolean bool(String name, boolean defaultValue) {
+        String v = string(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        if (v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw invalid(name, v, "true or false");
+    }
+
+    public int intIn(String name, int defaultValue, int min, int max) {
+        return (int) longIn(name, defaultValue, min, max);
+    }
+
+    public long longIn(String name, long defaultValue, long min, long max) {
+        String v = string(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        long parsed;
+        try {
+            parsed = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw invalid(name, v, "a whole number from " + min + " to " + max);
+        }
+        if (parsed < min || parsed > max) {
+            throw invalid(name, v, "a whole number from " + min + " to " + max);
+        }
+        return parsed;
+    }
+
+    /** A byte size: a whole number of bytes, or with a suffix {@code k}, {@code m} or {@code g} (powers of 1024). */
+    public long bytesIn(String name, long defaultValue, long min, long max) {
+        String v = string(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        String accepted = "a byte size from " + min + " to " + max + " bytes, e.g. 65536, 512k, 64m or 1g";
+        String digits = v.toLowerCase(Locale.ROOT);
+        long unit = 1;
+        char last = digits.charAt(digits.length() - 1);
+        if (last == 'k' || last == 'm' || last == 'g') {
+            unit = last == 'k' ? 1L << 10 : last == 'm' ? 1L << 20 : 1L << 30;
+            digits = digits.substring(0, digits.length() - 1).trim();
+        }
+        long parsed;
+        try {
+            parsed = Math.multiplyExact(Long.parseLong(digits), unit);
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw invalid(name, v, accepted);
+        }
+        if (parsed < min || parsed > max) {
+            throw invalid(name, v, accepted);
+        }
+        return parsed;
+    }
+
+    /** One of the given lower-case words, compared case-insensitively. */
+    public <E extends Enum<E>> E choice(String name, E defaultValue, Class<E> type) {
+        String v = string(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        for (E e : type.getEnumConstants()) {
+            if (e.name().equalsIgnoreCase(v)) {
+                return e;
+            }
+        }
+        List<String> words = new ArrayList<>();
+        for (E e : type.getEnumConstants()) {
+            words.add(e.name().toLowerCase(Locale.ROOT));
+        }
+        throw invalid(name, v, "one of " + String.join(", ", words));
+    }
+
+    /** A list separated by {@code |} (the stock {@code rmiUrls} separator) or {@code ;}; blanks are dropped. */
+    public List<String> list(String name) {
+        String v = string(name);
+        if (v == null) {
+            return Collections.emptyList();
+        }
+        List<String> out = new ArrayList<>();
+        for (String part : v.split("[|;]")) {
+            String p = part.trim();
+            if (!p.isEmpty()) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** Marks names as known without reading them (e.g. accepted for compatibility, handled elsewhere). */
+    public void accept(String... names) {
+        Collections.addAll(known, names);
+    }
+
+    /** Fails if any property given was not read by anyone. Call after every part has read its properties. */
+    public void rejectUnknown() {
+        List<String> unknown = new ArrayList<>();
+        for (String name : values.keySet()) {
+            if (!known.contains(name)) {
+                unknown.add(name);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new InvalidConfigurationException("ehrelay " + owner + ": unknown propert"
+                    + (unknown.size() == 1 ? "y " : "ies ") + unknown + "; accepted properties are " + known);
+        }
+    }
+
+    /** An error naming the property as the user wrote it (its old name, when given under one). */
+    public InvalidConfigurationException invalid(String name, String value, String accepted) {
+        String written = writtenAs.containsKey(name) ? writtenAs.get(name) : name;
+        return new InvalidConfigurationException("ehrelay " + owner + ": property '" + written + "' has value '"
+                + value + "'; expected " + accepted);
+    }
+}

@@ -1,0 +1,93 @@
+package io.ehrelay.internal.config;
+
+import java.io.IOException;
+import java.security.GeneralSecurityException;
+
+import javax.net.ssl.SSLContext;
+
+/**
+ * The TLS key and trust stores of a factory, read from the same property names by every transport that offers
+ * TLS: {@code tlsKeyStore}, {@code tlsKeyStorePassword}, {@code tlsTrustStore}, {@code tlsTrustStorePassword},
+ * {@code tlsStoreType} (default {@code PKCS12}). Whether TLS is on, and what a missing store means, is the
+ * transport's to decide. Immutable.
+ */
+public final class TlsSettings {
+
+    public static final String KEY_STORE = "tlsKeyStore";
+    public static final String KEY_STORE_PASSWORD = "tlsKeyStorePassword";
+    public static final String TRUST_STORE = "tlsTrustStore";
+    public static final String TRUST_STORE_PASSWORD = "tlsTrustStorePassword";
+    public static final String STORE_TYPE = "tlsStoreType";
+    public static final String DEFAULT_STORE_TYPE = "PKCS12";
+
+    private static final TlsSettings NONE = new TlsSettings(null, "", null, "", DEFAULT_STORE_TYPE);
+
+    private final String keyStore;
+    private final String keyStorePassword;
+    private final String trustStore;
+    private final String trustStorePassword;
+    private final String storeType;
+
+    private TlsSettings(String keyStore, String keyStorePassword, String trustStore, String trustStorePassword,
+                        String storeType) {
+        this.keyStore = keyStore;
+        this.keyStorePassword = keyStorePassword;
+        this.trustStore = trustStore;
+        this.trustStorePassword = trustStorePassword;
+        this.storeType = storeType;
+    }
+
+    /** No stores: the JDK's default trust, no key. */
+    public static TlsSettings none() {
+        return NONE;
+    }
+
+    /** All five properties; a store named must be a readable file. */
+    public static TlsSettings read(PropertyReader r) {
+        String keyStore = r.file(KEY_STORE, "key store");
+        String keyStorePassword = r.string(KEY_STORE_PASSWORD, "");
+        String trustStore = r.file(TRUST_STORE, "key store");
+        return new TlsSettings(keyStore, keyStorePassword, trustStore, r.string(TRUST_STORE_PASSWORD, ""),
+                r.string(STORE_TYPE, DEFAULT_STORE_TYPE));
+    }
+
+    /**
+     * The key store only ({@code tlsKeyStore}, {@code tlsKeyStorePassword}, {@code tlsStoreType}): for a server
+     * that presents a certificate and checks none, where a trust store would mean nothing (and is an unknown
+     * property).
+     */
+    public static TlsSettings readKeyStore(PropertyReader r) {
+        String keyStore = r.file(KEY_STORE, "key store");
+        return new TlsSettings(keyStore, r.string(KEY_STORE_PASSWORD, ""), null, "",
+                r.string(STORE_TYPE, DEFAULT_STORE_TYPE));
+    }
+
+    /** This node's key and certificate, or {@code null}. */
+    public String keyStore() {
+        return keyStore;
+    }
+
+    /** The certificates to trust, or {@code null} for the JDK's default trust. */
+    public String trustStore() {
+        return trustStore;
+    }
+
+    public boolean hasKeyStore() {
+        return keyStore != null;
+    }
+
+    /** Whether any store was given. */
+    public boolean configured() {
+        return keyStore != null || trustStore != null;
+    }
+
+    /** A TLS context with these stores (see {@link TlsStores#context}). */
+    public SSLContext context() throws IOException, GeneralSecurityException {
+        return TlsStores.context(keyStore, keyStorePassword, trustStore, trustStorePassword, storeType);
+    }
+
+    @Override
+    public String toString() {
+        return "TlsSettings[keyStore=" + keyStore + ", trustStore=" + trustStore + ", type=" + storeType + "]";
+    }
+}

@@ -1,0 +1,104 @@
+package io.ehrelay.internal.discovery;
+
+import java.util.HashSet;
+import java.util.Collections;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.ehrelay.spi.Peer;
+
+/**
+ * Who a node's peers are: the manual list plus peers registered at run time ({@code registerPeer}) plus those
+ * heard by multicast heartbeat, which expire when their heartbeats stop. The node's own endpoint is never
+ * listed. Reads ({@link #peers()}) are a volatile snapshot, cheap enough for every batch. Thread-safe.
+ */
+public final class PeerDirectory {
+
+    private final Set<String> fixed = ConcurrentHashMap.newKeySet();
+    private final Map<String, Long> discovered = new ConcurrentHashMap<>();
+    private volatile Set<String> members = Collections.emptySet();
+    private final long timeoutNanos;
+    private volatile String self;
+    private volatile List<Peer> snapshot = Collections.emptyList();
+    private volatile java.util.function.Consumer<List<Peer>> listener = peers -> { };
+
+    public PeerDirectory(List<String> manual, long peerTimeoutMillis) {
+        fixed.addAll(manual);
+        this.timeoutNanos = peerTimeoutMillis * 1_000_000L;
+        rebuild();
+    }
+
+    /** The endpoint of this node, excluded from the peers. */
+    public void setSelf(String endpoint) {
+        this.self = endpoint;
+        rebuild();
+    }
+
+    public List<Peer> peers() {
+        return snapshot;
+    }
+
+    /** Called with the new peer list after every change (and once now); e.g. the transport's connect-ahead. */
+    public void onChange(java.util.function.Consumer<List<Peer>> changes) {
+        this.listener = changes;
+        changes.accept(snapshot);
+    }
+
+    public void register(String endpoint) {
+        if (fixed.add(endpoint)) {
+            rebuild();
+        }
+    }
+
+    public void unregister(String endpoint) {
+        boolean changed = fixed.remove(endpoint);
+        changed |= discovered.remove(endpoint) != null;
+        if (changed) {
+            rebuild();
+        }
+    }
+
+    /** The transport's own member list (a JGroups view) replaces the one it reported before. */
+    public void replaceMembers(java.util.Collection<String> endpoints) {
+        Set<String> now = Collections.unmodifiableSet(new HashSet<>(endpoints));
+        if (!now.equals(members)) {
+            members = now;
+            rebuild();
+        }
+    }
+
+    /** A heartbeat was heard from {@code endpoint}. */
+    public void heard(String endpoint, long nowNanos) {
+        if (discovered.put(endpoint, nowNanos) == null) {
+            rebuild();
+        }
+    }
+
+    /** Forgets discovered peers not heard from within the timeout. */
+    public void expire(long nowNanos) {
+        if (discovered.entrySet().removeIf(e -> nowNanos - e.getValue() > timeoutNanos)) {
+            rebuild();
+        }
+    }
+
+    private synchronized void rebuild() {
+        Set<String> all = new LinkedHashSet<>(fixed);
+        all.addAll(discovered.keySet());
+        all.addAll(members);
+        all.remove(self);
+        List<Peer> out = new ArrayList<>(all.size());
+        for (String e : all) {
+            out.add(new Peer(e));
+        }
+        List<Peer> now = Collections.unmodifiableList(new ArrayList<>(out));
+        boolean changed = !now.equals(snapshot);
+        snapshot = now;
+        if (changed) {
+            listener.accept(now);
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package io.ehrelay.internal.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import net.sf.ehcache.Ehcache;
+
+/**
+ * How nodes that missed events become equal again. The receive path reports a gap (batches of a peer that never
+ * arrived, or a batch flagged "the sender lost events"); this class decides who reloads from whom and runs the
+ * resync: every replicated cache is reloaded from the peer through {@link StateTransfer}, the peer's elements
+ * replace this node's and elements it does not hold are removed, except keys that live events or local writes
+ * changed meanwhile (tracked per cache by a {@link ResyncTrack}).
+ *
+ * <p>The policy: the node that missed events resynchronises from the peer, unless both sides missed each
+ * other's (a partition healed with writes on both sides — this node owes the peer when a send to it failed or an
+ * event was dropped): then the node whose endpoint sorts first is the reference, and the other one resyncs from
+ * it. Resyncs run on the node's background thread, at most one queued per peer; counted in {@code resyncs} /
+ * {@code resyncFailures}, {@code gaps}. Thread-safe.
+ */
+final class Convergence {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Convergence.class);
+
+    private final String cacheManagerName;
+    private final Transport transport;
+    private final Supplier<List<Peer>> peers;
+    private final ReplicationMetrics metrics;
+    private final CacheBindings caches;
+    private final BooleanSupplier running;
+    /** Marks every dispatcher lane lost: each peer that receives the next batches resynchronises from this node. */
+    private final Runnable markLostAll;
+    private volatile StateTransfer state;
+
+    /** Peers that may be missing events of this node (a send to them failed, or this node dropped events). */
+    private final Set<String> owes = ConcurrentHashMap.newKeySet();
+    /** Peers a resync from is queued or running. */
+    private final Set<String> resyncPending = ConcurrentHashMap.newKeySet();
+    /** Caches being resynchronised, and what live events touched meanwhile. */
+    private final Map<String, ResyncTrack> resyncing = new ConcurrentHashMap<>();
+
+    Convergence(String cacheManagerName, Transport transport, Supplier<List<Peer>> peers, ReplicationMetrics metrics,
+                CacheBindings caches, BooleanSupplier running, Runnable markLostAll) {
+        this.cacheManagerName = cacheManagerName;
+        this.transport = transport;
+        this.peers = peers;
+        this.metrics = metrics;
+        this.caches = caches;
+        this.running = running;
+        this.markLostAll = markLostAll;
+        metrics.meter("resyncs");
+        metrics.meter("resyncFailures");
+        metrics.meter("gaps");
+    }
+
+    void setStateTransfer(StateTransfer stateTransfer) {
+        this.state = stateTransfer;
+    }
+
+    /** A batch could not be delivered to {@code peer}: it may miss events of this node. */
+    void owe(Peer peer) {
+        owes.add(peer.endpoint());
+    }
+
+    /** Events were dropped before sending: every current peer misses them. */
+    void oweAll(List<Peer> current) {
+        for (Peer p : current) {
+            owes.add(p.endpoint());
+        }
+    }
+
+    boolean owes(String endpoint) {
+        return owes.contains(endpoint);
+    }
+
+    /** The resync track of {@code cacheName} while one runs, or {@code null}. */
+    ResyncTrack track(String cacheName) {
+        return resyncing.isEmpty() ? null : resyncing.get(cacheName);
+    }
+
+    /** The application changed {@code key} ({@code null}: all): a running resync must not undo it. */
+    void touchLocal(String cacheName, Object key) {
+        ResyncTrack track = track(cacheName);
+        if (track != null) {
+            track.touchLocal(key);
+        }
+    }
+
+    /**
+     * This node missed events of {@code fromPeer}: batches that never arrived ({@code missedBatches}) or events
+     * the peer itself lost ({@code peerLost}). Applies the policy described on the class.
+     */
+    void behind(String fromPeer, long missedBatches, boolean peerLost) {
+        if (!running.getAsBoolean()) {
+            return;
+        }
+        String peer = transport.normalizePeer(transport.peerOf(fromPeer));
+        metrics.meter("gaps").mark();
+        boolean mutual = owes.remove(peer);
+        if (!mutual && !owes.isEmpty() && !known(peer)) {
+            // this node reaches the peer under another name (a proxy, NAT): whether it owes that peer cannot be
+            // told apart, so any debt counts
+            mutual = true;
+            owes.clear();
+        }
+        if (mutual && transport.localEndpoint().compareTo(peer) < 0) {
+            LOG.warn("ehrelay: CacheManager {} and {} both missed each other's events ({} batches from it missed{}); "
+                    + "this node is the reference: {} resynchronises from it", cacheManagerName, peer,
+                    missedBatches, peerLost ? ", it lost events" : "", peer);
+            markLostAll.run();
+            return;
+        }
+        LOG.warn("ehrelay: CacheManager {} missed events of {} ({} batches missed{}{}); resynchronising from it",
+                cacheManagerName, peer, missedBatches, peerLost ? ", it lost events" : "",
+                mutual ? ", and it missed this node's: it is the reference" : "");
+        resyncFrom(peer);
+    }
+
+    private boolean known(String endpoint) {
+        for (Peer p : peers.get()) {
+            if (p.endpoint().equals(endpoint)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Makes every replicated cache of this node equal to {@code peerEndpoint}'s (see the class comment).
+     * Asynchronous, on the node's background thread, at most one queued per peer.
+     */
+    void resyncFrom(String peerEndpoint) {
+        if (!resyncPending.add(peerEndpoint)) {
+            return;
+        }
+        StateTransfer st = state;
+        st.inBackground(() -> {
+            resyncPending.remove(peerEndpoint);
+            Peer peer = new Peer(peerEndpoint);
+            List<String> failed = new ArrayList<>();
+            long total = 0;
+            long removed = 0;
+            for (String name : caches.replicatedCaches()) {
+                Ehcache cache = caches.resolve(name);
+                if (cache == null) {
+                    continue;
+                }
+                AtomicLong loaded = new AtomicLong();
+                ResyncTrack track = new ResyncTrack();
+                resyncing.put(name, track);
+                Throwable failure;
+                try {
+                    failure = st.fetch(peer, cache, 1 << 20, 600_000, track, loaded);
+                    if (failure == null) {
+                        removed += track.removeOthers(cache);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                } finally {
+                    resyncing.remove(name, track);
+                }
+                if (failure != null) {
+                    failed.add(name + " (" + SendRound.describe(failure) + ")");
+                }
+                total += loaded.get();
+            }
+            if (failed.isEmpty()) {
+                metrics.meter("resyncs").mark();
+                LOG.info("ehrelay: CacheManager {} resynchronised from {}: {} elements loaded, {} it did not hold "
+                        + "removed", cacheManagerName, peerEndpoint, total, removed);
+            } else {
+                metrics.meter("resyncFailures").mark();
+                LOG.warn("ehrelay: CacheManager {} could not resynchronise from {}: {}", cacheManagerName,
+                        peerEndpoint, failed);
+            }
+        });
+    }
+}

@@ -1,0 +1,304 @@
+package io.ehrelay.internal.engine;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.internal.codec.ByteSink;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+
+/**
+ * The shared dispatcher of one CacheManager: {@code dispatcherThreads} threads, one per queue lane, however
+ * many caches replicate. Each takes a batch (bounded by count, bytes and linger), sends the same bytes to
+ * every peer, and waits up to {@code sendTimeoutMillis} for each peer to take it, so a slow peer pushes back
+ * into the bounded queue instead of growing memory. Outcomes are counted per event and peer.
+ *
+ * <p>Lifecycle: {@link #start()} once; {@link #stop(long)} closes the queue, lets the threads drain it up to
+ * the given time, then interrupts them and counts whatever is left as dropped.
+ */
+final class Dispatcher {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Dispatcher.class);
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private final ReplicationQueue queue;
+    private final NodeConfig config;
+    private final Supplier<List<Peer>> peers;
+    private final Transport transport;
+    private final ReplicationMetrics metrics;
+    private final ThreadFactory threads;
+    private final RateLimitedLog warn;
+    private final List<Thread> workers = new ArrayList<>();
+    private final java.util.function.Consumer<Peer> undelivered;
+    /** Per lane: a random id for this run's sequence of batches, and the last batch number used. */
+    private final long[] streams;
+    private final java.util.concurrent.atomic.AtomicLongArray seqs;
+    /** Per lane: events were lost since the lane's last batch (the next batch carries {@code FLAG_LOST}). */
+    private final java.util.concurrent.atomic.AtomicIntegerArray lost;
+    /**
+     * Per lane: peers a batch failed to and no later batch reached yet. While there are any, an idle lane sends an
+     * empty batch every {@link #BEAT_NANOS}: when one arrives, its number shows the peer what it missed.
+     */
+    private final java.util.Set<String>[] unconfirmed;
+    private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    private final Clock clock;
+    private volatile boolean stopping;
+
+    /**
+     * @param undelivered told about every peer that could not take a batch (the node owes it a resync)
+     */
+    Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
+               ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn,
+               java.util.function.Consumer<Peer> undelivered, Clock clock) {
+        this.clock = clock;
+        this.undelivered = undelivered;
+        this.streams = new long[queue.laneCount()];
+        this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
+        this.lost = new java.util.concurrent.atomic.AtomicIntegerArray(queue.laneCount());
+        @SuppressWarnings("unchecked")
+        java.util.Set<String>[] u = new java.util.Set[queue.laneCount()];
+        for (int i = 0; i < u.length; i++) {
+            u[i] = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        }
+        this.unconfirmed = u;
+        java.security.SecureRandom random = new java.security.SecureRandom();
+        for (int i = 0; i < streams.length; i++) {
+            long id;
+            do {
+                id = random.nextLong();
+            } while (id == 0);
+            streams[i] = id;
+        }
+        this.queue = queue;
+        this.config = config;
+        this.peers = peers;
+        this.transport = transport;
+        this.metrics = metrics;
+        this.threads = threads;
+        this.warn = warn;
+    }
+
+    /** The lane's stream id. */
+    long stream(int lane) {
+        return streams[lane];
+    }
+
+    /** The number of the lane's last batch: events queued later go in batches with higher numbers. */
+    long lastSeq(int lane) {
+        return seqs.get(lane);
+    }
+
+    /** Marks every lane: every peer receiving the next batches resynchronises from this node. */
+    void markLostAll() {
+        for (int i = 0; i < lost.length(); i++) {
+            lost.set(i, 1);
+        }
+    }
+
+    void start() {
+        for (int lane = 0; lane < queue.laneCount(); lane++) {
+            final int l = lane;
+            Thread t = threads.newThread(() -> run(l));
+            workers.add(t);
+            t.start();
+        }
+    }
+
+    /** A batch handed to the transport whose outcome has not been counted yet, and the buffer it lives in. */
+    private static final class InFlight {
+        final List<ReplicationQueue.Entry> events;
+        final SendRound round;
+        final int bytes;
+        final ByteSink buffer;
+        final int lane;
+
+        InFlight(List<ReplicationQueue.Entry> events, SendRound round, int bytes, ByteSink buffer, int lane) {
+            this.lane = lane;
+            this.events = events;
+            this.round = round;
+            this.bytes = bytes;
+            this.buffer = buffer;
+        }
+    }
+
+    /**
+     * One lane's loop. Two batch buffers alternate, so the next batch is encoded while the transport still
+     * writes the previous one; at most two batches per lane are in flight, and each peer receives them in order.
+     */
+    private void run(int lane) {
+        long linger = TimeUnit.MILLISECONDS.toNanos(config.batchLingerMillis());
+        ArrayDeque<ByteSink> free = new ArrayDeque<>(2);
+        free.add(newBuffer());
+        free.add(newBuffer());
+        InFlight previous = null;
+        long lastBeat = clock.nanoTime();
+        try {
+            while (true) {
+                List<ReplicationQueue.Entry> batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(),
+                        linger, previous == null ? POLL_NANOS : 0);
+                if (batch.isEmpty()) {
+                    if (previous != null) {
+                        free.add(settle(previous));
+                        previous = null;
+                    } else if (stopping) {
+                        return;
+                    } else if (queue.takeLostIfEmpty(lane) || lost.get(lane) != 0) {
+                        lost.set(lane, 1);
+                        // nothing else to send: an empty batch carries the flag to the peers
+                        previous = send(lane, batch, free.poll());
+                    } else if (!unconfirmed[lane].isEmpty() && clock.nanoTime() - lastBeat > BEAT_NANOS) {
+                        lastBeat = clock.nanoTime();
+                        previous = send(lane, batch, free.poll());
+                    }
+                    continue;
+                }
+                InFlight current = send(lane, batch, free.poll());
+                if (previous != null) {
+                    free.add(settle(previous));
+                }
+                previous = current;
+            }
+        } catch (InterruptedException e) {
+            // stop() ran out of drain time; what is still queued is counted there, what is in flight here
+            if (previous != null) {
+                for (ReplicationQueue.Entry ev : previous.events) {
+                    ev.cache.onFailed();
+                }
+            }
+        }
+    }
+
+    private ByteSink newBuffer() {
+        return ByteSink.direct(config.batchMaxBytes() + 1024);
+    }
+
+    /**
+     * Encodes the batch into {@code buffer} (reused, so steady replication allocates nothing per event) and
+     * hands the same bytes to every peer's transport.
+     */
+    private InFlight send(int lane, List<ReplicationQueue.Entry> batch, ByteSink buffer) {
+        buffer.reset();
+        buffer.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
+        List<ReplicationQueue.Entry> included = new ArrayList<>(batch.size());
+        for (ReplicationQueue.Entry e : batch) {
+            e.cache.queueRemove(e.size);
+            e.cache.servedByCurrentThread();
+            if (e.lostBefore) {
+                lost.set(lane, 1);
+            }
+            if (e.bytes != null) {
+                buffer.write(e.bytes, 0, e.bytes.length);
+                included.add(e);
+            } else {
+                try {
+                    EventCodec.writePut(buffer, e.cacheName, e.element);
+                    included.add(e);
+                } catch (IOException | RuntimeException ex) {
+                    e.cache.onUnencodable();
+                    lost.set(lane, 1);
+                    warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in "
+                            + "unencodable): {}",
+                            metrics.cacheManagerName(), ex.toString());
+                }
+            }
+        }
+        // every batch gets the lane's next number, addressed to anyone or not: a peer that was not addressed
+        // (gone from the directory for a while) sees the gap when it is again
+        int flags = lost.getAndSet(lane, 0) != 0 ? EventCodec.FLAG_LOST : 0;
+        EventCodec.putBatchHeader(buffer, 0, included.size(), flags, streams[lane], seqs.incrementAndGet(lane));
+        List<Peer> targets = peers.get();
+        Batch bytes = new Batch(buffer.view(), included.size());
+        if (targets.isEmpty()) {
+            LOG.debug("no peers: {} events not addressed to anyone", included.size());
+        } else {
+            metrics.markBatch(included.size(), bytes.length());
+        }
+        return new InFlight(included, SendRound.start(transport, targets, bytes, false), buffer.position(), buffer,
+                lane);
+    }
+
+    /**
+     * Waits for every peer to take the batch (up to {@code sendTimeoutMillis}) and counts each event as sent or
+     * failed per peer. Returns the batch's buffer for reuse, or a fresh one when a send timed out (the transport
+     * may still hold the old buffer then).
+     */
+    private ByteSink settle(InFlight f) throws InterruptedException {
+        boolean[] reusable = {true};
+        f.round.settle(config::sendTimeoutMillis, (peer, failure) -> {
+            if (failure == null) {
+                long now = clock.nanoTime();
+                unconfirmed[f.lane].remove(peer.endpoint());
+                metrics.markBytesSent(f.bytes);
+                for (ReplicationQueue.Entry e : f.events) {
+                    e.cache.onSent(e.size, now - e.enqueuedNanos);
+                }
+                return;
+            }
+            reusable[0] &= !(failure instanceof TimeoutException);
+            for (ReplicationQueue.Entry e : f.events) {
+                e.cache.onFailed();
+            }
+            unconfirmed[f.lane].add(peer.endpoint());
+            undelivered.accept(peer);
+            warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
+                    f.events.size(), peer, metrics.cacheManagerName(), SendRound.describe(failure));
+        });
+        return reusable[0] ? f.buffer : newBuffer();
+    }
+
+    /** Drains up to {@code drainMillis}, then interrupts; returns the number of events that could not be sent. */
+    int stop(long drainMillis) {
+        stopping = true;
+        queue.close();
+        long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(drainMillis);
+        for (Thread t : workers) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
+            try {
+                if (left > 0) {
+                    t.join(left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Thread t : workers) {
+            t.interrupt();
+        }
+        for (Thread t : workers) {
+            try {
+                t.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        List<ReplicationQueue.Entry> left = queue.clear();
+        long bytes = 0;
+        for (ReplicationQueue.Entry e : left) {
+            e.cache.queueRemove(e.size);
+            e.cache.onDropped();
+            bytes += e.size;
+        }
+        if (!left.isEmpty()) {
+            LOG.warn("ehrelay: CacheManager {} shut down with {} events ({} bytes) not sent within "
+                    + "shutdownDrainMillis={}; counted as dropped", metrics.cacheManagerName(), left.size(), bytes,
+                    drainMillis);
+        }
+        return left.size();
+    }
+}

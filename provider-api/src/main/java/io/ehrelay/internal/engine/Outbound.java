@@ -1,0 +1,201 @@
+package io.ehrelay.internal.engine;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.Op;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.ReplicatorConfig;
+import io.ehrelay.config.SyncFailurePolicy;
+import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import net.sf.ehcache.CacheException;
+import net.sf.ehcache.Element;
+
+/**
+ * The sending side of a node: turns a cache change into an encoded event and either queues it for the
+ * dispatcher (asynchronous) or sends it to every peer and waits for their acknowledgements (synchronous).
+ *
+ * <p><b>Encoding happens here and only here</b> (besides the bootstrap snapshot, which encodes elements read from
+ * the cache), on the thread that wrote to the cache: a queued event is held as its exact bytes, so
+ * {@code queueMaxBytes} bounds real memory and the queue never pins an application's value object. The one
+ * exception is a put whose key and value are fast-path types (String, byte[], boxed primitives): their encoded
+ * size is known without encoding, so the entry holds the element and the dispatcher writes it once, straight into
+ * its batch buffer (no per-event array); writing those types cannot fail. An event that cannot be encoded is
+ * counted in {@code unencodable} and logged, and the application's write still succeeds. Thread-safe.
+ */
+final class Outbound {
+
+    private final String cacheManagerName;
+    private final NodeConfig config;
+    private final ReplicationQueue queue;
+    private final Supplier<List<Peer>> peers;
+    private final Transport transport;
+    private final ReplicationMetrics metrics;
+    private final BooleanSupplier running;
+    private final Convergence convergence;
+    private final RateLimitedLog warn;
+    private final Clock clock;
+
+    Outbound(String cacheManagerName, NodeConfig config, ReplicationQueue queue, Supplier<List<Peer>> peers,
+             Transport transport, ReplicationMetrics metrics, BooleanSupplier running, Convergence convergence,
+             RateLimitedLog warn, Clock clock) {
+        this.cacheManagerName = cacheManagerName;
+        this.config = config;
+        this.queue = queue;
+        this.peers = peers;
+        this.transport = transport;
+        this.metrics = metrics;
+        this.running = running;
+        this.convergence = convergence;
+        this.warn = warn;
+        this.clock = clock;
+    }
+
+    /** Replicates a put or update with its value ({@code replicate*ViaCopy=true}). */
+    void put(CacheBinding binding, Element element, ReplicatorConfig rc) {
+        if (rc.asynchronous()) {
+            int size = EventCodec.putSize(binding.nameUtf8, element);
+            if (size >= 0) {
+                offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
+                        clock.nanoTime()));
+                return;
+            }
+        }
+        byte[] event;
+        try {
+            event = EventCodec.encodePut(binding.cacheName, element);
+        } catch (IOException | RuntimeException e) {
+            unencodable(binding, element.getObjectKey(), e);
+            return;
+        }
+        route(binding, event, rc);
+    }
+
+    /** Replicates a key-only event: a remove, or an invalidation ({@code replicate*ViaCopy=false}). */
+    void keyEvent(CacheBinding binding, Op op, Object key, ReplicatorConfig rc) {
+        byte[] event;
+        try {
+            event = EventCodec.encodeKey(op, binding.cacheName, key);
+        } catch (IOException | RuntimeException e) {
+            unencodable(binding, key, e);
+            return;
+        }
+        route(binding, event, rc);
+    }
+
+    void removeAll(CacheBinding binding, ReplicatorConfig rc) {
+        byte[] event;
+        try {
+            event = EventCodec.encodeRemoveAll(binding.cacheName);
+        } catch (IOException e) {
+            unencodable(binding, "(all)", e);
+            return;
+        }
+        route(binding, event, rc);
+    }
+
+    private void route(CacheBinding binding, byte[] event, ReplicatorConfig rc) {
+        if (rc.asynchronous()) {
+            offer(binding, new ReplicationQueue.Entry(binding.metrics, event, clock.nanoTime()));
+        } else {
+            sendSynchronously(binding, event, rc);
+        }
+    }
+
+    private void unencodable(CacheBinding binding, Object key, Exception e) {
+        binding.metrics.onUnencodable();
+        warn.warn("encode:" + binding.cacheName, "ehrelay: key {} of cache {} cannot be replicated (counted in "
+                + "unencodable): {}", key, binding.cacheName, e.toString());
+    }
+
+    /** Queues an event; a refused one is counted in {@code dropped}, logged, and owed to every peer. */
+    private void offer(CacheBinding binding, ReplicationQueue.Entry entry) {
+        CacheMetrics m = binding.metrics;
+        m.queueAdd(entry.size);
+        boolean started = running.getAsBoolean();
+        boolean accepted;
+        try {
+            accepted = started && queue.offer(binding.lane, entry);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            accepted = false;
+        }
+        if (accepted) {
+            m.onEnqueued();
+            return;
+        }
+        m.queueRemove(entry.size);
+        m.onDropped();
+        if (!started) {
+            warn.warn("notstarted", "ehrelay: replication of CacheManager {} is not running; event for cache {} "
+                    + "dropped (counted in dropped)", cacheManagerName, binding.cacheName);
+            return;
+        }
+        // the peers miss this event: the batch of the lane's next event tells them to resynchronise from this
+        // node (the queue marks it)
+        convergence.oweAll(peers.get());
+        warn.warn("overflow", "ehrelay: replication queue of CacheManager {} is full (queueMaxEvents={}, "
+                + "queueMaxBytes={}, overflowPolicy={}); event for cache {} dropped (counted in dropped). "
+                + "Raise the bounds, or check the peers' health.", cacheManagerName, config.queueMaxEvents(),
+                config.queueMaxBytes(), config.overflowPolicy(), binding.cacheName);
+    }
+
+    /**
+     * Sends one event to every peer and waits until each applied it, up to the replicator's timeout. Failures
+     * are counted; with {@link SyncFailurePolicy#THROW} they are thrown as a {@link CacheException} naming
+     * each peer and its reason.
+     */
+    private void sendSynchronously(CacheBinding binding, byte[] event, ReplicatorConfig rc) {
+        List<Peer> targets = peers.get();
+        if (targets.isEmpty() || !running.getAsBoolean()) {
+            return;
+        }
+        long t0 = clock.nanoTime();
+        long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(rc.syncTimeoutMillis());
+        Batch batch = new Batch(EventCodec.singletonBatch(event), 1).withDeadline(deadline);
+        SendRound round = SendRound.start(transport, targets, batch, true);
+        List<String> failures = new ArrayList<>(0);
+        CacheMetrics m = binding.metrics;
+        try {
+            round.settle(() -> TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime()), (peer, failure) -> {
+                long now = clock.nanoTime();
+                if (failure == null && now - deadline > 0) {
+                    // sent on this thread by a transport that cannot bound the call: acknowledged, but late
+                    failure = new TimeoutException("acknowledged after "
+                            + TimeUnit.NANOSECONDS.toMillis(now - t0) + " ms");
+                }
+                if (failure == null) {
+                    m.onSent(event.length, now - t0);
+                    metrics.markBytesSent(batch.length());
+                } else {
+                    m.onFailed();
+                    failures.add(peer + " (" + SendRound.describe(failure) + ")");
+                }
+            });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failures.add("interrupted while waiting for " + targets);
+        }
+        m.onSyncRoundTrip(clock.nanoTime() - t0);
+        if (!failures.isEmpty()) {
+            String message = "ehrelay: synchronous replication for cache " + binding.cacheName + " of CacheManager "
+                    + cacheManagerName + " not acknowledged within syncTimeoutMillis=" + rc.syncTimeoutMillis()
+                    + " by " + failures;
+            if (rc.syncFailurePolicy() == SyncFailurePolicy.THROW) {
+                throw new CacheException(message);
+            }
+            warn.warn("sync:" + binding.cacheName, message);
+        }
+    }
+}

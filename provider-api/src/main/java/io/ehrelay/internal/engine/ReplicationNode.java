@@ -1,0 +1,411 @@
+package io.ehrelay.internal.engine;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ThreadFactory;
+import java.util.function.Predicate;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.spi.Op;
+import io.ehrelay.internal.config.BootstrapConfig;
+import io.ehrelay.internal.config.DiscoveryConfig;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.ReplicatorConfig;
+import io.ehrelay.internal.discovery.MulticastHeartbeat;
+import io.ehrelay.internal.discovery.PeerDirectory;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.TransportMetrics;
+import net.sf.ehcache.CacheException;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.Status;
+import net.sf.ehcache.event.CacheEventListener;
+
+/**
+ * The replication node of one CacheManager and one transport: it wires the pieces every cache of that
+ * CacheManager shares and runs their lifecycle. The pieces, each with one job:
+ * <ul>
+ *   <li>{@link CacheBindings}: which caches replicate here, their metrics and queue lanes;</li>
+ *   <li>{@link Outbound}: encodes a cache change, queues it or sends it synchronously;</li>
+ *   <li>{@link ReplicationQueue} and {@link Dispatcher}: the bounded queue and the threads that batch it to
+ *       every peer (through {@link SendRound});</li>
+ *   <li>{@link Inbound}: decodes and applies what arrives, with a {@link StreamSequencer};</li>
+ *   <li>{@link Convergence}: who resyncs from whom after missed events;</li>
+ *   <li>{@link StateTransfer}: serving, bootstrapping and resyncing a cache's content;</li>
+ *   <li>{@link PeerDirectory} and {@link MulticastHeartbeat}: who the peers are; the {@link Transport}: bytes.</li>
+ * </ul>
+ *
+ * <p>Lifecycle, as Ehcache 2.x drives it. Start-up: the peer provider and listener factories
+ * {@link #obtain} the node and {@link #configure} / {@link #setListener} it; the provider's {@code init()} calls
+ * {@link #start()}; caches (and their replicators and bootstrap loaders) are created after that, and a listener
+ * factory may run after {@code init()} as well. Shutdown ({@code CacheManager.shutdown()} in Ehcache 2.5 to
+ * 2.10.9.2): the peer <em>providers</em> are disposed first — {@link #stop()} runs then, while every cache is
+ * still alive — then the CacheManager's event listeners (the peer listener, whose {@code dispose()} calls
+ * {@link #stop()} again, a no-op), and the caches last. {@code stop()} drains the queue up to
+ * {@code shutdownDrainMillis}, stops the transport and discovery, waits for every ehrelay thread and unregisters
+ * the MBeans; events the caches report after it (a cache's own disposal does not replicate) are counted as
+ * dropped. Thread-safe.
+ */
+public final class ReplicationNode {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicationNode.class);
+
+    /** Node states. */
+    private enum State { NEW, STARTED, STOPPED }
+
+    private final CacheManager cacheManager;
+    private final String scheme;
+    private final String transportName;
+    private final Clock clock;
+    private final NodeThreads threads;
+    private final ReplicationMetrics metrics;
+    private final RateLimitedLog warn;
+    private final CacheBindings caches;
+    private volatile State state = State.NEW;
+    private NodeConfig config;
+    private Transport transport;
+    private ListenerConfig listener;
+    private PeerDirectory directory;
+    private ReplicationQueue queue;
+    private volatile Dispatcher dispatcher;
+    private MulticastHeartbeat heartbeat;
+    private Convergence convergence;
+    private Outbound outbound;
+    private Inbound inbound;
+    private StateTransfer stateTransfer;
+
+    private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
+                            Predicate<CacheEventListener> isReplicator, Clock clock) {
+        this.cacheManager = cacheManager;
+        this.scheme = scheme;
+        this.transportName = transportName;
+        this.clock = clock;
+        this.threads = new NodeThreads(transportName, cacheManager.getName());
+        this.metrics = new ReplicationMetrics(cacheManager.getName(), transportName);
+        this.warn = new RateLimitedLog(LOG, 10_000, clock);
+        this.caches = new CacheBindings(cacheManager, metrics, isReplicator);
+    }
+
+    /**
+     * The node of {@code cacheManager} for {@code scheme}, created (unconfigured) if there is none yet.
+     *
+     * @param isReplicator tells this scheme's replicators among a cache's listeners
+     */
+    public static ReplicationNode obtain(CacheManager cacheManager, String scheme, String transportName,
+                                         Predicate<CacheEventListener> isReplicator) {
+        return NodeRegistry.obtain(cacheManager, scheme,
+                s -> new ReplicationNode(cacheManager, s, transportName, isReplicator, Clock.SYSTEM));
+    }
+
+    /** The node of {@code cacheManager} for {@code scheme}, or {@code null}. */
+    public static ReplicationNode find(CacheManager cacheManager, String scheme) {
+        return NodeRegistry.find(cacheManager, scheme);
+    }
+
+    /** Every node of {@code cacheManager} (one per ehrelay transport it configures). */
+    public static List<ReplicationNode> all(CacheManager cacheManager) {
+        return NodeRegistry.all(cacheManager);
+    }
+
+    /** Called by the provider factory: the node's settings and its transport. */
+    public synchronized void configure(NodeConfig nodeConfig, Transport nodeTransport) {
+        if (config != null) {
+            throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " configures two "
+                    + scheme + " peer providers");
+        }
+        this.config = nodeConfig;
+        this.transport = nodeTransport;
+        DiscoveryConfig d = nodeConfig.discovery();
+        List<String> manual = new ArrayList<>();
+        for (String entry : d.manualPeers()) {
+            String endpoint = nodeTransport.normalizePeer(entry);
+            if (!manual.contains(endpoint)) {
+                manual.add(endpoint);
+            }
+        }
+        String cm = cacheManager.getName();
+        directory = new PeerDirectory(manual, d.peerTimeoutMillis());
+        queue = new ReplicationQueue(nodeConfig.dispatcherThreads(), nodeConfig.queueMaxBytes(),
+                nodeConfig.queueMaxEvents(), nodeConfig.overflowPolicy(), nodeConfig.overflowBlockMillis());
+        caches.setLanes(nodeConfig.dispatcherThreads());
+        convergence = new Convergence(cm, nodeTransport, this::peers, metrics, caches, this::isAlive,
+                () -> dispatcher.markLostAll());
+        outbound = new Outbound(cm, nodeConfig, queue, this::peers, nodeTransport, metrics, this::isAlive,
+                convergence, warn, clock);
+        inbound = new Inbound(cm, caches, metrics, nodeConfig.limits(), convergence, warn, clock);
+        stateTransfer = new StateTransfer(cm, caches, nodeTransport, metrics, nodeConfig.limits(), this::peers,
+                () -> dispatcher, inbound, () -> state == State.STOPPED, threads.factory("bootstrap"), warn, clock);
+        convergence.setStateTransfer(stateTransfer);
+        inbound.setStateTransfer(stateTransfer);
+        metrics.gauge("queueCapacityBytes", nodeConfig::queueMaxBytes);
+        metrics.gauge("queueCapacityEvents", nodeConfig::queueMaxEvents);
+        metrics.gauge("queueHighWaterBytes", queue::highWaterBytes);
+        metrics.gauge("queueHighWaterEvents", queue::highWaterEvents);
+        metrics.gauge("peersKnown", () -> directory.peers().size());
+        metrics.gauge("peersReachable", this::reachablePeers);
+        metrics.gauge("threads", threads::live);
+    }
+
+    /** Called by the listener factory: where this node listens. */
+    public synchronized void setListener(ListenerConfig listenerConfig) {
+        this.listener = listenerConfig;
+    }
+
+    /** Starts the transport, the dispatcher and discovery; called by the peer provider's {@code init()}. */
+    public synchronized void start() {
+        if (state != State.NEW) {
+            return;
+        }
+        if (config == null) {
+            throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " has a " + scheme
+                    + " peer listener but no " + scheme + " cacheManagerPeerProviderFactory");
+        }
+        try {
+            transport.start(new Context());
+            directory.setSelf(transport.localEndpoint());
+            directory.onChange(transport::peersChanged);
+            dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
+                    threads.factory("dispatcher"), warn, convergence::owe, clock);
+            dispatcher.start();
+            if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
+                heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
+                        directory, threads.factory("heartbeat"), metrics.meter("malformedHeartbeats"),
+                        transport.heartbeatFormat(), clock);
+                heartbeat.start();
+            }
+            if (config.registerJmx()) {
+                metrics.registerWith(ManagementFactory.getPlatformMBeanServer());
+            }
+        } catch (Exception | LinkageError e) {
+            state = State.STOPPED;
+            shutdown(0);
+            throw new CacheException("ehrelay: could not start " + transportName + " replication for CacheManager "
+                    + cacheManager.getName() + ": " + e.getMessage(), e);
+        }
+        state = State.STARTED;
+        for (String name : cacheManager.getCacheNames()) {
+            bindIfReplicated(name);
+        }
+        LOG.info("ehrelay: {} replication of CacheManager {} started at {}", transportName, cacheManager.getName(),
+                transport.localEndpoint());
+    }
+
+    /** Stops the node (see the class comment for when Ehcache calls it); later calls do nothing. */
+    public void stop() {
+        synchronized (this) {
+            if (state == State.STOPPED) {
+                return;
+            }
+            state = State.STOPPED;
+        }
+        shutdown(config == null ? 0 : config.shutdownDrainMillis());
+    }
+
+    /** Drains (up to {@code drainMillis}) and stops whatever started, waits for the threads, drops the MBeans. */
+    private void shutdown(long drainMillis) {
+        if (dispatcher != null) {
+            dispatcher.stop(drainMillis);
+        }
+        if (heartbeat != null) {
+            heartbeat.stop();
+        }
+        if (transport != null) {
+            try {
+                transport.stop();
+            } catch (RuntimeException e) {
+                LOG.warn("ehrelay: stopping the {} transport failed", transportName, e);
+            }
+        }
+        if (stateTransfer != null) {
+            stateTransfer.stop();
+        }
+        List<String> alive = threads.awaitTermination(5000);
+        if (!alive.isEmpty()) {
+            LOG.warn("ehrelay: threads still running after shutdown of CacheManager {}: {}", cacheManager.getName(),
+                    alive);
+        }
+        metrics.close();
+        NodeRegistry.forget(cacheManager, scheme, this);
+    }
+
+    public boolean isAlive() {
+        return state == State.STARTED;
+    }
+
+    public Status status() {
+        return state == State.STARTED ? Status.STATUS_ALIVE
+                : state == State.NEW ? Status.STATUS_UNINITIALISED : Status.STATUS_SHUTDOWN;
+    }
+
+    public String scheme() {
+        return scheme;
+    }
+
+    public CacheManager cacheManager() {
+        return cacheManager;
+    }
+
+    public ReplicationMetrics metrics() {
+        return metrics;
+    }
+
+    public synchronized NodeConfig config() {
+        return config;
+    }
+
+    public synchronized ListenerConfig listener() {
+        return listener;
+    }
+
+    /** This node's endpoint, or {@code null} before start or without a listener. */
+    public String localEndpoint() {
+        Transport t = transport;
+        return t == null || state == State.NEW ? null : t.localEndpoint();
+    }
+
+    public List<Peer> peers() {
+        PeerDirectory d = directory;
+        return d == null ? Collections.<Peer>emptyList() : d.peers();
+    }
+
+    private int reachablePeers() {
+        int n = 0;
+        for (Peer p : directory.peers()) {
+            if (transport.isReachable(p)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The transport, for tests and transport-level diagnostics. */
+    public Transport transport() {
+        return transport;
+    }
+
+    // ---- what the provider layer calls -------------------------------------------------------------------------
+
+    /** The cache's binding (its metrics and queue lane); the first call binds every replicated cache. */
+    public CacheBinding bind(String cacheName) {
+        return caches.bind(cacheName);
+    }
+
+    /** A cache was added: bound (and served by the transport) if it replicates through this node. */
+    public void bindIfReplicated(String cacheName) {
+        if (caches.isReplicated(cacheName)) {
+            caches.bind(cacheName);
+            if (state == State.STARTED) {
+                transport.cacheAdded(cacheName);
+            }
+        }
+    }
+
+    /** A cache of this CacheManager was removed: the transport stops serving it. */
+    public void cacheRemoved(String cacheName) {
+        if (state == State.STARTED) {
+            transport.cacheRemoved(cacheName);
+        }
+    }
+
+    /** Registers a peer by any spelling its transport understands (see {@link Transport#normalizePeer}). */
+    public void registerPeer(String entry) {
+        directory.register(transport.normalizePeer(entry));
+    }
+
+    public void unregisterPeer(String entry) {
+        directory.unregister(transport.normalizePeer(entry));
+    }
+
+    /** The application changed {@code key} ({@code null}: removed all): a running resync must not undo it. */
+    public void touchLocal(String cacheName, Object key) {
+        Convergence c = convergence;
+        if (c != null) {
+            c.touchLocal(cacheName, key);
+        }
+    }
+
+    /** Replicates a put or update with its value (see {@link Outbound} for where it is encoded). */
+    public void replicatePut(CacheBinding binding, Element element, ReplicatorConfig rc) {
+        outbound.put(binding, element, rc);
+    }
+
+    /** Replicates a remove ({@link Op#REMOVE}) or an invalidation ({@link Op#INVALIDATE}) of {@code key}. */
+    public void replicateKey(CacheBinding binding, Op op, Object key, ReplicatorConfig rc) {
+        outbound.keyEvent(binding, op, key, rc);
+    }
+
+    public void replicateRemoveAll(CacheBinding binding, ReplicatorConfig rc) {
+        outbound.removeAll(binding, rc);
+    }
+
+    /** Loads {@code cache} from a peer (see {@link StateTransfer}). */
+    public void bootstrap(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
+        stateTransfer.bootstrap(cache, bc, clusterFormMillis);
+    }
+
+    /** Reloads every replicated cache from {@code peerEndpoint} (see {@link Convergence}). */
+    public void resyncFrom(String peerEndpoint) {
+        convergence.resyncFrom(peerEndpoint);
+    }
+
+    /** What the transport sees of the node. */
+    private final class Context implements TransportContext {
+        @Override
+        public InboundHandler inbound() {
+            return inbound;
+        }
+
+        @Override
+        public ThreadFactory threads(String role) {
+            return threads.factory(role);
+        }
+
+        @Override
+        public int maxFrameBytes() {
+            return config.limits().maxFrameBytes();
+        }
+
+        @Override
+        public ListenerConfig listener() {
+            return listener;
+        }
+
+        @Override
+        public TransportMetrics metrics() {
+            return metrics;
+        }
+
+        @Override
+        public String cacheManagerName() {
+            return cacheManager.getName();
+        }
+
+        @Override
+        public Clock clock() {
+            return clock;
+        }
+
+        @Override
+        public void setMembers(Collection<String> endpoints) {
+            directory.replaceMembers(endpoints);
+        }
+
+        @Override
+        public void resyncFrom(String peerEndpoint) {
+            ReplicationNode.this.resyncFrom(peerEndpoint);
+        }
+    }
+}

@@ -1,0 +1,247 @@
+package io.ehrelay.internal.engine;
+
+import java.util.Collections;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.internal.metrics.CacheMetrics;
+import net.sf.ehcache.Element;
+
+/**
+ * The asynchronous replication queue of one CacheManager: bounded in bytes and in events, split into lanes
+ * (one per dispatcher thread; a cache always maps to the same lane, which keeps its events in order).
+ *
+ * <p>When full, {@link OverflowPolicy#DROP} refuses the event at once and {@link OverflowPolicy#BLOCK} waits
+ * up to a timeout first; a refused event is counted by the caller. An event larger than the whole byte bound
+ * is always refused. Lifecycle: {@link #close()} stops accepting and wakes every waiter; what is still queued
+ * can then be drained by {@link #take} or discarded by {@link #clear}. Thread-safe.
+ */
+final class ReplicationQueue {
+
+    /**
+     * One event waiting to be sent: already encoded ({@code bytes}), or a put whose element has fast-path key and
+     * value types and is encoded by the dispatcher straight into the batch ({@code element}); {@code size} is the
+     * exact encoded size either way, which is what the byte bound counts.
+     */
+    static final class Entry {
+        final CacheMetrics cache;
+        final byte[] bytes;
+        final Element element;
+        final byte[] cacheName;
+        final int size;
+        final long enqueuedNanos;
+        /** Events of this lane were refused just before this one: its batch tells the peers (FLAG_LOST). */
+        boolean lostBefore;
+
+        Entry(CacheMetrics cache, byte[] bytes, long enqueuedNanos) {
+            this.cache = cache;
+            this.bytes = bytes;
+            this.element = null;
+            this.cacheName = null;
+            this.size = bytes.length;
+            this.enqueuedNanos = enqueuedNanos;
+        }
+
+        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos) {
+            this.cache = cache;
+            this.bytes = null;
+            this.element = element;
+            this.cacheName = cacheName;
+            this.size = size;
+            this.enqueuedNanos = enqueuedNanos;
+        }
+    }
+
+    private final long maxBytes;
+    private final int maxEvents;
+    private final OverflowPolicy policy;
+    private final long blockNanos;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition spaceAvailable = lock.newCondition();
+    private final ArrayDeque<Entry>[] lanes;
+    private final Condition[] notEmpty;
+    private long bytes;
+    private int events;
+    private long highWaterBytes;
+    private int highWaterEvents;
+    private boolean closed;
+    /** Per lane: an event was refused; the next accepted one is marked {@link Entry#lostBefore}. */
+    private final boolean[] lostPending;
+
+    @SuppressWarnings("unchecked")
+    ReplicationQueue(int laneCount, long maxBytes, int maxEvents, OverflowPolicy policy, long blockMillis) {
+        this.maxBytes = maxBytes;
+        this.maxEvents = maxEvents;
+        this.policy = policy;
+        this.blockNanos = TimeUnit.MILLISECONDS.toNanos(blockMillis);
+        lanes = new ArrayDeque[laneCount];
+        lostPending = new boolean[laneCount];
+        notEmpty = new Condition[laneCount];
+        for (int i = 0; i < laneCount; i++) {
+            lanes[i] = new ArrayDeque<>();
+            notEmpty[i] = lock.newCondition();
+        }
+    }
+
+    int laneCount() {
+        return lanes.length;
+    }
+
+    /** Adds an event; returns {@code false} when it was refused (full, or closed). */
+    boolean offer(int lane, Entry e) throws InterruptedException {
+        int size = e.size;
+        if (size > maxBytes) {
+            return false;
+        }
+        lock.lock();
+        try {
+            if (!hasRoom(size) && policy == OverflowPolicy.BLOCK && !closed) {
+                long left = blockNanos;
+                while (!hasRoom(size) && left > 0 && !closed) {
+                    left = spaceAvailable.awaitNanos(left);
+                }
+            }
+            if (closed || !hasRoom(size)) {
+                lostPending[lane] = true;
+                return false;
+            }
+            if (lostPending[lane]) {
+                e.lostBefore = true;
+                lostPending[lane] = false;
+            }
+            lanes[lane].addLast(e);
+            bytes += size;
+            events++;
+            if (bytes > highWaterBytes) {
+                highWaterBytes = bytes;
+            }
+            if (events > highWaterEvents) {
+                highWaterEvents = events;
+            }
+            notEmpty[lane].signal();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether an event of the lane was refused and nothing was queued after it (so no batch will carry the
+     * loss); clears it. Everything queued before the refusal has been taken when the lane is empty.
+     */
+    boolean takeLostIfEmpty(int lane) {
+        lock.lock();
+        try {
+            if (lostPending[lane] && lanes[lane].isEmpty()) {
+                lostPending[lane] = false;
+                return true;
+            }
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean hasRoom(int size) {
+        return events < maxEvents && bytes + size <= maxBytes;
+    }
+
+    /**
+     * Takes a batch from a lane: waits up to {@code waitNanos} for a first event, then up to {@code lingerNanos}
+     * for the batch to fill; stops at {@code maxEvents} events or when adding the next event would pass
+     * {@code maxBytes} (a first event larger than that still makes a batch of one). Returns an empty list when
+     * nothing came.
+     */
+    List<Entry> take(int lane, int maxCount, long maxBatchBytes, long lingerNanos, long waitNanos)
+            throws InterruptedException {
+        ArrayDeque<Entry> q = lanes[lane];
+        lock.lock();
+        try {
+            long left = waitNanos;
+            while (q.isEmpty() && left > 0 && !closed) {
+                left = notEmpty[lane].awaitNanos(left);
+            }
+            if (q.isEmpty()) {
+                return Collections.emptyList();
+            }
+            if (lingerNanos > 0 && !closed) {
+                long lingerLeft = lingerNanos;
+                while (q.size() < maxCount && lingerLeft > 0 && !closed) {
+                    lingerLeft = notEmpty[lane].awaitNanos(lingerLeft);
+                }
+            }
+            List<Entry> out = new ArrayList<>(Math.min(q.size(), maxCount));
+            long taken = 0;
+            while (!q.isEmpty() && out.size() < maxCount) {
+                Entry e = q.peekFirst();
+                if (!out.isEmpty() && taken + e.size > maxBatchBytes) {
+                    break;
+                }
+                q.pollFirst();
+                out.add(e);
+                taken += e.size;
+            }
+            bytes -= taken;
+            events -= out.size();
+            spaceAvailable.signalAll();
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Stops accepting events and wakes every waiting writer and dispatcher. */
+    void close() {
+        lock.lock();
+        try {
+            closed = true;
+            spaceAvailable.signalAll();
+            for (Condition c : notEmpty) {
+                c.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Removes and returns everything still queued (after {@link #close()}, for counting what is lost). */
+    List<Entry> clear() {
+        lock.lock();
+        try {
+            List<Entry> out = new ArrayList<>(events);
+            for (ArrayDeque<Entry> q : lanes) {
+                out.addAll(q);
+                q.clear();
+            }
+            bytes = 0;
+            events = 0;
+            spaceAvailable.signalAll();
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long highWaterBytes() {
+        lock.lock();
+        try {
+            return highWaterBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    int highWaterEvents() {
+        lock.lock();
+        try {
+            return highWaterEvents;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

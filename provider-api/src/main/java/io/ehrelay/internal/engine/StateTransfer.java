@@ -1,0 +1,255 @@
+package io.ehrelay.internal.engine;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
+import io.ehrelay.internal.config.BootstrapConfig;
+import io.ehrelay.internal.Futures;
+import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+
+/**
+ * A cache's whole content between nodes: serving it to a peer (paged, the keys listed first and each element
+ * read as its chunk is built, marked with this node's stream position so a resync can tell older live events
+ * from newer ones), bootstrapping a cache from one peer (trying the next when one fails; live elements that
+ * arrived meanwhile are kept), and fetching for a resync ({@link Convergence}). Bootstraps and resyncs run on
+ * the node's single background thread, created on demand and ended when idle, so caches do not add threads.
+ * Thread-safe.
+ */
+final class StateTransfer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(StateTransfer.class);
+
+    private final String cacheManagerName;
+    private final CacheBindings caches;
+    private final Transport transport;
+    private final ReplicationMetrics metrics;
+    private final CodecLimits limits;
+    private final Supplier<List<Peer>> peers;
+    private final Supplier<Dispatcher> dispatcher;
+    private final Inbound inbound;
+    private final BooleanSupplier stopped;
+    private final ThreadFactory threads;
+    private final RateLimitedLog warn;
+    private final Clock clock;
+    private ThreadPoolExecutor background;
+
+    StateTransfer(String cacheManagerName, CacheBindings caches, Transport transport, ReplicationMetrics metrics,
+                  CodecLimits limits, Supplier<List<Peer>> peers, Supplier<Dispatcher> dispatcher, Inbound inbound,
+                  BooleanSupplier stopped, ThreadFactory threads, RateLimitedLog warn, Clock clock) {
+        this.cacheManagerName = cacheManagerName;
+        this.caches = caches;
+        this.transport = transport;
+        this.metrics = metrics;
+        this.limits = limits;
+        this.peers = peers;
+        this.dispatcher = dispatcher;
+        this.inbound = inbound;
+        this.stopped = stopped;
+        this.threads = threads;
+        this.warn = warn;
+        this.clock = clock;
+    }
+
+    // ---- serving ---------------------------------------------------------------------------------------------
+
+    /**
+     * Opens a paged transfer of {@code cacheName}: its keys are listed now, elements read as each chunk is built.
+     *
+     * @throws IllegalArgumentException when this node has no such live cache
+     */
+    InboundHandler.StateCursor open(String cacheName) {
+        Ehcache cache = caches.resolve(cacheName);
+        if (cache == null) {
+            throw new IllegalArgumentException("CacheManager " + cacheManagerName + " has no live cache named '"
+                    + cacheName + "'");
+        }
+        CacheMetrics m = metrics.cache(cacheName);
+        // the mark: this cache's stream and its last batch number before the keys are listed
+        CacheBinding binding = caches.bound(cacheName);
+        Dispatcher d = dispatcher.get();
+        long markStream = binding == null || d == null ? 0 : d.stream(binding.lane);
+        long markSeq = markStream == 0 ? 0 : d.lastSeq(binding.lane);
+        Iterator<?> keys = new ArrayList<Object>(cache.getKeys()).iterator();
+        return maxChunkBytes -> {
+            m.servedByCurrentThread();
+            List<byte[]> parts = new ArrayList<>();
+            int size = 0;
+            while (keys.hasNext() && size < maxChunkBytes) {
+                Object key = keys.next();
+                Element e = cache.getQuiet(key);
+                if (e == null || e.isExpired()) {
+                    continue;
+                }
+                byte[] ev;
+                try {
+                    ev = EventCodec.encodePut(cacheName, e);
+                } catch (IOException | RuntimeException ex) {
+                    m.onUnencodableInSnapshot();
+                    warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded "
+                            + "for bootstrap and is skipped (counted in unencodable): {}", key, cacheName,
+                            ex.toString());
+                    continue;
+                }
+                parts.add(ev);
+                size += ev.length;
+            }
+            return parts.isEmpty() ? null : EventCodec.snapshotBatch(parts, size, markStream, markSeq);
+        };
+    }
+
+    void serve(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink) throws Exception {
+        InboundHandler.StateCursor cursor = open(cacheName);
+        for (byte[] chunk = cursor.next(maxChunkBytes); chunk != null; chunk = cursor.next(maxChunkBytes)) {
+            sink.accept(chunk);
+        }
+    }
+
+    // ---- loading ---------------------------------------------------------------------------------------------
+
+    /** Loads {@code cache} from one peer; on the background thread when {@code bc} is asynchronous. */
+    void bootstrap(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
+        caches.initializing(cache);
+        if (!bc.asynchronous()) {
+            load(cache, bc, clusterFormMillis);
+            return;
+        }
+        inBackground(() -> load(cache, bc, clusterFormMillis));
+    }
+
+    /** Runs {@code task} on the node's single background thread (created on demand, ends when idle). */
+    synchronized void inBackground(Runnable task) {
+        if (stopped.getAsBoolean()) {
+            return;
+        }
+        if (background == null) {
+            background = new ThreadPoolExecutor(1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                    threads);
+            background.allowCoreThreadTimeOut(true);
+        }
+        background.execute(task);
+    }
+
+    synchronized void stop() {
+        if (background != null) {
+            background.shutdownNow();
+        }
+    }
+
+    private void load(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
+        String name = cache.getName();
+        CacheMetrics m = metrics.cache(name);
+        long t0 = clock.nanoTime();
+        long waitUntil = t0 + TimeUnit.MILLISECONDS.toNanos(clusterFormMillis);
+        while (peers.get().isEmpty() && clock.nanoTime() - waitUntil < 0 && !stopped.getAsBoolean()) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        List<Peer> candidates = new ArrayList<>(peers.get());
+        if (candidates.isEmpty()) {
+            LOG.info("ehrelay: no peers to bootstrap cache {} of CacheManager {} from", name, cacheManagerName);
+            return;
+        }
+        Collections.shuffle(candidates);
+        List<String> failures = new ArrayList<>();
+        for (Peer peer : candidates) {
+            AtomicLong loaded = new AtomicLong();
+            Throwable failure;
+            try {
+                failure = fetch(peer, cache, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), null, loaded);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (failure == null) {
+                long nanos = clock.nanoTime() - t0;
+                m.onBootstrap(nanos);
+                LOG.info("ehrelay: bootstrapped cache {} of CacheManager {} with {} elements from {} in {} ms", name,
+                        cacheManagerName, loaded.get(), peer, TimeUnit.NANOSECONDS.toMillis(nanos));
+                return;
+            }
+            failures.add(peer + " (" + SendRound.describe(failure) + ")");
+            LOG.warn("ehrelay: bootstrap of cache {} from {} failed: {}; trying the next peer", name, peer,
+                    SendRound.describe(failure));
+        }
+        m.onBootstrapFailure();
+        LOG.warn("ehrelay: could not bootstrap cache {} of CacheManager {} from any peer: {}", name,
+                cacheManagerName, failures);
+    }
+
+    /**
+     * Asks {@code peer} for {@code cache}'s content and applies it, counting the elements in {@code loaded}.
+     *
+     * @param resync a resync's track (the peer's elements replace this node's), or {@code null} for a bootstrap
+     *               (live elements stay)
+     * @return why it failed, or {@code null}
+     */
+    Throwable fetch(Peer peer, Ehcache cache, int maxChunkBytes, long timeoutMillis, ResyncTrack resync,
+                    AtomicLong loaded) throws InterruptedException {
+        CacheMetrics m = metrics.cache(cache.getName());
+        CompletableFuture<Void> f;
+        try {
+            f = transport.requestState(peer, cache.getName(), maxChunkBytes,
+                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, resync)));
+        } catch (RuntimeException e) {
+            f = Futures.failed(e);
+        }
+        return SendRound.await(f, timeoutMillis);
+    }
+
+    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, ResyncTrack resync)
+            throws MalformedFrameException {
+        EventCodec.DecodedBatch decoded;
+        try {
+            decoded = EventCodec.decodeBatch(chunk, 0, chunk.length, limits);
+        } catch (MalformedFrameException e) {
+            metrics.markMalformedFrame();
+            throw e;
+        }
+        inbound.countRejections(fromPeer, decoded);
+        m.servedByCurrentThread();
+        int n = 0;
+        for (ReplicationEvent ev : decoded.events()) {
+            if (ev.op() != Op.PUT || !ev.cacheName().equals(cache.getName())) {
+                throw new MalformedFrameException("bootstrap chunk holds " + ev + ", not a put for " + cache.getName());
+            }
+            if (resync != null) {
+                resync.offer(cache, ev.toElement(), decoded.stream(), decoded.seq());
+            } else {
+                // an element replicated live while bootstrapping is newer than the snapshot's: keep it
+                cache.putIfAbsent(ev.toElement(), true);
+            }
+            n++;
+        }
+        return n;
+    }
+}

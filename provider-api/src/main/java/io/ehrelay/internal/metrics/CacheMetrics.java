@@ -1,0 +1,205 @@
+package io.ehrelay.internal.metrics;
+
+import io.ehrelay.metrics.ObjectNames;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Meter;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+
+/**
+ * The metrics of one replicated cache; every count also adds to its CacheManager's totals. Also tracks which
+ * ehrelay threads have served the cache (sent or applied its events): {@code threadsPerRegion} is how many of
+ * them are alive, and stays flat however many caches the CacheManager replicates. Thread-safe.
+ */
+public final class CacheMetrics {
+
+    private final ReplicationMetrics node;
+    private final String cacheName;
+    private final Meter enqueued;
+    private final Meter sent;
+    private final Meter received;
+    private final Meter applied;
+    private final Meter dropped;
+    private final Meter failed;
+    private final Meter rejected;
+    private final Meter applyFailed;
+    private final Meter unencodable;
+    private final Counter bytesSent;
+    private final Counter queueEvents;
+    private final Counter queueBytes;
+    private final Timer sendLatency;
+    private final Timer syncRoundTrip;
+    private final Timer applyLatency;
+    private final Meter bootstraps;
+    private final Meter bootstrapFailures;
+    private final Timer bootstrapDuration;
+    private final Set<Thread> servingThreads = ConcurrentHashMap.newKeySet();
+
+    CacheMetrics(ReplicationMetrics node, String cacheName) {
+        this.node = node;
+        this.cacheName = cacheName;
+        MetricRegistry r = node.registry();
+        enqueued = r.meter(name("enqueued"));
+        sent = r.meter(name("sent"));
+        received = r.meter(name("received"));
+        applied = r.meter(name("applied"));
+        dropped = r.meter(name("dropped"));
+        failed = r.meter(name("failed"));
+        rejected = r.meter(name("rejected"));
+        applyFailed = r.meter(name("applyFailed"));
+        unencodable = r.meter(name("unencodable"));
+        bytesSent = r.counter(name("bytesSent"));
+        queueEvents = r.counter(name("queueEvents"));
+        queueBytes = r.counter(name("queueBytes"));
+        sendLatency = ReplicationMetrics.timer(r, name("sendLatency"));
+        syncRoundTrip = ReplicationMetrics.timer(r, name("syncRoundTrip"));
+        applyLatency = ReplicationMetrics.timer(r, name("applyLatency"));
+        bootstraps = r.meter(name("bootstraps"));
+        bootstrapFailures = r.meter(name("bootstrapFailures"));
+        bootstrapDuration = ReplicationMetrics.timer(r, name("bootstrapDuration"));
+        r.register(name("threadsPerRegion"), (Gauge<Integer>) this::threadsPerRegion);
+    }
+
+    private String name(String metric) {
+        return ObjectNames.cacheMetric(node.cacheManagerName(), node.transport(), cacheName, metric);
+    }
+
+    public String cacheName() {
+        return cacheName;
+    }
+
+    /** Records that the current thread, an ehrelay thread, served this cache. */
+    public void servedByCurrentThread() {
+        Thread t = Thread.currentThread();
+        if (!servingThreads.contains(t)) {
+            servingThreads.add(t);
+        }
+    }
+
+    public int threadsPerRegion() {
+        servingThreads.removeIf(t -> !t.isAlive());
+        return servingThreads.size();
+    }
+
+    /** Counts an event into the queue depth; call before offering it, so depth never goes negative. */
+    public void queueAdd(int bytes) {
+        queueEvents.inc();
+        queueBytes.inc(bytes);
+        node.queueEvents.inc();
+        node.queueBytes.inc(bytes);
+    }
+
+    /** The queue accepted the event. */
+    public void onEnqueued() {
+        enqueued.mark();
+        node.enqueued.mark();
+    }
+
+    /** Counts an event out of the queue depth (taken by the dispatcher, refused, or discarded at shutdown). */
+    public void queueRemove(int bytes) {
+        queueEvents.dec();
+        queueBytes.dec(bytes);
+        node.queueEvents.dec();
+        node.queueBytes.dec(bytes);
+    }
+
+    /** An event the queue refused or discarded: counted, never silent. */
+    public void onDropped() {
+        dropped.mark();
+        node.dropped.mark();
+    }
+
+    /** One event handed to one peer; {@code latencyNanos} from enqueue (or from the put, when synchronous). */
+    public void onSent(int bytes, long latencyNanos) {
+        sent.mark();
+        node.sent.mark();
+        bytesSent.inc(bytes);
+        sendLatency.update(latencyNanos, TimeUnit.NANOSECONDS);
+        node.sendLatency.update(latencyNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** One event that could not be delivered to one peer. */
+    public void onFailed() {
+        failed.mark();
+        node.failed.mark();
+    }
+
+    /**
+     * A received event that could not be applied to the local cache (the cache threw). Also counted in
+     * {@code dropped}, as before {@code applyFailed} existed, until the next minor version.
+     */
+    public void onApplyFailed() {
+        applyFailed.mark();
+        node.applyFailed.mark();
+        onDropped();
+    }
+
+    /**
+     * An event that could not be encoded (its key or value cannot be serialized): it reaches no peer. Also
+     * counted once in {@code failed}, as before {@code unencodable} existed, until the next minor version.
+     */
+    public void onUnencodable() {
+        unencodable.mark();
+        node.unencodable.mark();
+        onFailed();
+    }
+
+    /** An element a state transfer had to skip because it cannot be encoded: counted in {@code unencodable}. */
+    public void onUnencodableInSnapshot() {
+        unencodable.mark();
+        node.unencodable.mark();
+    }
+
+    public void onSyncRoundTrip(long nanos) {
+        syncRoundTrip.update(nanos, TimeUnit.NANOSECONDS);
+        node.syncRoundTrip.update(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void onReceived() {
+        received.mark();
+        node.received.mark();
+    }
+
+    public void onApplied(long nanos) {
+        applied.mark();
+        node.applied.mark();
+        applyLatency.update(nanos, TimeUnit.NANOSECONDS);
+        node.applyLatency.update(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** An event whose value the allow-list or a decoder limit rejected. */
+    public void onRejected() {
+        rejected.mark();
+        node.rejected.mark();
+    }
+
+    public void onBootstrap(long nanos) {
+        bootstraps.mark();
+        node.bootstraps.mark();
+        bootstrapDuration.update(nanos, TimeUnit.NANOSECONDS);
+        node.bootstrapDuration.update(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void onBootstrapFailure() {
+        bootstrapFailures.mark();
+        node.bootstrapFailures.mark();
+    }
+
+    // read accessors, for tests and the node's own logic
+
+    public long sentCount() { return sent.getCount(); }
+    public long droppedCount() { return dropped.getCount(); }
+    public long failedCount() { return failed.getCount(); }
+    public long appliedCount() { return applied.getCount(); }
+    public long receivedCount() { return received.getCount(); }
+    public long rejectedCount() { return rejected.getCount(); }
+    public long applyFailedCount() { return applyFailed.getCount(); }
+    public long unencodableCount() { return unencodable.getCount(); }
+    public long queueEventCount() { return queueEvents.getCount(); }
+    public long queueByteCount() { return queueBytes.getCount(); }
+}

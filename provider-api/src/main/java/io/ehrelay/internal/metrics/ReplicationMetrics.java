@@ -1,0 +1,190 @@
+package io.ehrelay.internal.metrics;
+
+import io.ehrelay.metrics.ObjectNames;
+import io.ehrelay.spi.TransportMetrics;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import javax.management.MBeanServer;
+
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Histogram;
+import com.codahale.metrics.Meter;
+import com.codahale.metrics.MetricFilter;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.SlidingWindowReservoir;
+import com.codahale.metrics.Timer;
+
+/**
+ * The metrics of one CacheManager's replication, and of each of its caches, in one Dropwizard
+ * {@link MetricRegistry} whose metric names are the JMX ObjectNames of {@link ObjectNames}. Counts recorded on
+ * a {@link CacheMetrics} also add to the CacheManager's totals. Thread-safe.
+ */
+public final class ReplicationMetrics implements TransportMetrics {
+
+    private final String cacheManager;
+    private final String transport;
+    private final MetricRegistry registry = new MetricRegistry();
+    private final Map<String, CacheMetrics> caches = new ConcurrentHashMap<>();
+    private final Map<MBeanServer, JmxExport> reporters = new ConcurrentHashMap<>();
+
+    final Meter enqueued;
+    final Meter sent;
+    final Meter received;
+    final Meter applied;
+    final Meter dropped;
+    final Meter failed;
+    final Meter rejected;
+    final Meter applyFailed;
+    final Meter unencodable;
+    final Meter unknownCache;
+    final Counter bytesSent;
+    final Counter bytesReceived;
+    final Counter queueEvents;
+    final Counter queueBytes;
+    final Timer sendLatency;
+    final Timer syncRoundTrip;
+    final Timer applyLatency;
+    final Histogram batchEvents;
+    final Histogram batchBytes;
+    final Meter bootstraps;
+    final Meter bootstrapFailures;
+    final Timer bootstrapDuration;
+    final Meter malformedFrames;
+
+    public ReplicationMetrics(String cacheManager, String transport) {
+        this.cacheManager = cacheManager;
+        this.transport = transport;
+        enqueued = registry.meter(name("enqueued"));
+        sent = registry.meter(name("sent"));
+        received = registry.meter(name("received"));
+        applied = registry.meter(name("applied"));
+        dropped = registry.meter(name("dropped"));
+        failed = registry.meter(name("failed"));
+        rejected = registry.meter(name("rejected"));
+        applyFailed = registry.meter(name("applyFailed"));
+        unencodable = registry.meter(name("unencodable"));
+        unknownCache = registry.meter(name("unknownCache"));
+        malformedFrames = registry.meter(name("malformedFrames"));
+        bytesSent = registry.counter(name("bytesSent"));
+        bytesReceived = registry.counter(name("bytesReceived"));
+        queueEvents = registry.counter(name("queueEvents"));
+        queueBytes = registry.counter(name("queueBytes"));
+        sendLatency = timer(registry, name("sendLatency"));
+        syncRoundTrip = timer(registry, name("syncRoundTrip"));
+        applyLatency = timer(registry, name("applyLatency"));
+        batchEvents = registry.register(name("batchEvents"), new Histogram(new SlidingWindowReservoir(WINDOW)));
+        batchBytes = registry.register(name("batchBytes"), new Histogram(new SlidingWindowReservoir(WINDOW)));
+        bootstraps = registry.meter(name("bootstraps"));
+        bootstrapFailures = registry.meter(name("bootstrapFailures"));
+        bootstrapDuration = timer(registry, name("bootstrapDuration"));
+    }
+
+    /** Latency and size distributions cover the most recent {@value #WINDOW} measurements. */
+    static final int WINDOW = 2048;
+
+    /**
+     * A timer over a sliding window of recent measurements: O(1) per update (these are updated per event on
+     * the replication path), and percentiles that describe now rather than the whole uptime.
+     */
+    static Timer timer(MetricRegistry registry, String name) {
+        return registry.register(name, new Timer(new SlidingWindowReservoir(WINDOW)));
+    }
+
+    String name(String metric) {
+        return ObjectNames.cacheManagerMetric(cacheManager, transport, metric);
+    }
+
+    public String cacheManagerName() {
+        return cacheManager;
+    }
+
+    public String transport() {
+        return transport;
+    }
+
+    /** The registry, for applications that attach their own reporters. */
+    public MetricRegistry registry() {
+        return registry;
+    }
+
+    /** The metrics of one cache, registered on first use. */
+    public CacheMetrics cache(String cacheName) {
+        CacheMetrics m = caches.get(cacheName);
+        return m != null ? m : caches.computeIfAbsent(cacheName, n -> new CacheMetrics(this, n));
+    }
+
+    /** Registers a CacheManager-level gauge. */
+    @Override
+    public <T> void gauge(String metric, Supplier<T> value) {
+        registry.register(name(metric), (Gauge<T>) value::get);
+    }
+
+    /** Registers (or returns the existing) CacheManager-level meter: for transport-specific counts. */
+    @Override
+    public Count count(String metric) {
+        Meter m = meter(metric);
+        return new Count() {
+            @Override
+            public void mark() {
+                m.mark();
+            }
+
+            @Override
+            public long value() {
+                return m.getCount();
+            }
+        };
+    }
+
+    public Meter meter(String metric) {
+        return registry.meter(name(metric));
+    }
+
+    public void markBytesSent(long n) {
+        bytesSent.inc(n);
+    }
+
+    public void markBytesReceived(long n) {
+        bytesReceived.inc(n);
+    }
+
+    /** A frame a transport could not parse (bad magic, oversized, truncated): nothing of it was applied. */
+    @Override
+    public void markMalformedFrame() {
+        malformedFrames.mark();
+        rejected.mark();
+    }
+
+    /** An event for a cache this node does not have: dropped, never creates the cache. */
+    public void markUnknownCache() {
+        unknownCache.mark();
+        dropped.mark();
+    }
+
+    /** An event rejected (allow-list or limits) whose cache is unknown here, so only the total counts it. */
+    @Override
+    public void markRejected() {
+        rejected.mark();
+    }
+
+    public void markBatch(int events, int bytes) {
+        batchEvents.update(events);
+        batchBytes.update(bytes);
+    }
+
+    /** Exposes every metric, present and future, as an MBean of {@code server}; idempotent per server. */
+    public void registerWith(MBeanServer server) {
+        reporters.computeIfAbsent(server, s -> JmxExport.start(registry, s));
+    }
+
+    /** Unregisters every MBean and removes all metrics. */
+    public void close() {
+        reporters.values().forEach(JmxExport::stop);
+        reporters.clear();
+        registry.removeMatching(MetricFilter.ALL);
+        caches.clear();
+    }
+}

@@ -1,0 +1,86 @@
+package io.ehrelay.spi;
+
+import net.sf.ehcache.Element;
+
+/**
+ * One decoded replication event: operation, cache name, key, and for {@link Op#PUT} the value and the
+ * element's metadata. Immutable once decoded.
+ */
+public final class ReplicationEvent {
+
+    private final Op op;
+    private final String cacheName;
+    private final Object key;
+    private final Object value;
+    private final long version;
+    private final long creationTime;
+    private final long lastAccessTime;
+    private final long hitCount;
+    private final long lastUpdateTime;
+    private final int timeToLive;
+    private final int timeToIdle;
+    private final boolean cacheDefaultLifespan;
+
+    /** An event as decoded from the wire: an element's key, value and Ehcache metadata. */
+    public ReplicationEvent(Op op, String cacheName, Object key, Object value, long version, long creationTime,
+                     long lastAccessTime, long hitCount, long lastUpdateTime, int timeToLive, int timeToIdle,
+                     boolean cacheDefaultLifespan) {
+        this.op = op;
+        this.cacheName = cacheName;
+        this.key = key;
+        this.value = value;
+        this.version = version;
+        this.creationTime = creationTime;
+        this.lastAccessTime = lastAccessTime;
+        this.hitCount = hitCount;
+        this.lastUpdateTime = lastUpdateTime;
+        this.timeToLive = timeToLive;
+        this.timeToIdle = timeToIdle;
+        this.cacheDefaultLifespan = cacheDefaultLifespan;
+    }
+
+    /** A put (or update) of {@code element} with its metadata. */
+    public static ReplicationEvent put(String cacheName, Element element) {
+        return new ReplicationEvent(Op.PUT, cacheName, element.getObjectKey(), element.getObjectValue(),
+                element.getVersion(), element.getCreationTime(), element.getLastAccessTime(), element.getHitCount(),
+                element.getLastUpdateTime(), element.getTimeToLive(), element.getTimeToIdle(),
+                element.usesCacheDefaultLifespan());
+    }
+
+    /** A {@link Op#REMOVE} or {@link Op#INVALIDATE} of one key. */
+    public static ReplicationEvent ofKey(Op op, String cacheName, Object key) {
+        if (op != Op.REMOVE && op != Op.INVALIDATE) {
+            throw new IllegalArgumentException(op + " is not a key operation");
+        }
+        return new ReplicationEvent(op, cacheName, key, null, 0, 0, 0, 0, 0, 0, 0, true);
+    }
+
+    /** A remove of every element of the cache. */
+    public static ReplicationEvent removeAll(String cacheName) {
+        return new ReplicationEvent(Op.REMOVE_ALL, cacheName, null, null, 0, 0, 0, 0, 0, 0, 0, true);
+    }
+
+    public Op op() { return op; }
+    public String cacheName() { return cacheName; }
+    public Object key() { return key; }
+    public Object value() { return value; }
+    public long version() { return version; }
+    public long creationTime() { return creationTime; }
+    public long lastAccessTime() { return lastAccessTime; }
+    public long hitCount() { return hitCount; }
+    public long lastUpdateTime() { return lastUpdateTime; }
+    public int timeToLive() { return timeToLive; }
+    public int timeToIdle() { return timeToIdle; }
+    public boolean cacheDefaultLifespan() { return cacheDefaultLifespan; }
+
+    /** Rebuilds the element with its metadata (only meaningful for {@link Op#PUT}). */
+    public Element toElement() {
+        return new Element(key, value, version, creationTime, lastAccessTime, hitCount, cacheDefaultLifespan,
+                timeToLive, timeToIdle, lastUpdateTime);
+    }
+
+    @Override
+    public String toString() {
+        return op + " " + cacheName + "/" + key;
+    }
+}

@@ -1,0 +1,254 @@
+package io.ehrelay.internal.codec;
+
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectOutputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.contract.Gadget;
+import net.sf.ehcache.Element;
+
+class EventCodecTest {
+
+    private static final CodecLimits LIMITS = CodecLimits.defaults();
+
+    private static byte[] batch(byte[]... events) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(EventCodec.batchHeader(events.length));
+        for (byte[] e : events) {
+            out.writeBytes(e);
+        }
+        return out.toByteArray();
+    }
+
+    private static List<ReplicationEvent> decode(byte[] b) throws MalformedFrameException {
+        return EventCodec.decodeBatch(b, 0, b.length, LIMITS).events();
+    }
+
+    @Test
+    void roundTrip_keepsOperationKeyValueAndMetadata() throws Exception {
+        Element e = new Element("key", new byte[] {9, 8, 7}, 42, 1000, 2000, 5, false, 300, 120, 3000);
+        byte[] b = batch(EventCodec.encodePut("cache#1", e), EventCodec.encodeKey(Op.REMOVE, "c", 7L),
+                EventCodec.encodeKey(Op.INVALIDATE, "c", "k"), EventCodec.encodeRemoveAll("c"));
+        List<ReplicationEvent> events = decode(b);
+        assertThat(events).extracting(ReplicationEvent::op).containsExactly(Op.PUT, Op.REMOVE, Op.INVALIDATE, Op.REMOVE_ALL);
+        ReplicationEvent put = events.get(0);
+        assertThat(put.cacheName()).isEqualTo("cache#1");
+        Element back = put.toElement();
+        assertThat(back.getObjectKey()).isEqualTo("key");
+        assertThat((byte[]) back.getObjectValue()).containsExactly(9, 8, 7);
+        assertThat(back.getVersion()).isEqualTo(42);
+        assertThat(back.getCreationTime()).isEqualTo(1000);
+        assertThat(back.getLastAccessTime()).isEqualTo(2000);
+        assertThat(back.getHitCount()).isEqualTo(5);
+        assertThat(back.getLastUpdateTime()).isEqualTo(3000);
+        assertThat(back.getTimeToLive()).isEqualTo(300);
+        assertThat(back.getTimeToIdle()).isEqualTo(120);
+        assertThat(back.usesCacheDefaultLifespan()).isFalse();
+        assertThat(events.get(1).key()).isEqualTo(7L);
+    }
+
+    @Test
+    void fastPathTypes_roundTripExactly() throws Exception {
+        Object[] values = {null, "ünïcødé", new byte[0], Integer.MIN_VALUE, Long.MAX_VALUE, (short) -3, (byte) -1,
+            '\u20ac', false, Float.NaN, -0.0d};
+        for (Object v : values) {
+            ByteSink sink = new ByteSink(8);
+            ValueCodec.write(sink, v);
+            byte[] b = sink.toByteArray();
+            Object back = ValueCodec.read(new ByteSource(b, 0, b.length), LIMITS, "v");
+            assertThat(back).as("value %s", v).isEqualTo(v);
+        }
+    }
+
+    @Test
+    void classOutsideAllowList_isRejectedBeforeReadObject() throws Exception {
+        Gadget.readObjectRan = false;
+        byte[] b = batch(EventCodec.encodePut("c", new Element("g", new Gadget("x"))),
+                EventCodec.encodePut("c", new Element("ok", "fine")));
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        assertThat(Gadget.readObjectRan).isFalse();
+        assertThat(d.events()).extracting(ReplicationEvent::key).containsExactly("ok");
+        assertThat(d.rejections()).hasSize(1);
+        assertThat(d.rejections().get(0).cacheName()).isEqualTo("c");
+        assertThat(d.rejections().get(0).reason().className()).isEqualTo(Gadget.class.getName());
+        assertThat(d.rejections().get(0).reason()).hasMessageContaining("allowedClasses")
+                .hasMessageContaining(Gadget.class.getName());
+    }
+
+    @Test
+    void allowListPatterns_matchExactPackageAndSubpackages() {
+        AllowList list = AllowList.of(List.of("com.acme.Order", "com.shop.*", "org.lib.**"));
+        assertThat(list.allows("com.acme.Order")).isTrue();
+        assertThat(list.allows("com.acme.OrderLine")).isFalse();
+        assertThat(list.allows("com.shop.Cart")).isTrue();
+        assertThat(list.allows("com.shop.sub.Cart")).isFalse();
+        assertThat(list.allows("org.lib.deep.Thing")).isTrue();
+        assertThat(list.allows(int[].class)).isTrue();
+        assertThat(AllowList.withDefaults(List.of()).allows(String[].class)).isTrue();
+        assertThat(AllowList.withDefaults(List.of()).allows(Gadget[].class)).isFalse();
+    }
+
+    @Test
+    void deepObjectGraph_isRejectedByDepthLimit() throws Exception {
+        List<Object> root = SerializationGuardTest.nestedLists(100);
+        CodecLimits shallow = new CodecLimits(1 << 20, 20, 1000, 10_000, LIMITS.allowList());
+        byte[] b = batch(EventCodec.encodePut("c", new Element("k", (java.io.Serializable) root)));
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, shallow);
+        assertThat(d.events()).isEmpty();
+        assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxObjectDepth");
+    }
+
+    @Test
+    void hugeArrayInSerializedValue_isRejectedByArrayLimit() throws Exception {
+        CodecLimits small = new CodecLimits(1 << 20, 20, 100, 10_000, LIMITS.allowList());
+        byte[] b = batch(EventCodec.encodePut("c", new Element("k", new ArrayList<>(List.of(new long[1000])))));
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, small);
+        assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxArrayLength");
+    }
+
+    @Test
+    void serializedArrayAnnouncing2pow31Elements_isRejectedWithoutAllocating() throws Exception {
+        // a serialized long[] whose length field is patched to Integer.MAX_VALUE
+        ByteArrayOutputStream raw = new ByteArrayOutputStream();
+        try (ObjectOutputStream oos = new ObjectOutputStream(raw)) {
+            oos.writeObject(new long[] {1, 2, 3});
+        }
+        byte[] ser = raw.toByteArray();
+        ByteBuffer.wrap(ser).putInt(ser.length - 3 * 8 - 4, Integer.MAX_VALUE);
+        ByteSink event = new ByteSink(64);
+        event.writeInt(0);
+        event.write(Op.PUT.code());
+        event.writeShort(1);
+        event.write('c');
+        ValueCodec.write(event, "k");
+        event.write(ValueCodec.SERIALIZED);
+        event.writeInt(ser.length);
+        event.write(ser, 0, ser.length);
+        for (int i = 0; i < 5; i++) {
+            event.writeLong(0);
+        }
+        event.writeInt(0);
+        event.writeInt(0);
+        event.write(0);
+        event.putInt(0, event.position() - 4);
+        byte[] b = batch(event.toByteArray());
+        long before = usedHeap();
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        assertThat(d.events()).isEmpty();
+        assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxArrayLength");
+        assertThat(usedHeap() - before).as("heap grown while rejecting").isLessThan(256L << 20);
+    }
+
+    private static long usedHeap() {
+        Runtime r = Runtime.getRuntime();
+        return r.totalMemory() - r.freeMemory();
+    }
+
+    @Test
+    void batchHeader_carriesStreamSequenceAndFlags_andRejectsImpossibleOnes() throws Exception {
+        byte[] event = EventCodec.encodePut("c", new Element("k", "v"));
+        io.ehrelay.internal.codec.ByteSink sink = new io.ehrelay.internal.codec.ByteSink(64);
+        sink.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
+        sink.write(event, 0, event.length);
+        EventCodec.putBatchHeader(sink, 0, 1, EventCodec.FLAG_LOST, 42L, 7L);
+        byte[] b = sink.toByteArray();
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        assertThat(d.stream()).isEqualTo(42L);
+        assertThat(d.seq()).isEqualTo(7L);
+        assertThat(d.flags()).isEqualTo(EventCodec.FLAG_LOST);
+        assertThat(d.events()).hasSize(1);
+        byte[] noSeq = b.clone();
+        ByteBuffer.wrap(noSeq).putLong(14, 0L); // a live batch of a stream numbered 0
+        assertThatThrownBy(() -> decode(noSeq)).isInstanceOf(MalformedFrameException.class)
+                .hasMessageContaining("sequence number");
+        byte[] flagsWithoutStream = batch(event);
+        flagsWithoutStream[5] = (byte) EventCodec.FLAG_LOST;
+        assertThatThrownBy(() -> decode(flagsWithoutStream)).isInstanceOf(MalformedFrameException.class);
+        byte[] snapshot = EventCodec.snapshotBatch(java.util.List.of(event), event.length, 42L, 0L);
+        assertThat(EventCodec.decodeBatch(snapshot, 0, snapshot.length, LIMITS).flags())
+                .isEqualTo(EventCodec.FLAG_SNAPSHOT);
+    }
+
+    @Test
+    void lengthFieldsPastTheFrame_areRejected() throws Exception {
+        byte[] good = batch(EventCodec.encodePut("c", new Element("k", new byte[100])));
+        byte[] hugeCount = good.clone();
+        ByteBuffer.wrap(hugeCount).putInt(1, Integer.MAX_VALUE);
+        assertThatThrownBy(() -> decode(hugeCount)).isInstanceOf(MalformedFrameException.class)
+                .hasMessageContaining("event count");
+        byte[] hugeEvent = good.clone();
+        ByteBuffer.wrap(hugeEvent).putInt(EventCodec.BATCH_HEADER_BYTES, Integer.MAX_VALUE);
+        assertThatThrownBy(() -> decode(hugeEvent)).isInstanceOf(MalformedFrameException.class);
+        byte[] negative = good.clone();
+        ByteBuffer.wrap(negative).putInt(EventCodec.BATCH_HEADER_BYTES, -1);
+        assertThatThrownBy(() -> decode(negative)).isInstanceOf(MalformedFrameException.class);
+        CodecLimits tiny = new CodecLimits(64, 10, 10, 10, LIMITS.allowList());
+        assertThatThrownBy(() -> EventCodec.decodeBatch(good, 0, good.length, tiny))
+                .hasMessageContaining("maxFrameBytes");
+    }
+
+    @Test
+    void everyTruncation_isRejectedCleanly() throws Exception {
+        byte[] good = batch(EventCodec.encodePut("c", new Element("k", new java.util.HashMap<>(java.util.Map.of("a", 1)))),
+                EventCodec.encodeKey(Op.REMOVE, "c", "k"));
+        assertThat(decode(good)).hasSize(2);
+        for (int len = 0; len < good.length; len++) {
+            final int cut = len;
+            assertThatThrownBy(() -> EventCodec.decodeBatch(good, 0, cut, LIMITS))
+                    .as("truncated to %d bytes", cut).isInstanceOf(MalformedFrameException.class);
+        }
+    }
+
+    @Test
+    void fuzz_randomAndMutatedBatches_neverThrowAnythingButMalformedFrame() throws Exception {
+        Random random = new Random(20261122);
+        byte[] good = batch(EventCodec.encodePut("cache", new Element("key", "value")),
+                EventCodec.encodePut("cache", new Element(1, new java.util.ArrayList<>(List.of(1, "two")))),
+                EventCodec.encodeKey(Op.INVALIDATE, "cache", 5), EventCodec.encodeRemoveAll("cache"));
+        int decoded = 0;
+        int rejected = 0;
+        for (int i = 0; i < 100_000; i++) {
+            byte[] input;
+            if (i % 2 == 0) {
+                input = good.clone();
+                int flips = 1 + random.nextInt(4);
+                for (int f = 0; f < flips; f++) {
+                    input[random.nextInt(input.length)] = (byte) random.nextInt(256);
+                }
+            } else {
+                input = new byte[random.nextInt(64)];
+                random.nextBytes(input);
+                if (input.length > 0) {
+                    input[0] = 1;
+                }
+            }
+            try {
+                EventCodec.decodeBatch(input, 0, input.length, LIMITS);
+                decoded++;
+            } catch (MalformedFrameException e) {
+                rejected++;
+            }
+        }
+        assertThat(decoded + rejected).isEqualTo(100_000);
+        assertThat(rejected).isPositive();
+        assertThat(Gadget.readObjectRan).isFalse();
+    }
+
+    @Test
+    void notSerializableValue_failsOnEncodeNotOnTheWire() {
+        Element e = new Element("k", new Object());
+        assertThatThrownBy(() -> EventCodec.encodePut("c", e)).isInstanceOf(IOException.class);
+    }
+}

@@ -1,0 +1,208 @@
+package io.ehrelay.internal.config;
+
+import io.ehrelay.config.InvalidConfigurationException;
+import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.config.SyncFailurePolicy;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Properties;
+
+import org.junit.jupiter.api.Test;
+
+class ConfigTest {
+
+    private static Properties props(String... kv) {
+        Properties p = new Properties();
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    @Test
+    void replicatorDefaults_areTheStockOnes() {
+        ReplicatorConfig c = ReplicatorConfig.parse("test", null);
+        assertThat(c.replicatePuts()).isTrue();
+        assertThat(c.replicatePutsViaCopy()).isTrue();
+        assertThat(c.replicateUpdates()).isTrue();
+        assertThat(c.replicateUpdatesViaCopy()).isTrue();
+        assertThat(c.replicateRemovals()).isTrue();
+        assertThat(c.asynchronous()).isTrue();
+        assertThat(c.asyncIntervalMillis()).isEqualTo(1000);
+        assertThat(c.asyncMaxBatchSize()).isEqualTo(1000);
+        assertThat(c.syncFailurePolicy()).isEqualTo(SyncFailurePolicy.THROW);
+    }
+
+    @Test
+    void stockPropertyNames_areRead() {
+        ReplicatorConfig c = ReplicatorConfig.parse("test", props("replicatePuts", "false", "replicateUpdatesViaCopy",
+                " FALSE ", "replicateAsynchronously", "false", "syncFailurePolicy", "count", "syncTimeoutMillis", "250"));
+        assertThat(c.replicatePuts()).isFalse();
+        assertThat(c.replicateUpdatesViaCopy()).isFalse();
+        assertThat(c.asynchronous()).isFalse();
+        assertThat(c.syncFailurePolicy()).isEqualTo(SyncFailurePolicy.COUNT);
+        assertThat(c.syncTimeoutMillis()).isEqualTo(250);
+    }
+
+    @Test
+    void malformedBoolean_namesPropertyValueAndAccepted() {
+        assertThatThrownBy(() -> ReplicatorConfig.parse("TcpCacheReplicatorFactory", props("replicatePuts", "yes")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("TcpCacheReplicatorFactory")
+                .hasMessageContaining("'replicatePuts'")
+                .hasMessageContaining("'yes'")
+                .hasMessageContaining("true or false");
+    }
+
+    @Test
+    void unknownProperty_isRejectedListingTheAcceptedOnes() {
+        assertThatThrownBy(() -> ReplicatorConfig.parse("f", props("replicatePut", "false")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("[replicatePut]")
+                .hasMessageContaining("replicatePuts");
+    }
+
+    @Test
+    void intervalBelowStockMinimum_isRejected() {
+        assertThatThrownBy(() -> ReplicatorConfig.parse("f", props("asynchronousReplicationIntervalMillis", "5")))
+                .hasMessageContaining("from 10");
+    }
+
+    @Test
+    void bootstrapChunkSize_followsStockBounds() {
+        assertThat(BootstrapConfig.parse("f", null).maximumChunkSizeBytes()).isEqualTo(5_000_000);
+        assertThat(BootstrapConfig.parse("f", null).asynchronous()).isTrue();
+        assertThatThrownBy(() -> BootstrapConfig.parse("f", props("maximumChunkSizeBytes", "100")))
+                .hasMessageContaining("maximumChunkSizeBytes");
+    }
+
+    @Test
+    void byteSizes_acceptSuffixesAndRejectGarbage() {
+        PropertyReader r = new PropertyReader("f", props("a", "64m", "b", "512K", "c", "1g", "d", "12", "e", "7x"));
+        assertThat(r.bytesIn("a", 0, 0, Long.MAX_VALUE)).isEqualTo(64L << 20);
+        assertThat(r.bytesIn("b", 0, 0, Long.MAX_VALUE)).isEqualTo(512L << 10);
+        assertThat(r.bytesIn("c", 0, 0, Long.MAX_VALUE)).isEqualTo(1L << 30);
+        assertThat(r.bytesIn("d", 0, 0, Long.MAX_VALUE)).isEqualTo(12);
+        assertThatThrownBy(() -> r.bytesIn("e", 0, 0, Long.MAX_VALUE)).hasMessageContaining("'7x'");
+    }
+
+    @Test
+    void nodeDefaults_areBounded() {
+        NodeConfig c = NodeConfig.read(new PropertyReader("f", null), "peers");
+        assertThat(c.queueMaxBytes()).isEqualTo(64L << 20);
+        assertThat(c.queueMaxEvents()).isEqualTo(100_000);
+        assertThat(c.overflowPolicy()).isEqualTo(OverflowPolicy.DROP);
+        assertThat(c.dispatcherThreads()).isEqualTo(1);
+        assertThat(c.discovery().mode()).isEqualTo(DiscoveryConfig.Mode.MANUAL);
+        assertThat(c.limits().allowList().allows("java.lang.String")).isTrue();
+        assertThat(c.limits().allowList().allows("com.acme.Order")).isFalse();
+    }
+
+    @Test
+    void manualPeers_areSplitOnBar() {
+        NodeConfig c = NodeConfig.read(new PropertyReader("f", props("peers", "h1:1| h2:2 |")), "peers");
+        assertThat(c.discovery().manualPeers()).containsExactly("h1:1", "h2:2");
+    }
+
+    @Test
+    void automaticDiscovery_needsAMulticastGroup() {
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "automatic")), "peers"))
+                .hasMessageContaining("multicastGroupAddress");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "automatic",
+                "multicastGroupAddress", "10.1.2.3", "multicastGroupPort", "4446")), "peers"))
+                .hasMessageContaining("multicast address");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "sometimes")), "peers"))
+                .hasMessageContaining("manual, automatic");
+        NodeConfig ok = NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "automatic",
+                "multicastGroupAddress", "230.0.0.1", "multicastGroupPort", "4446", "timeToLive", "0",
+                "hostName", "127.0.0.1")), "peers");
+        assertThat(ok.discovery().groupPort()).isEqualTo(4446);
+        assertThat(ok.discovery().timeToLive()).isZero();
+    }
+
+    @Test
+    void batchLargerThanFrame_isRejected() {
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("batchMaxBytes", "2m",
+                "maxFrameBytes", "1m")), "peers")).hasMessageContaining("batchMaxBytes");
+    }
+
+    @Test
+    void peerOutboundBound_mustHoldTheBatchesInFlight() {
+        NodeConfig defaults = NodeConfig.read(new PropertyReader("f", null), "peers");
+        assertThat(defaults.peerOutboundMaxBytes()).isEqualTo(16L << 20);
+        assertThat(NodeConfig.read(new PropertyReader("f", props("peerOutboundMaxBytes", "64m", "batchMaxBytes", "8m")),
+                "peers").peerOutboundMaxBytes()).isEqualTo(64L << 20);
+
+        // two 8 MB batches and their headers do not fit in 16 MB: a healthy peer would see batches refused
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("TcpCacheManagerPeerProviderFactory",
+                props("batchMaxBytes", "8m")), "peers"))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("'peerOutboundMaxBytes'")
+                .hasMessageContaining("'16777216'")
+                .hasMessageContaining("at least 2 x dispatcherThreads x (batchMaxBytes + 64 KB) = 16908288 bytes");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f",
+                props("dispatcherThreads", "4", "batchMaxBytes", "4m")), "peers"))
+                .hasMessageContaining("= 34078720 bytes");
+    }
+
+    @Test
+    void alias_readsTheOldNameAsTheNewOne() {
+        PropertyReader r = new PropertyReader("f", props("aliasOldMillis", "250"));
+        r.alias("aliasOldMillis", "aliasNewMillis");
+        assertThat(r.longIn("aliasNewMillis", 5000, 10, 600_000)).isEqualTo(250);
+        r.rejectUnknown();
+    }
+
+    @Test
+    void alias_withoutTheOldName_readsTheNewOneOrTheDefault() {
+        PropertyReader r = new PropertyReader("f", props("aliasNew2Millis", "300"));
+        r.alias("aliasOld2Millis", "aliasNew2Millis");
+        assertThat(r.longIn("aliasNew2Millis", 5000, 10, 600_000)).isEqualTo(300);
+        PropertyReader none = new PropertyReader("f", props());
+        none.alias("aliasOld2Millis", "aliasNew2Millis");
+        assertThat(none.longIn("aliasNew2Millis", 5000, 10, 600_000)).isEqualTo(5000);
+    }
+
+    @Test
+    void alias_bothNamesGiven_isRejectedNamingBoth() {
+        PropertyReader r = new PropertyReader("TcpCacheManagerPeerProviderFactory",
+                props("reconnectBackoffMaxMillis", "100", "retryMaxMillis", "200"));
+        assertThatThrownBy(() -> r.alias("reconnectBackoffMaxMillis", "retryMaxMillis"))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("TcpCacheManagerPeerProviderFactory")
+                .hasMessageContaining("'reconnectBackoffMaxMillis'")
+                .hasMessageContaining("'retryMaxMillis'");
+    }
+
+    @Test
+    void alias_malformedValue_namesThePropertyAsWritten() {
+        PropertyReader r = new PropertyReader("f", props("aliasOld3Millis", "soon"));
+        r.alias("aliasOld3Millis", "aliasNew3Millis");
+        assertThatThrownBy(() -> r.longIn("aliasNew3Millis", 5000, 10, 600_000))
+                .hasMessageContaining("'aliasOld3Millis'")
+                .hasMessageContaining("'soon'");
+    }
+
+    @Test
+    void alias_unknownPropertiesAreStillRejected_andTheOldNameIsNotListedAsAccepted() {
+        PropertyReader r = new PropertyReader("f", props("aliasOld4Millis", "250", "retryMaxMilis", "1"));
+        r.alias("aliasOld4Millis", "aliasNew4Millis");
+        r.longIn("aliasNew4Millis", 5000, 10, 600_000);
+        assertThatThrownBy(r::rejectUnknown)
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("[retryMaxMilis]")
+                .hasMessageContaining("aliasNew4Millis")
+                .hasMessageNotContaining("aliasOld4Millis");
+    }
+
+    @Test
+    void alias_announcesEachOldNameOnce() {
+        for (int i = 0; i < 3; i++) {
+            new PropertyReader("f", props("aliasOld5Millis", "250")).alias("aliasOld5Millis", "aliasNew5Millis");
+        }
+        assertThat(PropertyReader.announceRename("aliasOld5Millis", "aliasNew5Millis")).isFalse();
+        assertThat(PropertyReader.announceRename("aliasOld6Millis", "aliasNew6Millis")).isTrue();
+        assertThat(PropertyReader.announceRename("aliasOld6Millis", "aliasNew6Millis")).isFalse();
+    }
+}

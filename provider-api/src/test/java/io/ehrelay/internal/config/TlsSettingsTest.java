@@ -1,0 +1,56 @@
+package io.ehrelay.internal.config;
+
+import io.ehrelay.config.InvalidConfigurationException;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.Properties;
+
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.contract.TestKeyStores;
+
+class TlsSettingsTest {
+
+    private static PropertyReader reader(String... kv) {
+        Properties p = new Properties();
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return new PropertyReader("f", p);
+    }
+
+    @Test
+    void noStores_isNotConfigured() {
+        TlsSettings s = TlsSettings.read(reader());
+        assertThat(s.configured()).isFalse();
+        assertThat(s.hasKeyStore()).isFalse();
+    }
+
+    @Test
+    void stores_buildAContext() throws Exception {
+        Path store = TestKeyStores.selfSigned("tls-settings", "node", "ip:127.0.0.1");
+        PropertyReader r = reader("tlsKeyStore", store.toString(), "tlsKeyStorePassword", TestKeyStores.PASSWORD,
+                "tlsTrustStore", store.toString(), "tlsTrustStorePassword", TestKeyStores.PASSWORD);
+        TlsSettings s = TlsSettings.read(r);
+        r.rejectUnknown();
+        assertThat(s.configured()).isTrue();
+        assertThat(s.context().getProtocol()).isEqualTo("TLS");
+    }
+
+    @Test
+    void missingStoreFile_namesTheProperty() {
+        assertThatThrownBy(() -> TlsSettings.read(reader("tlsTrustStore", "/no/such/store.p12")))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("'tlsTrustStore'")
+                .hasMessageContaining("/no/such/store.p12");
+    }
+
+    @Test
+    void keyStoreOnly_leavesTrustStoreUnknown() {
+        PropertyReader r = reader("tlsTrustStore", "/x.p12");
+        TlsSettings.readKeyStore(r);
+        assertThatThrownBy(r::rejectUnknown).hasMessageContaining("[tlsTrustStore]");
+    }
+}

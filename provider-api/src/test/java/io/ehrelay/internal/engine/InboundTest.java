@@ -1,0 +1,110 @@
+package io.ehrelay.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.ArgumentMatchers.anyBoolean;
+import static org.mockito.ArgumentMatchers.anyLong;
+import static org.mockito.ArgumentMatchers.anyString;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.never;
+import static org.mockito.Mockito.verify;
+
+import java.nio.ByteBuffer;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.Clock;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.event.CacheEventListenerAdapter;
+
+class InboundTest {
+
+    private final EngineTestKit kit = new EngineTestKit();
+    private final Convergence convergence = mock(Convergence.class);
+    private final CacheBindings caches = new CacheBindings(kit.cacheManager, kit.metrics, l -> false);
+    private final Inbound inbound = new Inbound(kit.cacheManager.getName(), caches, kit.metrics,
+            kit.config.limits(), convergence, kit.warn, Clock.SYSTEM);
+    private final Ehcache a = kit.cacheManager.getEhcache("a");
+
+    @AfterEach
+    void close() {
+        kit.close();
+    }
+
+    private static byte[] put(String cache, String key, String value) throws Exception {
+        return EventCodec.encodePut(cache, new Element(key, value));
+    }
+
+    private void receive(long stream, long seq, int flags, byte[]... events) throws MalformedFrameException {
+        inbound.onEvents("peer:1", ByteBuffer.wrap(EngineTestKit.batch(stream, seq, flags, events)));
+    }
+
+    @Test
+    void appliesPutsRemovesAndRemoveAll_toTheNamedCache() throws Exception {
+        receive(9, 1, 0, put("a", "k1", "v1"), put("a", "k2", "v2"), put("b", "k1", "other"));
+        assertThat(a.get("k1").getObjectValue()).isEqualTo("v1");
+        receive(9, 2, 0, EventCodec.encodeKey(Op.REMOVE, "a", "k1"));
+        assertThat(a.get("k1")).isNull();
+        receive(9, 3, 0, EventCodec.encodeRemoveAll("a"));
+        assertThat(a.getSize()).isZero();
+        assertThat(kit.cacheManager.getEhcache("b").get("k1").getObjectValue()).isEqualTo("other");
+        assertThat(kit.metrics.cache("a").appliedCount()).isEqualTo(4);
+        verify(convergence, never()).behind(anyString(), anyLong(), anyBoolean());
+    }
+
+    @Test
+    void aBatchThatArrivesAgain_isSkipped_soItCannotUndoALaterOne() throws Exception {
+        byte[] first = EngineTestKit.batch(5, 1, 0, put("a", "k", "old"));
+        inbound.onEvents("peer:1", ByteBuffer.wrap(first));
+        receive(5, 2, 0, put("a", "k", "new"));
+        inbound.onEvents("peer:1", ByteBuffer.wrap(first));
+        assertThat(a.get("k").getObjectValue()).isEqualTo("new");
+        assertThat(kit.metrics.meter("duplicateBatches").getCount()).isEqualTo(1);
+    }
+
+    @Test
+    void missedBatches_andALostFlag_areReportedToConvergence() throws Exception {
+        receive(5, 1, 0, put("a", "k", "1"));
+        receive(5, 4, 0, put("a", "k", "4"));
+        verify(convergence).behind("peer:1", 2, false);
+        receive(5, 5, EventCodec.FLAG_LOST);
+        verify(convergence).behind("peer:1", 0, true);
+        assertThat(a.get("k").getObjectValue()).as("the events that did arrive are applied").isEqualTo("4");
+    }
+
+    @Test
+    void anEventForACacheThisNodeDoesNotHave_isCountedAndDropped() throws Exception {
+        receive(0, 0, 0, put("nosuch", "k", "v"));
+        assertThat(kit.metrics.meter("unknownCache").getCount()).isEqualTo(1);
+        assertThat(kit.cacheManager.cacheExists("nosuch")).isFalse();
+    }
+
+    @Test
+    void anEventTheCacheRefuses_isCountedInApplyFailed_andStillInDropped() throws Exception {
+        a.getCacheEventNotificationService().registerListener(new CacheEventListenerAdapter() {
+            @Override
+            public void notifyElementPut(Ehcache cache, Element element) {
+                throw new IllegalStateException("listener refuses " + element.getObjectKey());
+            }
+        });
+        receive(0, 0, 0, put("a", "k", "v"));
+        assertThat(kit.metrics.cache("a").applyFailedCount()).isEqualTo(1);
+        assertThat(kit.metrics.cache("a").droppedCount()).isEqualTo(1);
+        assertThat(kit.metrics.cache("a").appliedCount()).isZero();
+    }
+
+    @Test
+    void aDamagedBatch_appliesNothing_andIsCounted() throws Exception {
+        byte[] good = EngineTestKit.batch(5, 1, 0, put("a", "k", "v"), put("a", "k2", "v2"));
+        byte[] cut = java.util.Arrays.copyOf(good, good.length - 3);
+        assertThatThrownBy(() -> inbound.onEvents("peer:1", ByteBuffer.wrap(cut)))
+                .isInstanceOf(MalformedFrameException.class);
+        assertThat(a.getSize()).isZero();
+        assertThat(kit.metrics.meter("malformedFrames").getCount()).isEqualTo(1);
+    }
+}

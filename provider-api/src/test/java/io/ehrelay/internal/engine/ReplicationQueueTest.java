@@ -1,0 +1,102 @@
+package io.ehrelay.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+
+@Timeout(30)
+class ReplicationQueueTest {
+
+    private final CacheMetrics cache = new ReplicationMetrics("q", "test").cache("c");
+
+    private ReplicationQueue.Entry entry(int bytes) {
+        return new ReplicationQueue.Entry(cache, new byte[bytes], System.nanoTime());
+    }
+
+    @Test
+    void dropPolicy_refusesPastTheEventBound() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 3, OverflowPolicy.DROP, 0);
+        assertThat(q.offer(0, entry(10))).isTrue();
+        assertThat(q.offer(0, entry(10))).isTrue();
+        assertThat(q.offer(0, entry(10))).isTrue();
+        assertThat(q.offer(0, entry(10))).isFalse();
+        assertThat(q.highWaterEvents()).isEqualTo(3);
+    }
+
+    @Test
+    void dropPolicy_refusesPastTheByteBound() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 100, 1000, OverflowPolicy.DROP, 0);
+        assertThat(q.offer(0, entry(60))).isTrue();
+        assertThat(q.offer(0, entry(60))).isFalse();
+        assertThat(q.offer(0, entry(40))).isTrue();
+        assertThat(q.offer(0, entry(101))).as("larger than the whole bound").isFalse();
+        assertThat(q.highWaterBytes()).isEqualTo(100);
+    }
+
+    @Test
+    void blockPolicy_waitsForRoomThenGivesUp() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 150);
+        assertThat(q.offer(0, entry(1))).isTrue();
+        long t0 = System.nanoTime();
+        assertThat(q.offer(0, entry(1))).isFalse();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isGreaterThanOrEqualTo(140);
+    }
+
+    @Test
+    void blockPolicy_proceedsWhenTheDispatcherMakesRoom() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000);
+        assertThat(q.offer(0, entry(1))).isTrue();
+        Thread taker = new Thread(() -> {
+            try {
+                Thread.sleep(100);
+                q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(1));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        taker.start();
+        assertThat(q.offer(0, entry(1))).isTrue();
+        taker.join();
+    }
+
+    @Test
+    void take_respectsCountAndBytesAndKeepsOrder() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(2, 1 << 20, 1000, OverflowPolicy.DROP, 0);
+        for (int i = 1; i <= 10; i++) {
+            q.offer(0, entry(i * 10));
+        }
+        List<ReplicationQueue.Entry> first = q.take(0, 3, 1 << 20, 0, 0);
+        assertThat(first).extracting(e -> e.bytes.length).containsExactly(10, 20, 30);
+        List<ReplicationQueue.Entry> second = q.take(0, 100, 100, 0, 0);
+        assertThat(second).extracting(e -> e.bytes.length).containsExactly(40, 50);
+        assertThat(q.take(1, 100, 1 << 20, 0, 0)).as("other lane").isEmpty();
+        List<ReplicationQueue.Entry> big = q.take(0, 100, 10, 0, 0);
+        assertThat(big).as("one event larger than the batch bound still goes alone").hasSize(1);
+    }
+
+    @Test
+    void close_wakesWaitersAndRefusesNewEvents() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 10, OverflowPolicy.DROP, 0);
+        Thread waiter = new Thread(() -> {
+            try {
+                q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(20));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        waiter.start();
+        Thread.sleep(50);
+        q.close();
+        waiter.join(5000);
+        assertThat(waiter.isAlive()).isFalse();
+        assertThat(q.offer(0, entry(1))).isFalse();
+    }
+}

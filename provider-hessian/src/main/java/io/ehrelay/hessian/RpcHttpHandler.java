@@ -1,0 +1,139 @@
+package io.ehrelay.hessian;
+
+import java.io.IOException;
+import java.io.BufferedInputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+
+import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.rpc.RpcException;
+import io.ehrelay.spi.rpc.RpcService;
+
+/**
+ * The node's HTTP endpoint: {@code POST} of one Hessian call whose argument is an {@link Envelope}. Refuses,
+ * before reading the body, requests without the cluster token (401, counted in {@code unauthorized}) and
+ * bodies over the frame limit (413); refuses calls carrying anything but an envelope (400, counted in
+ * {@code rejected}) and unparsable bodies (400, counted in {@code malformedFrames}). Thread-safe.
+ */
+final class RpcHttpHandler implements HttpHandler {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RpcHttpHandler.class);
+
+    private static final int BUFFER = 64 * 1024;
+
+    private final RpcService relay;
+    private final byte[] token;
+    private final long maxBodyBytes;
+    private final TransportMetrics metrics;
+    private final TransportMetrics.Count unauthorized;
+
+    RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics) {
+        this.relay = relay;
+        this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+        this.maxBodyBytes = maxBodyBytes;
+        this.metrics = metrics;
+        this.unauthorized = metrics.count("unauthorized");
+    }
+
+    @Override
+    public void handle(HttpExchange exchange) throws IOException {
+        try {
+            if (!"POST".equals(exchange.getRequestMethod())) {
+                respond(exchange, 405, new byte[0]);
+                return;
+            }
+            if (token != null) {
+                String given = exchange.getRequestHeaders().getFirst(HessianSettings.TOKEN_HEADER);
+                if (given == null || !MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
+                    unauthorized.mark();
+                    LOG.warn("ehrelay: refused a request from {} without the cluster token (counted in unauthorized)",
+                            exchange.getRemoteAddress());
+                    respond(exchange, 401, new byte[0]);
+                    return;
+                }
+            }
+            String lengthHeader = exchange.getRequestHeaders().getFirst("Content-Length");
+            long length;
+            try {
+                length = lengthHeader == null ? -1 : Long.parseLong(lengthHeader.trim());
+            } catch (NumberFormatException e) {
+                length = -1;
+            }
+            if (length < 0) {
+                respond(exchange, 411, new byte[0]);
+                return;
+            }
+            if (length > maxBodyBytes) {
+                metrics.markRejected();
+                LOG.warn("ehrelay: refused a body of {} bytes from {} (limit {}; counted in rejected)", length,
+                        exchange.getRemoteAddress(), maxBodyBytes);
+                respond(exchange, 413, new byte[0]);
+                return;
+            }
+            HessianWire.Call call;
+            try {
+                // a buffer sized to the body (at most 64 KiB): a small call does not allocate a large one
+                int buffer = (int) Math.max(512, Math.min(BUFFER, length));
+                call = HessianWire.readCall(new BufferedInputStream(exchange.getRequestBody(), buffer), length);
+            } catch (IOException e) {
+                metrics.markMalformedFrame();
+                LOG.warn("ehrelay: refused a malformed call from {} (counted in malformedFrames): {}",
+                        exchange.getRemoteAddress(), e.getMessage());
+                respond(exchange, 400, HessianWire.fault("malformed call"));
+                return;
+            }
+            if (!(call.argument instanceof Envelope)) {
+                metrics.markRejected();
+                LOG.warn("ehrelay: refused a call '{}' from {} carrying {} instead of an envelope (counted in rejected)",
+                        call.method, exchange.getRemoteAddress(),
+                        call.argument == null ? "null" : call.argument.getClass().getName());
+                respond(exchange, 400, HessianWire.fault("only envelopes are accepted"));
+                return;
+            }
+            respond(exchange, 200, dispatch(call.method, (Envelope) call.argument));
+        } finally {
+            exchange.close();
+        }
+    }
+
+    private byte[] dispatch(String method, Envelope e) throws IOException {
+        try {
+            switch (method) {
+                case "hello":
+                    relay.hello(e.from);
+                    return HessianWire.reply(null);
+                case "deliver":
+                    relay.deliver(e.from, e.payload);
+                    return HessianWire.reply(null);
+                case "post":
+                    relay.post(e.from, e.payload);
+                    return HessianWire.reply(null);
+                case "openState":
+                    return HessianWire.reply(relay.openState(e.cacheName));
+                case "nextState":
+                    return HessianWire.reply(relay.nextState(e.transferId, e.maxChunkBytes));
+                default:
+                    return HessianWire.fault("unknown method " + method);
+            }
+        } catch (RpcException ex) {
+            return HessianWire.fault(ex.getMessage());
+        }
+    }
+
+    private static void respond(HttpExchange exchange, int status, byte[] body) throws IOException {
+        exchange.getResponseHeaders().set("Content-Type", HessianWire.CONTENT_TYPE);
+        exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+        if (body.length > 0) {
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        }
+    }
+}
