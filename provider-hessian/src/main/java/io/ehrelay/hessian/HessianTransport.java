@@ -14,7 +14,6 @@ import com.sun.net.httpserver.HttpsServer;
 
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
 /**
@@ -70,7 +69,7 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
             server = HttpServer.create(address, 128);
         }
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
-                settings.callTimeoutMillis / 2, this::hello, Clock.SYSTEM);
+                settings.callTimeoutMillis / 2, this::hello, ctx.clock());
         httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), ctx.threads("http"));
         httpThreads.allowCoreThreadTimeOut(true);
@@ -108,7 +107,7 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
     @Override
     protected HessianPeerChannel newChannel(String endpoint) {
         return new HessianPeerChannel(endpoint, localEndpoint, settings, clientTls,
-                context.maxFrameBytes() + 64 * 1024L, context.threads("sender"), Clock.SYSTEM);
+                context.maxFrameBytes() + 64 * 1024L, context.threads("sender"), context.clock());
     }
 
     @Override

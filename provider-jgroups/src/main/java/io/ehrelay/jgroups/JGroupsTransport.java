@@ -24,7 +24,6 @@ import org.slf4j.LoggerFactory;
 import io.ehrelay.spi.rpc.RpcTransport;
 import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 
 /**
@@ -96,7 +95,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             ctx.metrics().gauge("serializedObjectsRefused", ObjectMessageGuard.REFUSED::get);
         }
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
-                settings.callTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
+                settings.callTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
         channel.connect(clusterName);
@@ -147,7 +146,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     protected JGroupsPeerChannel newChannel(String endpoint) {
         Address address = UUID.fromString(endpoint.substring(ENDPOINT_PREFIX.length()));
         return new JGroupsPeerChannel(endpoint, address, dispatcher, localEndpoint, settings, context.threads("sender"),
-                Clock.SYSTEM);
+                context.clock());
     }
 
     // ---- membership ------------------------------------------------------------------------------------------

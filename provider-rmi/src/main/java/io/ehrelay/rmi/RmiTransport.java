@@ -24,7 +24,6 @@ import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.SerializationGuard;
 import io.ehrelay.spi.ListenerConfig;
-import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.rpc.RpcService;
 import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
@@ -98,7 +97,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
             relayService = new RpcService(ctx.inbound(), limits.maxFrameBytes(),
-                    ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello, Clock.SYSTEM);
+                    ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
             relay = new RelayEndpoint(relayService);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
             // listening socket of their own unless remoteObjectPort pins every object to one port
@@ -197,7 +196,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     @Override
     protected RmiPeerChannel newChannel(String endpoint) {
         return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, limits,
-                context.threads("sender"), Clock.SYSTEM);
+                context.threads("sender"), context.clock());
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */

@@ -17,7 +17,6 @@ import org.slf4j.LoggerFactory;
 
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.Batch;
-import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
@@ -152,7 +151,7 @@ final class TcpTransport implements Transport {
             return c;
         }
         return outbound.computeIfAbsent(peer, p -> new TcpPeerChannel(p, settings, context, endpoint,
-                Clock.SYSTEM));
+                context.clock()));
     }
 
     @Override
