@@ -19,12 +19,18 @@ public interface InboundHandler {
     void onEvents(String fromPeer, java.nio.ByteBuffer batch) throws MalformedFrameException;
 
     /**
-     * Streams a cache's current content as event batches of at most about {@code maxChunkBytes} each.
+     * Streams a cache's current content as event batches of at most about {@code maxChunkBytes} each, for
+     * transports that push a whole transfer at once (the others page through {@link #openState}).
      *
      * @throws IllegalArgumentException when this node has no such cache
      * @throws Exception                whatever {@code sink} throws (e.g. the requesting peer went away)
      */
-    void onStateRequest(String cacheName, int maxChunkBytes, ChunkSink sink) throws Exception;
+    default void onStateRequest(String cacheName, int maxChunkBytes, ChunkSink sink) throws Exception {
+        StateCursor cursor = openState(cacheName);
+        for (byte[] chunk = cursor.next(maxChunkBytes); chunk != null; chunk = cursor.next(maxChunkBytes)) {
+            sink.accept(chunk);
+        }
+    }
 
     /**
      * Applies one already-decoded event, counted like the events of a batch; for transports that receive

@@ -95,11 +95,6 @@ final class Inbound implements InboundHandler {
     }
 
     @Override
-    public void onStateRequest(String cacheName, int maxChunkBytes, ChunkSink sink) throws Exception {
-        state.serve(cacheName, maxChunkBytes, sink);
-    }
-
-    @Override
     public StateCursor openState(String cacheName) {
         return state.open(cacheName);
     }

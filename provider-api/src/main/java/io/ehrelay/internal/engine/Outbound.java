@@ -29,7 +29,7 @@ import net.sf.ehcache.Element;
  * <p><b>Encoding happens here and only here</b> (besides the bootstrap snapshot, which encodes elements read from
  * the cache), on the thread that wrote to the cache: a queued event is held as its exact bytes, so
  * {@code queueMaxBytes} bounds real memory and the queue never pins an application's value object. The one
- * exception is a put whose key and value are fast-path types (String, byte[], boxed primitives): their encoded
+ * exception is a put whose key and value are fast-path types (byte[] and boxed primitives): their encoded
  * size is known without encoding, so the entry holds the element and the dispatcher writes it once, straight into
  * its batch buffer (no per-event array); writing those types cannot fail. An event that cannot be encoded is
  * counted in {@code unencodable} and logged, and the application's write still succeeds. Thread-safe.

@@ -123,13 +123,6 @@ final class StateTransfer {
         };
     }
 
-    void serve(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink) throws Exception {
-        InboundHandler.StateCursor cursor = open(cacheName);
-        for (byte[] chunk = cursor.next(maxChunkBytes); chunk != null; chunk = cursor.next(maxChunkBytes)) {
-            sink.accept(chunk);
-        }
-    }
-
     // ---- loading ---------------------------------------------------------------------------------------------
 
     /** Loads {@code cache} from one peer; on the background thread when {@code bc} is asynchronous. */

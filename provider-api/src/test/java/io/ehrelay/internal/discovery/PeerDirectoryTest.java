@@ -1,0 +1,66 @@
+package io.ehrelay.internal.discovery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.spi.Peer;
+
+class PeerDirectoryTest {
+
+    private final PeerDirectory directory = new PeerDirectory(Arrays.asList("a:1", "b:2"), 5000);
+    private final List<List<String>> changes = new ArrayList<>();
+
+    private List<String> peers() {
+        return directory.peers().stream().map(Peer::endpoint).collect(Collectors.toList());
+    }
+
+    @Test
+    void manualPeers_minusThisNode() {
+        directory.setSelf("b:2");
+        assertThat(peers()).containsExactly("a:1");
+    }
+
+    @Test
+    void registeredPeers_joinAndLeave_andEachChangeIsAnnouncedOnce() {
+        directory.onChange(now -> changes.add(now.stream().map(Peer::endpoint).collect(Collectors.toList())));
+        directory.register("c:3");
+        directory.register("c:3");
+        directory.unregister("a:1");
+        directory.unregister("nobody:9");
+        assertThat(peers()).containsExactly("b:2", "c:3");
+        assertThat(changes).containsExactly(Arrays.asList("a:1", "b:2"), Arrays.asList("a:1", "b:2", "c:3"),
+                Arrays.asList("b:2", "c:3"));
+    }
+
+    @Test
+    void discoveredPeers_expireWhenTheirHeartbeatsStop() {
+        long t0 = TimeUnit.HOURS.toNanos(1);
+        directory.heard("d:4", t0);
+        directory.heard("e:5", t0);
+        directory.expire(t0 + TimeUnit.MILLISECONDS.toNanos(4000));
+        assertThat(peers()).contains("d:4", "e:5");
+        directory.heard("e:5", t0 + TimeUnit.MILLISECONDS.toNanos(4000));
+        directory.expire(t0 + TimeUnit.MILLISECONDS.toNanos(5001));
+        assertThat(peers()).containsExactly("a:1", "b:2", "e:5");
+    }
+
+    @Test
+    void manualPeers_neverExpire() {
+        directory.expire(Long.MAX_VALUE);
+        assertThat(peers()).containsExactly("a:1", "b:2");
+    }
+
+    @Test
+    void aTransportsMemberList_replacesTheOneBefore() {
+        directory.replaceMembers(Arrays.asList("m:1", "m:2"));
+        directory.replaceMembers(Arrays.asList("m:2", "m:3"));
+        assertThat(peers()).containsExactly("a:1", "b:2", "m:2", "m:3");
+    }
+}

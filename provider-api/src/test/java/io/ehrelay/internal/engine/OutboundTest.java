@@ -1,0 +1,150 @@
+package io.ehrelay.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyBoolean;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.never;
+import static org.mockito.Mockito.verify;
+import static org.mockito.Mockito.when;
+
+import java.io.IOException;
+import java.util.Collections;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.config.ReplicatorConfig;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.testing.ManualClock;
+import net.sf.ehcache.CacheException;
+import net.sf.ehcache.Element;
+
+@Timeout(60)
+class OutboundTest {
+
+    private final EngineTestKit kit = new EngineTestKit();
+    private final ManualClock clock = new ManualClock();
+    private final Transport transport = mock(Transport.class);
+    private final Convergence convergence = mock(Convergence.class);
+    private final List<Peer> peers = Collections.singletonList(new Peer("p:1"));
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 2, OverflowPolicy.DROP, 0);
+    private final Outbound outbound = new Outbound("cm", kit.config, queue, () -> peers, transport, kit.metrics,
+            running::get, convergence, kit.warn, clock);
+    private final CacheBinding binding = new CacheBindings(kit.cacheManager, kit.metrics, l -> false).bind("a");
+
+    @AfterEach
+    void close() {
+        kit.close();
+    }
+
+    private static ReplicatorConfig replicator(String... kv) {
+        Properties p = new Properties();
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return ReplicatorConfig.parse("test", p);
+    }
+
+    private static final ReplicatorConfig ASYNC = replicator();
+    private static final ReplicatorConfig SYNC = replicator("replicateAsynchronously", "false",
+            "syncTimeoutMillis", "500");
+
+    @Test
+    void aValueThatCannotBeEncoded_isCountedInUnencodable_andTheWriteGoesOn() throws Exception {
+        Element e = new Element("k", new Object());
+        assertThatCode(() -> outbound.put(binding, e, ASYNC)).doesNotThrowAnyException();
+        assertThatCode(() -> outbound.put(binding, e, SYNC)).doesNotThrowAnyException();
+        assertThat(binding.metrics().unencodableCount()).isEqualTo(2);
+        assertThat(binding.metrics().failedCount()).as("still counted in failed until the next minor").isEqualTo(2);
+        assertThat(queue.take(0, 10, 1 << 20, 0, 0)).isEmpty();
+        verify(transport, never()).send(any(), any(), anyBoolean());
+    }
+
+    @Test
+    void anAsynchronousPutOfFastPathTypes_isQueuedWithItsExactSize_unencoded() throws Exception {
+        Element e = new Element(42L, new byte[] {1, 2, 3});
+        outbound.put(binding, e, ASYNC);
+        List<ReplicationQueue.Entry> taken = queue.take(0, 10, 1 << 20, 0, 0);
+        assertThat(taken).hasSize(1);
+        assertThat(taken.get(0).element).isSameAs(e);
+        assertThat(taken.get(0).size).isEqualTo(EventCodec.putSize(binding.nameUtf8, e));
+    }
+
+    @Test
+    void anAsynchronousPutOfOtherTypes_isQueuedAsItsBytes() throws Exception {
+        Element e = new Element("k", "v");
+        outbound.put(binding, e, ASYNC);
+        List<ReplicationQueue.Entry> taken = queue.take(0, 10, 1 << 20, 0, 0);
+        assertThat(taken.get(0).element).isNull();
+        assertThat(taken.get(0).bytes).isEqualTo(EventCodec.encodePut("a", e));
+    }
+
+    @Test
+    void aFullQueue_dropsAndCounts_andEveryPeerIsOwedAResync() {
+        for (int i = 0; i < 3; i++) {
+            outbound.keyEvent(binding, Op.REMOVE, "k" + i, ASYNC);
+        }
+        assertThat(binding.metrics().droppedCount()).isEqualTo(1);
+        verify(convergence).oweAll(peers);
+    }
+
+    @Test
+    void beforeStartOrAfterStop_eventsAreDropped_andNobodyIsOwed() {
+        running.set(false);
+        outbound.removeAll(binding, ASYNC);
+        assertThat(binding.metrics().droppedCount()).isEqualTo(1);
+        verify(convergence, never()).oweAll(any());
+    }
+
+    @Test
+    void aSynchronousPutNotAcknowledged_throwsNamingThePeerAndTheReason() {
+        CompletableFuture<Void> refused = new CompletableFuture<>();
+        refused.completeExceptionally(new IOException("connection refused"));
+        when(transport.send(any(), any(), anyBoolean())).thenReturn(refused);
+        assertThatThrownBy(() -> outbound.put(binding, new Element("k", "v"), SYNC))
+                .isInstanceOf(CacheException.class)
+                .hasMessageContaining("syncTimeoutMillis=500")
+                .hasMessageContaining("p:1 (IOException: connection refused)");
+        assertThat(binding.metrics().failedCount()).isEqualTo(1);
+    }
+
+    @Test
+    void withSyncFailurePolicyCount_theFailureIsCountedNotThrown() {
+        when(transport.send(any(), any(), anyBoolean())).thenReturn(new CompletableFuture<>());
+        ReplicatorConfig count = replicator("replicateAsynchronously", "false", "syncTimeoutMillis", "50",
+                "syncFailurePolicy", "count");
+        assertThatCode(() -> outbound.keyEvent(binding, Op.INVALIDATE, "k", count)).doesNotThrowAnyException();
+        assertThat(binding.metrics().failedCount()).isEqualTo(1);
+    }
+
+    @Test
+    void anAcknowledgementAfterTheDeadline_isAFailure() {
+        when(transport.send(any(), any(), anyBoolean())).then(call -> {
+            clock.advanceMillis(800); // a transport that cannot bound its call, answering late
+            return CompletableFuture.completedFuture(null);
+        });
+        assertThatThrownBy(() -> outbound.put(binding, new Element("k", "v"), SYNC))
+                .hasMessageContaining("acknowledged after 800 ms");
+        assertThat(binding.metrics().sentCount()).isZero();
+    }
+
+    @Test
+    void aSynchronousPutAcknowledgedInTime_isCountedAsSent() {
+        when(transport.send(any(), any(), anyBoolean())).thenReturn(CompletableFuture.completedFuture(null));
+        outbound.put(binding, new Element("k", "v"), SYNC);
+        assertThat(binding.metrics().sentCount()).isEqualTo(1);
+    }
+}
