@@ -36,12 +36,27 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
     /** Reads the transport's own properties from {@code reader} and creates the (not yet started) transport. */
     protected abstract Transport createTransport(PropertyReader reader, NodeConfig nodeConfig);
 
+    /**
+     * How manual peer entries are written, for the error that names a malformed one (each entry is checked with
+     * the transport's {@link Transport#normalizePeer}).
+     */
+    protected String manualPeerFormat() {
+        return "peer entries separated by |";
+    }
+
     @Override
     public CacheManagerPeerProvider createCachePeerProvider(CacheManager cacheManager, Properties properties) {
         io.ehrelay.internal.Dependencies.check();
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
         NodeConfig config = NodeConfig.read(reader, manualPeersProperty);
         Transport transport = createTransport(reader, config);
+        for (String entry : config.discovery().manualPeers()) {
+            try {
+                transport.normalizePeer(entry);
+            } catch (IllegalArgumentException e) {
+                throw reader.invalid(manualPeersProperty, entry, manualPeerFormat() + " (" + e.getMessage() + ")");
+            }
+        }
         reader.rejectUnknown();
         ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,
                 EhrelayReplicator.of(scheme));

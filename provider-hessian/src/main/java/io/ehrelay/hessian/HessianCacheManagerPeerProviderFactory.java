@@ -21,14 +21,11 @@ public class HessianCacheManagerPeerProviderFactory extends EhrelayPeerProviderF
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
         HessianSettings settings = HessianSettings.read(reader, nodeConfig);
-        for (String peer : nodeConfig.discovery().manualPeers()) {
-            try {
-                PeerUrls.normalize(peer);
-            } catch (IllegalArgumentException e) {
-                throw reader.invalid("peers", peer, "http(s)://host:port/path entries separated by | ("
-                        + e.getMessage() + ")");
-            }
-        }
         return new HessianTransport(settings);
+    }
+
+    @Override
+    protected String manualPeerFormat() {
+        return "http(s)://host:port/path entries separated by |";
     }
 }

@@ -43,14 +43,11 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
         RmiSettings settings = RmiSettings.read(reader, nodeConfig);
-        for (String url : nodeConfig.discovery().manualPeers()) {
-            try {
-                RmiUrls.endpoint(url);
-            } catch (IllegalArgumentException e) {
-                throw reader.invalid("rmiUrls", url, "entries such as //host:port/cacheName separated by | ("
-                        + e.getMessage() + ")");
-            }
-        }
         return new RmiTransport(settings, nodeConfig.limits());
+    }
+
+    @Override
+    protected String manualPeerFormat() {
+        return "entries such as //host:port/cacheName separated by |";
     }
 }

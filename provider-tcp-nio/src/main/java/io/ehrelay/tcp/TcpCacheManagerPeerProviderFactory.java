@@ -20,13 +20,11 @@ public class TcpCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
     @Override
     protected Transport createTransport(PropertyReader reader, NodeConfig nodeConfig) {
         TcpSettings settings = TcpSettings.read(reader, nodeConfig);
-        for (String peer : nodeConfig.discovery().manualPeers()) {
-            try {
-                Endpoints.parse(peer);
-            } catch (IllegalArgumentException e) {
-                throw reader.invalid("peers", peer, "host:port entries separated by |");
-            }
-        }
         return new TcpTransport(settings);
+    }
+
+    @Override
+    protected String manualPeerFormat() {
+        return "host:port entries separated by |";
     }
 }

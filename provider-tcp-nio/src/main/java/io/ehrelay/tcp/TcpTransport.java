@@ -133,6 +133,13 @@ final class TcpTransport implements Transport {
         }
     }
 
+    /** A manual or registered peer must be {@code host:port}; it is kept as written. */
+    @Override
+    public String normalizePeer(String configured) {
+        Endpoints.parse(configured);
+        return configured;
+    }
+
     @Override
     public String localEndpoint() {
         return endpoint;
