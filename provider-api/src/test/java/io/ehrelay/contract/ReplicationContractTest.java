@@ -355,6 +355,26 @@ public abstract class ReplicationContractTest {
         assertThat(b.getEhcache("onlyOnA")).isNull();
     }
 
+    /** A value whose serialization throws an Error, as a deep object graph or a huge value does. */
+    static final class ErrorOnWrite implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+
+        private void writeObject(java.io.ObjectOutputStream out) {
+            throw new StackOverflowError("a graph too deep to serialize");
+        }
+    }
+
+    @Test
+    void aValueThatCannotBeSerialized_evenByAnError_isStoredLocally_andCountedAsUnencodable() {
+        CacheManager a = node("a");
+        node("b");
+        for (String cache : new String[] {"async", "sync"}) {
+            cache(a, cache).put(new Element("bad", new ErrorOnWrite()));
+            assertThat(cache(a, cache).get("bad").getObjectValue()).isInstanceOf(ErrorOnWrite.class);
+            assertThat(cluster.jmx(a).cacheCount(cache, "unencodable")).isEqualTo(1);
+        }
+    }
+
     // ---- bootstrap -----------------------------------------------------------------------------------------
 
     @Test

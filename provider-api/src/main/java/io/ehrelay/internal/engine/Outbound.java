@@ -31,8 +31,11 @@ import net.sf.ehcache.Element;
  * {@code queueMaxBytes} bounds real memory and the queue never pins an application's value object. The one
  * exception is a put whose key and value are fast-path types (byte[] and boxed primitives): their encoded
  * size is known without encoding, so the entry holds the element and the dispatcher writes it once, straight into
- * its batch buffer (no per-event array); writing those types cannot fail. An event that cannot be encoded is
- * counted in {@code unencodable} and logged, and the application's write still succeeds. Thread-safe.
+ * its batch buffer (no per-event array); writing those types cannot fail. An event that cannot be encoded —
+ * whatever its serialization throws, an {@code Error} included (a {@code StackOverflowError} from a deep graph,
+ * an {@code OutOfMemoryError} from a huge value, anything a {@code writeObject} throws) — is counted in
+ * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds.
+ * Thread-safe.
  */
 final class Outbound {
 
@@ -75,7 +78,7 @@ final class Outbound {
         byte[] event;
         try {
             event = EventCodec.encodePut(binding.cacheName, element);
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             unencodable(binding, element.getObjectKey(), e);
             return;
         }
@@ -87,7 +90,7 @@ final class Outbound {
         byte[] event;
         try {
             event = EventCodec.encodeKey(op, binding.cacheName, key);
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             unencodable(binding, key, e);
             return;
         }
@@ -113,7 +116,7 @@ final class Outbound {
         }
     }
 
-    private void unencodable(CacheBinding binding, Object key, Exception e) {
+    private void unencodable(CacheBinding binding, Object key, Throwable e) {
         binding.metrics.onUnencodable();
         warn.warn("encode:" + binding.cacheName, "ehrelay: key {} of cache {} cannot be replicated (counted in "
                 + "unencodable): {}", key, binding.cacheName, e.toString());

@@ -109,7 +109,7 @@ final class StateTransfer {
                 byte[] ev;
                 try {
                     ev = EventCodec.encodePut(cacheName, e);
-                } catch (IOException | RuntimeException ex) {
+                } catch (IOException | RuntimeException | Error ex) {
                     m.onUnencodableInSnapshot();
                     warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded "
                             + "for bootstrap and is skipped (counted in unencodable): {}", key, cacheName,

@@ -73,6 +73,37 @@ class OutboundTest {
         verify(transport, never()).send(any(), any(), anyBoolean());
     }
 
+    /** A value whose serialization throws an Error (as a deep graph or a huge value does). */
+    static final class Throws implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        private final boolean overflow;
+
+        Throws(boolean overflow) {
+            this.overflow = overflow;
+        }
+
+        private void writeObject(java.io.ObjectOutputStream out) {
+            if (overflow) {
+                throw new StackOverflowError("deep graph");
+            }
+            throw new OutOfMemoryError("huge value");
+        }
+    }
+
+    @Test
+    void anErrorWhileSerializing_isCountedInUnencodable_andNeverReachesTheWriter() {
+        for (ReplicatorConfig rc : java.util.Arrays.asList(ASYNC, SYNC)) {
+            assertThatCode(() -> outbound.put(binding, new Element("k", new Throws(true)), rc))
+                    .doesNotThrowAnyException();
+            assertThatCode(() -> outbound.put(binding, new Element("k", new Throws(false)), rc))
+                    .doesNotThrowAnyException();
+            assertThatCode(() -> outbound.keyEvent(binding, Op.REMOVE, new Throws(true), rc))
+                    .doesNotThrowAnyException();
+        }
+        assertThat(binding.metrics().unencodableCount()).isEqualTo(6);
+        verify(transport, never()).send(any(), any(), anyBoolean());
+    }
+
     @Test
     void anAsynchronousPutOfFastPathTypes_isQueuedWithItsExactSize_unencoded() throws Exception {
         Element e = new Element(42L, new byte[] {1, 2, 3});
