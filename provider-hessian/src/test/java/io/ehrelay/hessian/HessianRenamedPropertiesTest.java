@@ -10,15 +10,13 @@ import org.junit.jupiter.api.Test;
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.testing.TestProperties;
 
 /** Renamed provider properties: the old names still work; both names at once fail. */
 class HessianRenamedPropertiesTest {
 
     private static HessianSettings read(String... kv) {
-        Properties p = new Properties();
-        for (int i = 0; i < kv.length; i += 2) {
-            p.setProperty(kv[i], kv[i + 1]);
-        }
+        Properties p = TestProperties.of(kv);
         PropertyReader r = new PropertyReader("HessianCacheManagerPeerProviderFactory", p);
         HessianSettings s = HessianSettings.read(r, NodeConfig.read(r, "peers"));
         r.rejectUnknown();

@@ -1,8 +1,5 @@
 package io.ehrelay.internal.config;
 
-import io.ehrelay.config.InvalidConfigurationException;
-import io.ehrelay.config.OverflowPolicy;
-import io.ehrelay.config.SyncFailurePolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,14 +7,15 @@ import java.util.Properties;
 
 import org.junit.jupiter.api.Test;
 
+import io.ehrelay.config.InvalidConfigurationException;
+import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.config.SyncFailurePolicy;
+import io.ehrelay.testing.TestProperties;
+
 class ConfigTest {
 
     private static Properties props(String... kv) {
-        Properties p = new Properties();
-        for (int i = 0; i < kv.length; i += 2) {
-            p.setProperty(kv[i], kv[i + 1]);
-        }
-        return p;
+        return TestProperties.of(kv);
     }
 
     @Test

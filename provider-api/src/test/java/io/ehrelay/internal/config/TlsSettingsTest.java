@@ -1,6 +1,5 @@
 package io.ehrelay.internal.config;
 
-import io.ehrelay.config.InvalidConfigurationException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,15 +8,14 @@ import java.util.Properties;
 
 import org.junit.jupiter.api.Test;
 
+import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.TestKeyStores;
+import io.ehrelay.testing.TestProperties;
 
 class TlsSettingsTest {
 
     private static PropertyReader reader(String... kv) {
-        Properties p = new Properties();
-        for (int i = 0; i < kv.length; i += 2) {
-            p.setProperty(kv[i], kv[i + 1]);
-        }
+        Properties p = TestProperties.of(kv);
         return new PropertyReader("f", p);
     }
 

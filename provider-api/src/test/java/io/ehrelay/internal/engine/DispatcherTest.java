@@ -29,7 +29,7 @@ import net.sf.ehcache.Element;
 @Timeout(60)
 class DispatcherTest {
 
-    private final EngineTestKit kit = new EngineTestKit("dispatcherThreads=1", "batchLingerMillis=0");
+    private final EngineTestKit kit = new EngineTestKit("dispatcherThreads", "1", "batchLingerMillis", "0");
     private final ManualClock clock = new ManualClock();
     private final Peer peer = new Peer("p:1");
     private final List<Integer> sentEventCounts = new CopyOnWriteArrayList<>();

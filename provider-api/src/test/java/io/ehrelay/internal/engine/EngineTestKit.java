@@ -1,7 +1,5 @@
 package io.ehrelay.internal.engine;
 
-import java.util.Properties;
-
 import org.slf4j.LoggerFactory;
 
 import io.ehrelay.internal.codec.ByteSink;
@@ -10,6 +8,7 @@ import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
+import io.ehrelay.testing.TestProperties;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.config.CacheConfiguration;
 import net.sf.ehcache.config.Configuration;
@@ -22,18 +21,14 @@ final class EngineTestKit implements AutoCloseable {
     final NodeConfig config;
     final RateLimitedLog warn;
 
+    /** @param nodeProperties provider properties as name, value, name, value… */
     EngineTestKit(String... nodeProperties) {
         Configuration c = new Configuration().name("engine-" + System.nanoTime());
         c.addCache(new CacheConfiguration("a", 1000));
         c.addCache(new CacheConfiguration("b", 1000));
         cacheManager = CacheManager.newInstance(c);
         metrics = new ReplicationMetrics(cacheManager.getName(), "unit");
-        Properties p = new Properties();
-        for (String kv : nodeProperties) {
-            int eq = kv.indexOf('=');
-            p.setProperty(kv.substring(0, eq), kv.substring(eq + 1));
-        }
-        config = NodeConfig.read(new PropertyReader("test", p), "peers");
+        config = NodeConfig.read(new PropertyReader("test", TestProperties.of(nodeProperties)), "peers");
         warn = new RateLimitedLog(LoggerFactory.getLogger(EngineTestKit.class), 10_000, Clock.SYSTEM);
     }
 

@@ -28,6 +28,8 @@ import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.testing.ManualClock;
+import io.ehrelay.testing.TestProperties;
+
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Element;
 
@@ -51,10 +53,7 @@ class OutboundTest {
     }
 
     private static ReplicatorConfig replicator(String... kv) {
-        Properties p = new Properties();
-        for (int i = 0; i < kv.length; i += 2) {
-            p.setProperty(kv[i], kv[i + 1]);
-        }
+        Properties p = TestProperties.of(kv);
         return ReplicatorConfig.parse("test", p);
     }
 
