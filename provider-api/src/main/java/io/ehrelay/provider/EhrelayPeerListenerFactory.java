@@ -1,13 +1,14 @@
 package io.ehrelay.provider;
 
-import java.util.Properties;
-
-import io.ehrelay.spi.ListenerConfig;
-import io.ehrelay.spi.TransportSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Properties;
+
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.TransportSettings;
+
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.distribution.CacheManagerPeerListener;
 import net.sf.ehcache.distribution.CacheManagerPeerListenerFactory;

@@ -122,18 +122,24 @@ class ArchitectureTest {
         return names;
     }
 
-    /** Package → the ehrelay packages it uses, from jdeps. */
-    private static Map<String, Set<String>> packageGraph() {
+    private static Map<String, Set<String>> graph;
+
+    /** Package → the ehrelay packages it uses, from jdeps (run once per test class). */
+    private static synchronized Map<String, Set<String>> packageGraph() {
+        if (graph == null) {
+            graph = readPackageGraph();
+        }
+        return graph;
+    }
+
+    private static Map<String, Set<String>> readPackageGraph() {
         ToolProvider jdeps = ToolProvider.findFirst("jdeps").orElseThrow(() ->
                 new AssertionError("this JDK has no jdeps"));
         StringWriter out = new StringWriter();
-        int rc = jdeps.run(new PrintWriter(out), new PrintWriter(new StringWriter()), "-verbose:package",
-                "-filter:none", "-missing-deps", CLASSES.toString());
-        if (rc != 0) {
-            out = new StringWriter();
-            rc = jdeps.run(new PrintWriter(out), new PrintWriter(new StringWriter()), "-verbose:package",
-                    "-filter:none", CLASSES.toString());
-        }
+        StringWriter err = new StringWriter();
+        int rc = jdeps.run(new PrintWriter(out), new PrintWriter(err), "-verbose:package", "-filter:none",
+                CLASSES.toString());
+        assertThat(rc).as("jdeps: %s", err).isZero();
         Map<String, Set<String>> graph = new HashMap<>();
         Matcher m = Pattern.compile("^\\s+(io\\.ehrelay[\\w.]*)\\s+->\\s+(io\\.ehrelay[\\w.]*)\\s", Pattern.MULTILINE)
                 .matcher(out.toString());

@@ -13,7 +13,6 @@ import org.jgroups.blocks.ResponseMode;
 
 import io.ehrelay.spi.rpc.PeerChannel;
 import io.ehrelay.spi.rpc.RpcCalls;
-import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 

@@ -1,8 +1,9 @@
 package io.ehrelay.tcp;
 
+import java.nio.ByteBuffer;
+
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.MalformedFrameException;
-import java.nio.ByteBuffer;
 
 /**
  * The frame header for stream transports (TCP): 16 bytes in front of every message.

@@ -1,6 +1,5 @@
 package io.ehrelay.tcp;
 
-import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -15,9 +14,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.internal.Futures;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;

@@ -1,8 +1,9 @@
 package io.ehrelay.internal.codec;
 
-import io.ehrelay.spi.MalformedFrameException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+
+import io.ehrelay.spi.MalformedFrameException;
 
 /**
  * A bounds-checked big-endian reader over a byte range (heap or direct memory). Every read checks the

@@ -1,14 +1,15 @@
 package io.ehrelay.internal.codec;
 
-import io.ehrelay.codec.RejectedClassException;
-import io.ehrelay.spi.MalformedFrameException;
-import io.ehrelay.spi.Op;
-import io.ehrelay.spi.ReplicationEvent;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+
+import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
 
 import net.sf.ehcache.Element;
 

@@ -1,9 +1,10 @@
 package io.ehrelay.internal.codec;
 
-import io.ehrelay.codec.RejectedClassException;
-import io.ehrelay.spi.MalformedFrameException;
 import java.util.ArrayList;
 import java.util.List;
+
+import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.spi.MalformedFrameException;
 
 /**
  * Walks a Java serialization stream (Java Object Serialization Specification, chapter 6 "Object Serialization

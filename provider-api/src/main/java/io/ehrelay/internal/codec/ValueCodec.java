@@ -1,7 +1,5 @@
 package io.ehrelay.internal.codec;
 
-import io.ehrelay.codec.RejectedClassException;
-import io.ehrelay.spi.MalformedFrameException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InvalidClassException;
@@ -10,6 +8,9 @@ import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.ObjectStreamClass;
 import java.nio.charset.StandardCharsets;
+
+import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.spi.MalformedFrameException;
 
 /**
  * Encodes keys and values: fast paths for {@code byte[]}, {@code String} and boxed primitives, Java

@@ -1,6 +1,5 @@
 package io.ehrelay.internal.config;
 
-import io.ehrelay.config.InvalidConfigurationException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -15,6 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import io.ehrelay.config.InvalidConfigurationException;
 
 /**
  * Strict reader over the {@link Properties} that Ehcache hands to a factory.

@@ -1,7 +1,8 @@
 package io.ehrelay.internal.config;
 
-import io.ehrelay.config.SyncFailurePolicy;
 import java.util.Properties;
+
+import io.ehrelay.config.SyncFailurePolicy;
 
 /**
  * Immutable per-cache replicator settings, parsed from the properties of a {@code cacheEventListenerFactory}.

@@ -1,6 +1,5 @@
 package io.ehrelay.internal.discovery;
 
-import io.ehrelay.spi.HeartbeatFormat;
 import java.io.IOException;
 import java.net.DatagramPacket;
 import java.net.InetSocketAddress;
@@ -21,6 +20,7 @@ import com.codahale.metrics.Meter;
 
 import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.HeartbeatFormat;
 
 /**
  * Automatic peer discovery: every node multicasts a small heartbeat naming its transport and endpoint, and

@@ -11,7 +11,6 @@ import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.spi.Op;
 import io.ehrelay.internal.config.BootstrapConfig;
 import io.ehrelay.internal.config.DiscoveryConfig;

@@ -1,6 +1,5 @@
 package io.ehrelay.internal.metrics;
 
-import io.ehrelay.metrics.ObjectNames;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -10,6 +9,8 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
+
+import io.ehrelay.metrics.ObjectNames;
 
 /**
  * The metrics of one replicated cache; every count also adds to its CacheManager's totals. Also tracks which

@@ -1,11 +1,9 @@
 package io.ehrelay.internal.metrics;
 
-import io.ehrelay.metrics.ObjectNames;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-
 import javax.management.InstanceAlreadyExistsException;
 import javax.management.InstanceNotFoundException;
 import javax.management.MBeanRegistrationException;
@@ -25,6 +23,8 @@ import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.MetricRegistryListener;
 import com.codahale.metrics.Snapshot;
 import com.codahale.metrics.Timer;
+
+import io.ehrelay.metrics.ObjectNames;
 
 /**
  * Exposes every metric of a {@link MetricRegistry} — present and added later — as an MBean of one

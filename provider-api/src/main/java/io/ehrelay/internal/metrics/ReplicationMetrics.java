@@ -1,11 +1,8 @@
 package io.ehrelay.internal.metrics;
 
-import io.ehrelay.metrics.ObjectNames;
-import io.ehrelay.spi.TransportMetrics;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-
 import javax.management.MBeanServer;
 
 import com.codahale.metrics.Counter;
@@ -16,6 +13,9 @@ import com.codahale.metrics.MetricFilter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.SlidingWindowReservoir;
 import com.codahale.metrics.Timer;
+
+import io.ehrelay.metrics.ObjectNames;
+import io.ehrelay.spi.TransportMetrics;
 
 /**
  * The metrics of one CacheManager's replication, and of each of its caches, in one Dropwizard

@@ -1,7 +1,5 @@
 package io.ehrelay.spi.rpc;
 
-import io.ehrelay.internal.Backoff;
-import io.ehrelay.internal.Futures;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.ehrelay.internal.Backoff;
+import io.ehrelay.internal.Futures;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;

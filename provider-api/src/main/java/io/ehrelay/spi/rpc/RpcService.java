@@ -49,13 +49,6 @@ public final class RpcService {
     /**
      * @param postTimeoutMillis how long a post waits for room; keep it below the callers' read timeout, so that
      *                          they hear why it failed
-     */
-    public RpcService(InboundHandler inbound, int maxFrameBytes, ThreadFactory applyThreads,
-                        long postTimeoutMillis) {
-        this(inbound, maxFrameBytes, applyThreads, postTimeoutMillis, from -> { }, Clock.SYSTEM);
-    }
-
-    /**
      * @param onHello called with a peer's endpoint when it says it is up (e.g. to end a backoff towards it)
      * @param clock   the node's time source, for expiring idle state transfers ({@link Clock#SYSTEM} in production)
      */

@@ -1,6 +1,5 @@
 package io.ehrelay.spi.rpc;
 
-import io.ehrelay.internal.Futures;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -12,6 +11,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import io.ehrelay.internal.Futures;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;

@@ -1,8 +1,5 @@
 package io.ehrelay.internal.codec;
 
-import io.ehrelay.spi.MalformedFrameException;
-import io.ehrelay.spi.Op;
-import io.ehrelay.spi.ReplicationEvent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -17,6 +14,10 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 import io.ehrelay.contract.Gadget;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
+
 import net.sf.ehcache.Element;
 
 class EventCodecTest {

@@ -1,7 +1,5 @@
 package io.ehrelay.internal.codec;
 
-import io.ehrelay.codec.RejectedClassException;
-import io.ehrelay.spi.MalformedFrameException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -42,7 +40,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.contract.Gadget;
+import io.ehrelay.spi.MalformedFrameException;
 
 /**
  * The deserialization guard on both of its paths: with the JVM's own serialization filter set as well (Java 9+,

@@ -1,6 +1,5 @@
-package io.ehrelay.relay;
+package io.ehrelay.spi.rpc;
 
-import io.ehrelay.spi.rpc.PeerChannel;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
