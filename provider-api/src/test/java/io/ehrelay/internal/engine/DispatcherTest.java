@@ -78,10 +78,11 @@ class DispatcherTest {
 
     @Test
     void aFailedBatch_isCountedPerEvent_andThePeerIsOwed() throws Exception {
-        dispatcher.start();
-        enqueue("k1");
+        enqueue("k1"); // both queued before the dispatcher runs, so they travel in one batch
         enqueue("k2");
+        dispatcher.start();
         Await.until(() -> cache.failedCount() == 2, () -> "failed " + cache.failedCount());
+        assertThat(sentEventCounts).as("one batch of two events").containsExactly(2);
         assertThat(undelivered).containsExactly("p:1");
         assertThat(cache.queueEventCount()).isZero();
         enqueue("k3");
