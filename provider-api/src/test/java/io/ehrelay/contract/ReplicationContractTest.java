@@ -578,6 +578,56 @@ public abstract class ReplicationContractTest {
         assertThat(cluster.jmx(b).cacheCount("async", "rejected")).isEqualTo(1);
     }
 
+    // ---- never stale: an event a node cannot apply invalidates what it would have changed ------------------
+
+    @Test
+    void aValueTheReceiverRefuses_removesItsOldCopy_soItIsNeverServed() {
+        CacheManager a = node("a", "allowedClasses=io.ehrelay.contract.AllowedValue");
+        CacheManager b = node("b");
+        cache(a, "async").put(new Element("k", "old"));
+        awaitValue(b, "async", "k", "old");
+        cache(a, "async").put(new Element("k", new AllowedValue("new", 1)));
+        awaitAbsent(b, "async", "k");
+        Jmx jb = cluster.jmx(b);
+        assertThat(jb.cacheCount("async", "invalidated")).isEqualTo(1);
+        assertThat(jb.cacheCount("async", "rejected")).isEqualTo(1);
+        assertThat(jb.cacheCount("async", "applied")).as("the invalidation is not an applied event").isEqualTo(1);
+        cache(a, "async").put(new Element("after", "ok"));
+        awaitValue(b, "async", "after", "ok");
+        assertThat(cache(a, "async").get("k").getObjectValue()).as("the writer keeps its value")
+                .isEqualTo(new AllowedValue("new", 1));
+    }
+
+    @Test
+    void aKeyTheReceiverRefuses_clearsItsCacheLocally_andOnlyThere() {
+        CacheManager a = node("a", "allowedClasses=io.ehrelay.contract.AllowedValue");
+        CacheManager b = node("b");
+        cache(a, "async").put(new Element("x", "1"));
+        awaitValue(b, "async", "x", "1");
+        cache(b, "async").putQuiet(new Element("local", "only on b"));
+        cache(a, "invalidate").put(new Element("y", "2"));
+        // not even the key decodes on b: b cannot tell which entry changed, so it clears the cache
+        cache(a, "async").put(new Element(new AllowedValue("key", 7), "v"));
+        Await.until(() -> cache(b, "async").getSize() == 0, () -> "b still holds " + cache(b, "async").getKeys());
+        assertThat(cluster.jmx(b).cacheCount("async", "invalidated")).isEqualTo(1);
+        assertThat(cache(a, "async").get("x")).as("the clearing is not replicated back").isNotNull();
+        cache(a, "async").put(new Element("after", "ok"));
+        awaitValue(b, "async", "after", "ok");
+    }
+
+    @Test
+    void anInvalidationWhoseKeyTheReceiverRefuses_stillInvalidates() {
+        CacheManager a = node("a", "allowedClasses=io.ehrelay.contract.AllowedValue");
+        CacheManager b = node("b");
+        AllowedValue key = new AllowedValue("key", 8);
+        cache(b, "invalidate").putQuiet(new Element(key, "stale"));
+        cache(b, "invalidate").putQuiet(new Element("other", "stale too"));
+        cache(a, "invalidate").put(new Element(key, "fresh"));
+        Await.until(() -> cache(b, "invalidate").getSize() == 0,
+                () -> "b still holds " + cache(b, "invalidate").getKeys());
+        assertThat(cluster.jmx(b).cacheCount("invalidate", "invalidated")).isEqualTo(1);
+    }
+
     @Test
     void allowedClassesProperty_admitsApplicationClasses() {
         CacheManager a = node("a");

@@ -3,7 +3,9 @@ package io.ehrelay.internal.codec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Which classes a serialized cache value may contain. Everything else is rejected before it is instantiated.
@@ -28,6 +30,10 @@ public final class AllowList {
             "java.util.ArrayList", "java.util.LinkedList", "java.util.ArrayDeque", "java.util.Vector",
             "java.util.Map$Entry", "java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap", "java.util.Hashtable",
             "java.util.HashSet", "java.util.LinkedHashSet", "java.util.TreeSet", "java.util.EnumMap",
+            "java.util.EnumSet$SerializationProxy", "java.util.Stack", "java.util.BitSet", "java.util.Currency",
+            "java.util.concurrent.ConcurrentSkipListMap", "java.util.concurrent.ConcurrentSkipListSet",
+            "java.util.concurrent.CopyOnWriteArraySet", "java.util.concurrent.atomic.AtomicInteger",
+            "java.util.concurrent.atomic.AtomicLong", "java.util.concurrent.atomic.AtomicBoolean",
             "java.util.Arrays$ArrayList", "java.util.Collections$*", "java.util.ImmutableCollections$*",
             "java.util.CollSer", "java.util.concurrent.ConcurrentHashMap",
             "java.util.concurrent.ConcurrentHashMap$Segment", "java.util.concurrent.CopyOnWriteArrayList",
@@ -39,12 +45,50 @@ public final class AllowList {
             "java.util.Date", "java.util.UUID", "java.util.Locale", "java.time.*", "java.time.chrono.*",
             "java.time.zone.*", "java.net.URI", "java.sql.Date", "java.sql.Timestamp", "java.sql.Time"));
 
+    /**
+     * Named sets of the data classes a framework puts into a cache, written {@code @name} in
+     * {@code allowedClasses}. Each lists exactly those classes (and the packages of value-type descriptors a
+     * cache key embeds), never a framework's whole namespace: see the README's <i>Presets</i> for how they were
+     * chosen and the versions they were checked against.
+     */
+    public static final Map<String, List<String>> PRESETS;
+
+    static {
+        Map<String, List<String>> p = new LinkedHashMap<>();
+        // Hibernate ORM 5.3-5.6 with hibernate-ehcache: keys, entries and the read-write strategy's wrappers.
+        // Entity and query keys embed the identifier's org.hibernate.type.Type (a basic type and its java/sql
+        // descriptors); org.hibernate.tuple and org.hibernate.property stay out, which breaks the known
+        // deserialization gadget chains through ComponentType.
+        p.put("@hibernate5", Collections.unmodifiableList(Arrays.asList(
+                "org.hibernate.cache.internal.CacheKeyImplementation",
+                "org.hibernate.cache.internal.NaturalIdCacheKey",
+                "org.hibernate.cache.internal.QueryResultsCacheImpl$CacheItem",
+                "org.hibernate.cache.spi.QueryKey",
+                "org.hibernate.cache.spi.entry.StandardCacheEntryImpl",
+                "org.hibernate.cache.spi.entry.ReferenceCacheEntryImpl",
+                "org.hibernate.cache.spi.entry.CollectionCacheEntry",
+                "org.hibernate.cache.spi.support.AbstractReadWriteAccess$Item",
+                "org.hibernate.cache.spi.support.AbstractReadWriteAccess$SoftLockImpl",
+                "org.hibernate.type.*",
+                "org.hibernate.type.descriptor.java.*",
+                "org.hibernate.type.descriptor.sql.*")));
+        // Spring's cache abstraction (spring-context 4.0-6.x): the key of a method with several or no arguments,
+        // and the stand-in for a cached null
+        p.put("@spring", Collections.unmodifiableList(Arrays.asList(
+                "org.springframework.cache.interceptor.SimpleKey",
+                "org.springframework.cache.support.NullValue")));
+        PRESETS = Collections.unmodifiableMap(p);
+    }
+
     private final List<String> exact = new ArrayList<>();
     private final List<String> packages = new ArrayList<>();
     private final List<String> trees = new ArrayList<>();
     private final List<String> patterns;
+    /** What the user configured, presets unexpanded, for advice that repeats it. */
+    private final List<String> configured;
 
-    private AllowList(List<String> patterns) {
+    private AllowList(List<String> configured, List<String> patterns) {
+        this.configured = Collections.unmodifiableList(new ArrayList<>(configured));
         this.patterns = Collections.unmodifiableList(new ArrayList<>(patterns));
         for (String p : patterns) {
             if (p.endsWith(".**")) {
@@ -57,16 +101,56 @@ public final class AllowList {
         }
     }
 
-    /** The JDK defaults plus the user's own patterns. */
+    /**
+     * The JDK defaults plus the user's own patterns and presets ({@code @hibernate5}).
+     *
+     * @throws IllegalArgumentException naming an unknown preset and the known ones
+     */
     public static AllowList withDefaults(List<String> extra) {
         List<String> all = new ArrayList<>(DEFAULTS);
-        all.addAll(extra);
-        return new AllowList(all);
+        for (String p : extra) {
+            if (p.startsWith("@")) {
+                List<String> preset = PRESETS.get(p);
+                if (preset == null) {
+                    throw new IllegalArgumentException("unknown preset " + p + "; the presets are "
+                            + String.join(", ", PRESETS.keySet()));
+                }
+                all.addAll(preset);
+            } else {
+                all.add(p);
+            }
+        }
+        return new AllowList(extra, all);
     }
 
     /** Exactly the given patterns, without defaults. */
     public static AllowList of(List<String> patterns) {
-        return new AllowList(patterns);
+        return new AllowList(patterns, patterns);
+    }
+
+    /**
+     * The smallest {@code allowedClasses} entry that admits {@code className}: a preset that admits it and is
+     * not configured yet, else the class's exact name.
+     */
+    public String additionFor(String className) {
+        for (Map.Entry<String, List<String>> preset : PRESETS.entrySet()) {
+            if (!configured.contains(preset.getKey())
+                    && AllowList.of(preset.getValue()).allows(className)) {
+                return preset.getKey();
+            }
+        }
+        return className;
+    }
+
+    /** The whole {@code allowedClasses} setting with {@code additions} appended to what is configured. */
+    public String settingWith(java.util.Collection<String> additions) {
+        List<String> all = new ArrayList<>(configured);
+        for (String a : additions) {
+            if (!all.contains(a)) {
+                all.add(a);
+            }
+        }
+        return "allowedClasses=" + String.join("|", all);
     }
 
     public boolean allows(Class<?> type) {

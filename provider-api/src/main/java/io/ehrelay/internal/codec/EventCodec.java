@@ -70,24 +70,29 @@ public final class EventCodec {
         out.writeShort(cacheNameUtf8.length);
         out.write(cacheNameUtf8, 0, cacheNameUtf8.length);
         ValueCodec.write(out, e.getObjectKey());
-        writeValueAndMetadata(out, e);
+        writeValueAndMetadata(out, e, null);
         out.putInt(start, out.position() - start - 4);
     }
 
     /** Encodes a put or update carrying the element. */
     public static byte[] encodePut(String cacheName, Element e) throws IOException {
+        return encodePut(cacheName, e, null);
+    }
+
+    /** Encodes a put or update carrying the element; {@code watch} (may be null) is told the classes serialized. */
+    public static byte[] encodePut(String cacheName, Element e, ClassWatch watch) throws IOException {
         int keySize = ValueCodec.sizeOf(e.getObjectKey());
         int valueSize = ValueCodec.sizeOf(e.getObjectValue());
         // exact when key and value are fast-path types of known size: the array is then used without a copy
         int hint = (keySize < 0 ? 64 : keySize) + (valueSize < 0 ? estimate(e.getObjectValue()) : valueSize)
                 + PUT_OVERHEAD - 7;
-        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), hint);
-        writeValueAndMetadata(out, e);
+        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), hint, watch);
+        writeValueAndMetadata(out, e, watch);
         return finish(out);
     }
 
-    private static void writeValueAndMetadata(ByteSink out, Element e) throws IOException {
-        ValueCodec.write(out, e.getObjectValue());
+    private static void writeValueAndMetadata(ByteSink out, Element e, ClassWatch watch) throws IOException {
+        ValueCodec.write(out, e.getObjectValue(), watch);
         out.writeLong(e.getVersion());
         out.writeLong(e.getCreationTime());
         out.writeLong(e.getLastAccessTime());
@@ -100,11 +105,16 @@ public final class EventCodec {
 
     /** Encodes an event that carries only a key: {@link Op#INVALIDATE} or {@link Op#REMOVE}. */
     public static byte[] encodeKey(Op op, String cacheName, Object key) throws IOException {
+        return encodeKey(op, cacheName, key, null);
+    }
+
+    /** Encodes a key-only event; {@code watch} (may be null) is told the classes serialized. */
+    public static byte[] encodeKey(Op op, String cacheName, Object key, ClassWatch watch) throws IOException {
         if (op != Op.INVALIDATE && op != Op.REMOVE) {
             throw new IllegalArgumentException("not a key operation: " + op);
         }
         int keySize = ValueCodec.sizeOf(key);
-        return finish(start(op, cacheName, key, keySize < 0 ? 32 : keySize));
+        return finish(start(op, cacheName, key, keySize < 0 ? 32 : keySize, watch));
     }
 
     public static byte[] encodeRemoveAll(String cacheName) throws IOException {
@@ -112,9 +122,10 @@ public final class EventCodec {
         return finish(out);
     }
 
-    private static ByteSink start(Op op, String cacheName, Object key, int sizeHint) throws IOException {
+    private static ByteSink start(Op op, String cacheName, Object key, int sizeHint, ClassWatch watch)
+            throws IOException {
         ByteSink out = header(op, cacheName, sizeHint);
-        ValueCodec.write(out, key);
+        ValueCodec.write(out, key, watch);
         return out;
     }
 
@@ -202,9 +213,12 @@ public final class EventCodec {
     }
 
     /**
-     * Decodes a whole batch before anything is applied. An event whose value names a class outside the
-     * allow-list is skipped and reported in {@link DecodedBatch#rejections()}; any structural damage rejects the
-     * whole batch.
+     * Decodes a whole batch before anything is applied. An event whose key or value cannot be decoded — a class
+     * outside the allow-list, a limit broken, a class missing on this node, a damaged serialized stream — is
+     * replaced, in place, by what keeps this node from serving the data it would have changed: a local
+     * invalidation of its key, or of its whole cache when not even the key decodes; each is reported in
+     * {@link DecodedBatch#rejections()}. Damage to the batch's own structure (header, lengths, an unknown
+     * operation, a cache name) rejects the whole batch.
      */
     public static DecodedBatch decodeBatch(byte[] buf, int off, int len, CodecLimits limits)
             throws MalformedFrameException {
@@ -239,16 +253,20 @@ public final class EventCodec {
         List<Rejection> rejections = Collections.emptyList();
         for (int i = 0; i < count; i++) {
             ByteSource ev = in.slice(in.readLength("event"), "event");
-            String cache = null;
+            Op op = Op.of(ev.readByte("operation"));
+            String cache = ev.readUtf8(ev.readShort("cache name length"), "cache name");
+            Object[] key = new Object[1];
             try {
-                Op op = Op.of(ev.readByte("operation"));
-                cache = ev.readUtf8(ev.readShort("cache name length"), "cache name");
-                events.add(decodeEvent(op, cache, ev, limits));
-            } catch (RejectedClassException e) {
+                events.add(decodeEvent(op, cache, ev, limits, key));
+            } catch (MalformedFrameException e) {
+                // the event's own bytes are delimited: the rest of the batch is still in step
+                ReplicationEvent instead = key[0] != null ? ReplicationEvent.ofKey(Op.INVALIDATE, cache, key[0])
+                        : ReplicationEvent.removeAll(cache);
                 if (rejections.isEmpty()) {
                     rejections = new ArrayList<>(2);
                 }
-                rejections.add(new Rejection(cache, e));
+                rejections.add(new Rejection(cache, op, instead, e));
+                events.add(instead);
             }
         }
         if (in.remaining() != 0) {
@@ -257,8 +275,9 @@ public final class EventCodec {
         return new DecodedBatch(events, rejections, flags, stream, seq);
     }
 
-    private static ReplicationEvent decodeEvent(Op op, String cache, ByteSource in, CodecLimits limits)
-            throws MalformedFrameException {
+    /** @param decodedKey receives the key as soon as it is decoded, for the invalidation of a failed event */
+    private static ReplicationEvent decodeEvent(Op op, String cache, ByteSource in, CodecLimits limits,
+            Object[] decodedKey) throws MalformedFrameException {
         if (op == Op.REMOVE_ALL) {
             end(in);
             return new ReplicationEvent(op, cache, null, null, 0, 0, 0, 0, 0, 0, 0, true);
@@ -267,6 +286,7 @@ public final class EventCodec {
         if (key == null) {
             throw new MalformedFrameException("null key in " + op + " event for cache " + cache);
         }
+        decodedKey[0] = key;
         if (op != Op.PUT) {
             end(in);
             return new ReplicationEvent(op, cache, key, null, 0, 0, 0, 0, 0, 0, 0, true);
@@ -291,21 +311,39 @@ public final class EventCodec {
         }
     }
 
-    /** An event skipped because its value was rejected; {@code cacheName} may be null if it was unreadable. */
+    /**
+     * An event that could not be decoded, and the local invalidation that took its place in
+     * {@link DecodedBatch#events()}: of its key ({@link Op#INVALIDATE}) or, when not even the key decoded, of its
+     * whole cache ({@link Op#REMOVE_ALL}).
+     */
     public static final class Rejection {
         private final String cacheName;
-        private final RejectedClassException reason;
+        private final Op op;
+        private final ReplicationEvent invalidation;
+        private final MalformedFrameException reason;
 
-        Rejection(String cacheName, RejectedClassException reason) {
+        Rejection(String cacheName, Op op, ReplicationEvent invalidation, MalformedFrameException reason) {
             this.cacheName = cacheName;
+            this.op = op;
+            this.invalidation = invalidation;
             this.reason = reason;
         }
 
         public String cacheName() { return cacheName; }
-        public RejectedClassException reason() { return reason; }
+        /** The operation of the event that could not be decoded. */
+        public Op op() { return op; }
+        /** The local invalidation that replaced it (never replicated further). */
+        public ReplicationEvent invalidation() { return invalidation; }
+        /** Why: a {@link RejectedClassException} (allow-list or a limit) or another decoding failure. */
+        public MalformedFrameException reason() { return reason; }
+
+        /** The class the allow-list refused, or {@code null} when something else was the reason. */
+        public String rejectedClass() {
+            return reason instanceof RejectedClassException ? ((RejectedClassException) reason).className() : null;
+        }
     }
 
-    /** The result of decoding a batch: the events to apply and the events rejected by the allow-list. */
+    /** The result of decoding a batch: the events to apply and the events that could not be decoded. */
     public static final class DecodedBatch {
         private final List<ReplicationEvent> events;
         private final List<Rejection> rejections;
@@ -321,8 +359,19 @@ public final class EventCodec {
             this.seq = seq;
         }
 
+        /** The events to apply, in order: the decoded ones, and in place of each undecodable one its invalidation. */
         public List<ReplicationEvent> events() { return events; }
         public List<Rejection> rejections() { return rejections; }
+
+        /** The rejection whose invalidation {@code ev} is, or {@code null} for a decoded event. */
+        public Rejection rejectionOf(ReplicationEvent ev) {
+            for (Rejection r : rejections) {
+                if (r.invalidation == ev) {
+                    return r;
+                }
+            }
+            return null;
+        }
         /** Header flags, e.g. {@link EventCodec#FLAG_LOST}. */
         public int flags() { return flags; }
         /** The sender's stream, 0 for an unsequenced batch. */

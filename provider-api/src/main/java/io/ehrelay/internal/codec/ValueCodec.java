@@ -69,6 +69,14 @@ public final class ValueCodec {
      * @throws NotSerializableException when the value is neither a fast-path type nor serializable
      */
     public static void write(ByteSink out, Object v) throws IOException {
+        write(out, v, null);
+    }
+
+    /**
+     * Appends one value, telling {@code watch} (when not null) each class that Java serialization writes a
+     * descriptor for — every class of the value's graph, superclasses and array types included, once per value.
+     */
+    public static void write(ByteSink out, Object v, ClassWatch watch) throws IOException {
         if (v == null) {
             out.write(NULL);
         } else if (v instanceof byte[]) {
@@ -109,7 +117,8 @@ public final class ValueCodec {
             out.write(SERIALIZED);
             int lengthAt = out.position();
             out.writeInt(0);
-            try (ObjectOutputStream oos = new ObjectOutputStream(out)) {
+            try (ObjectOutputStream oos = watch == null ? new ObjectOutputStream(out)
+                    : new WatchedObjectOutputStream(out, watch)) {
                 oos.writeObject(v);
             }
             out.putInt(lengthAt, out.position() - lengthAt - 4);
@@ -176,6 +185,26 @@ public final class ValueCodec {
                     // a byte array stream
                 }
             }
+        }
+    }
+
+    /** Tells a {@link ClassWatch} the class of every descriptor it writes. */
+    private static final class WatchedObjectOutputStream extends ObjectOutputStream {
+        private final ClassWatch watch;
+
+        WatchedObjectOutputStream(ByteSink out, ClassWatch watch) throws IOException {
+            super(out);
+            this.watch = watch;
+        }
+
+        @Override
+        protected void annotateClass(Class<?> cl) {
+            watch.written(cl);
+        }
+
+        @Override
+        protected void annotateProxyClass(Class<?> cl) {
+            watch.written(cl);
         }
     }
 

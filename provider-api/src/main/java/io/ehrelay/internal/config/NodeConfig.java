@@ -21,6 +21,7 @@ public final class NodeConfig {
     public static final String SHUTDOWN_DRAIN_MILLIS = "shutdownDrainMillis";
     public static final String SEND_TIMEOUT_MILLIS = "sendTimeoutMillis";
     public static final String ALLOWED_CLASSES = "allowedClasses";
+    public static final String LEARN_ALLOWED_CLASSES = "learnAllowedClasses";
     public static final String MAX_FRAME_BYTES = "maxFrameBytes";
     public static final String MAX_OBJECT_DEPTH = "maxObjectDepth";
     public static final String MAX_ARRAY_LENGTH = "maxArrayLength";
@@ -43,6 +44,7 @@ public final class NodeConfig {
     private final long sendTimeoutMillis;
     private final CodecLimits limits;
     private final boolean registerJmx;
+    private final boolean learnAllowedClasses;
     private final DiscoveryConfig discovery;
     private final long peerOutboundMaxBytes;
 
@@ -61,9 +63,15 @@ public final class NodeConfig {
         int maxDepth = r.intIn(MAX_OBJECT_DEPTH, CodecLimits.DEFAULT_MAX_DEPTH, 1, 10_000);
         int maxArray = r.intIn(MAX_ARRAY_LENGTH, CodecLimits.DEFAULT_MAX_ARRAY_LENGTH, 0, Integer.MAX_VALUE);
         long maxRefs = r.longIn(MAX_OBJECT_REFERENCES, CodecLimits.DEFAULT_MAX_REFERENCES, 1, Long.MAX_VALUE);
-        AllowList allowList = AllowList.withDefaults(r.list(ALLOWED_CLASSES));
+        AllowList allowList;
+        try {
+            allowList = AllowList.withDefaults(r.list(ALLOWED_CLASSES));
+        } catch (IllegalArgumentException e) {
+            throw r.invalid(ALLOWED_CLASSES, String.join("|", r.list(ALLOWED_CLASSES)), e.getMessage());
+        }
         limits = new CodecLimits((int) maxFrame, maxDepth, maxArray, maxRefs, allowList);
         registerJmx = r.bool(REGISTER_JMX, true);
+        learnAllowedClasses = r.bool(LEARN_ALLOWED_CLASSES, false);
         discovery = DiscoveryConfig.read(r, manualPeersProperty);
         peerOutboundMaxBytes = r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34);
         if (batchMaxBytes > limits.maxFrameBytes()) {
@@ -105,6 +113,8 @@ public final class NodeConfig {
     public long sendTimeoutMillis() { return sendTimeoutMillis; }
     public CodecLimits limits() { return limits; }
     public boolean registerJmx() { return registerJmx; }
+    /** Whether the node records the classes it sends and offers them as an {@code allowedClasses} setting. */
+    public boolean learnAllowedClasses() { return learnAllowedClasses; }
     public DiscoveryConfig discovery() { return discovery; }
     /** Most bytes of batches waiting for one peer; past it, sends to that peer fail at once (counted). */
     public long peerOutboundMaxBytes() { return peerOutboundMaxBytes; }

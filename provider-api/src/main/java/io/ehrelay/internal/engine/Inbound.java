@@ -2,9 +2,6 @@ package io.ehrelay.internal.engine;
 
 import java.nio.ByteBuffer;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.MalformedFrameException;
@@ -19,12 +16,12 @@ import net.sf.ehcache.Ehcache;
  * The receiving side of a node, what transports call when bytes arrive: decodes a batch (every value checked
  * against the allow-list and the limits), skips a batch that arrived before (told by the {@link StreamSequencer}),
  * applies each event to its cache without notifying the cache's replicators (nothing echoes back), and reports
- * gaps to {@link Convergence}. State requests are answered by {@link StateTransfer}. Thread-safe; a transport calls
+ * gaps to {@link Convergence}. An event it cannot apply — undecodable, or refused by the cache — is replaced by a
+ * local invalidation of what it would have changed ({@link Invalidations}): this node may then miss, but never
+ * serves data another node changed. State requests are answered by {@link StateTransfer}. Thread-safe; a transport calls
  * it from one thread at a time per connection, which keeps each cache's order.
  */
 final class Inbound implements InboundHandler {
-
-    private static final Logger LOG = LoggerFactory.getLogger(Inbound.class);
 
     private final String cacheManagerName;
     private final CacheBindings caches;
@@ -34,6 +31,7 @@ final class Inbound implements InboundHandler {
     private final StreamSequencer sequencer = new StreamSequencer();
     private final RateLimitedLog warn;
     private final Clock clock;
+    private final Invalidations invalidations;
     private volatile StateTransfer state;
 
     Inbound(String cacheManagerName, CacheBindings caches, ReplicationMetrics metrics, CodecLimits limits,
@@ -45,6 +43,7 @@ final class Inbound implements InboundHandler {
         this.convergence = convergence;
         this.warn = warn;
         this.clock = clock;
+        this.invalidations = new Invalidations(metrics, limits.allowList(), warn);
         metrics.meter("duplicateBatches");
     }
 
@@ -64,7 +63,6 @@ final class Inbound implements InboundHandler {
                     + "malformedFrames): {}", fromPeer, e.getMessage());
             throw e;
         }
-        countRejections(fromPeer, decoded);
         long stream = decoded.stream();
         long missed = sequencer.accept(stream, decoded.seq());
         if (missed == StreamSequencer.DUPLICATE) {
@@ -75,8 +73,9 @@ final class Inbound implements InboundHandler {
                     + "skipped (counted in duplicateBatches)", decoded.seq(), fromPeer, sequencer.last(stream));
             return;
         }
+        boolean anyRejected = !decoded.rejections().isEmpty();
         for (ReplicationEvent ev : decoded.events()) {
-            apply(fromPeer, ev, stream, decoded.seq());
+            apply(fromPeer, ev, stream, decoded.seq(), anyRejected ? decoded.rejectionOf(ev) : null);
         }
         boolean lost = stream != 0 && (decoded.flags() & EventCodec.FLAG_LOST) != 0;
         if (missed > 0 || lost) {
@@ -86,7 +85,7 @@ final class Inbound implements InboundHandler {
 
     @Override
     public void onEvent(String fromPeer, ReplicationEvent event) {
-        apply(fromPeer, event, 0, 0);
+        apply(fromPeer, event, 0, 0, null);
     }
 
     @Override
@@ -99,24 +98,23 @@ final class Inbound implements InboundHandler {
         return state.open(cacheName);
     }
 
-    /** Counts and logs the values a decoded batch had to reject. */
-    void countRejections(String fromPeer, EventCodec.DecodedBatch decoded) {
-        for (EventCodec.Rejection r : decoded.rejections()) {
-            Ehcache cache = r.cacheName() == null ? null : caches.resolve(r.cacheName());
-            if (cache != null) {
-                metrics.cache(r.cacheName()).onRejected();
-            } else {
-                metrics.markRejected();
-            }
-            warn.warn("rejected:" + r.reason().className(),
-                    "ehrelay: rejected a replicated value from {} for cache {} (counted in rejected): {}", fromPeer,
-                    r.cacheName(), r.reason().getMessage());
-        }
+    /**
+     * Reports an event of a state-transfer chunk that could not be decoded (its invalidation is the caller's:
+     * a snapshot is applied differently).
+     */
+    void undecodable(String fromPeer, EventCodec.Rejection r) {
+        invalidations.undecodable(fromPeer, r, caches.resolve(r.cacheName()) != null);
     }
 
-    /** @param stream the batch's stream and number (0: unsequenced), which tell a resync how new the event is */
-    private void apply(String fromPeer, ReplicationEvent ev, long stream, long seq) {
+    /**
+     * @param stream the batch's stream and number (0: unsequenced), which tell a resync how new the event is
+     * @param rejection not null when {@code ev} is the local invalidation that replaces an undecodable event
+     */
+    private void apply(String fromPeer, ReplicationEvent ev, long stream, long seq, EventCodec.Rejection rejection) {
         Ehcache cache = caches.resolve(ev.cacheName());
+        if (rejection != null) {
+            invalidations.undecodable(fromPeer, rejection, cache != null);
+        }
         if (cache == null) {
             metrics.markUnknownCache();
             warn.warn("unknown:" + ev.cacheName(), "ehrelay: event from {} for cache '{}', which CacheManager {} "
@@ -126,18 +124,19 @@ final class Inbound implements InboundHandler {
         CacheMetrics m = metrics.cache(ev.cacheName());
         m.onReceived();
         m.servedByCurrentThread();
+        boolean measured = rejection == null; // an invalidation is counted in invalidated, not in applied
         ResyncTrack track = convergence.track(ev.cacheName());
         if (track != null) {
             synchronized (track) { // a live event and the snapshot's element for the same key never interleave
                 track.touch(ev, stream, seq);
-                applyNow(fromPeer, cache, m, ev);
+                applyNow(fromPeer, cache, m, ev, measured);
             }
             return;
         }
-        applyNow(fromPeer, cache, m, ev);
+        applyNow(fromPeer, cache, m, ev, measured);
     }
 
-    private void applyNow(String fromPeer, Ehcache cache, CacheMetrics m, ReplicationEvent ev) {
+    private void applyNow(String fromPeer, Ehcache cache, CacheMetrics m, ReplicationEvent ev, boolean measured) {
         long t0 = clock.nanoTime();
         try {
             switch (ev.op()) {
@@ -155,12 +154,11 @@ final class Inbound implements InboundHandler {
                     throw new IllegalStateException("unhandled " + ev.op());
             }
         } catch (RuntimeException e) {
-            m.onApplyFailed();
-            warn.warn("apply:" + ev.cacheName(), "ehrelay: could not apply {} from {} (counted in applyFailed): {}",
-                    ev, fromPeer, e.toString());
-            LOG.debug("apply failure", e);
+            invalidations.applyFailed(fromPeer, cache, m, ev, e);
             return;
         }
-        m.onApplied(clock.nanoTime() - t0);
+        if (measured) {
+            m.onApplied(clock.nanoTime() - t0);
+        }
     }
 }

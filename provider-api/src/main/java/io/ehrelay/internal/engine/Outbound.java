@@ -34,7 +34,8 @@ import net.sf.ehcache.Element;
  * its batch buffer (no per-event array); writing those types cannot fail. An event that cannot be encoded —
  * whatever its serialization throws, an {@code Error} included (a {@code StackOverflowError} from a deep graph,
  * an {@code OutOfMemoryError} from a huge value, anything a {@code writeObject} throws) — is counted in
- * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds.
+ * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds. The
+ * classes serialized are checked against this node's own allow-list as they are written ({@link SentClasses}).
  * Thread-safe.
  */
 final class Outbound {
@@ -49,10 +50,11 @@ final class Outbound {
     private final Convergence convergence;
     private final RateLimitedLog warn;
     private final Clock clock;
+    private final SentClasses sentClasses;
 
     Outbound(String cacheManagerName, NodeConfig config, ReplicationQueue queue, Supplier<List<Peer>> peers,
              Transport transport, ReplicationMetrics metrics, BooleanSupplier running, Convergence convergence,
-             RateLimitedLog warn, Clock clock) {
+             RateLimitedLog warn, Clock clock, SentClasses sentClasses) {
         this.cacheManagerName = cacheManagerName;
         this.config = config;
         this.queue = queue;
@@ -63,6 +65,7 @@ final class Outbound {
         this.convergence = convergence;
         this.warn = warn;
         this.clock = clock;
+        this.sentClasses = sentClasses;
     }
 
     /** Replicates a put or update with its value ({@code replicate*ViaCopy=true}). */
@@ -77,7 +80,7 @@ final class Outbound {
         }
         byte[] event;
         try {
-            event = EventCodec.encodePut(binding.cacheName, element);
+            event = EventCodec.encodePut(binding.cacheName, element, sentClasses.forCache(binding.cacheName));
         } catch (IOException | RuntimeException | Error e) {
             unencodable(binding, element.getObjectKey(), e);
             return;
@@ -89,7 +92,7 @@ final class Outbound {
     void keyEvent(CacheBinding binding, Op op, Object key, ReplicatorConfig rc) {
         byte[] event;
         try {
-            event = EventCodec.encodeKey(op, binding.cacheName, key);
+            event = EventCodec.encodeKey(op, binding.cacheName, key, sentClasses.forCache(binding.cacheName));
         } catch (IOException | RuntimeException | Error e) {
             unencodable(binding, key, e);
             return;

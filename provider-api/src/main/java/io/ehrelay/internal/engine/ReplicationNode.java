@@ -83,6 +83,7 @@ public final class ReplicationNode {
     private MulticastHeartbeat heartbeat;
     private Convergence convergence;
     private Outbound outbound;
+    private SentClasses sentClasses;
     private Inbound inbound;
     private StateTransfer stateTransfer;
 
@@ -142,8 +143,9 @@ public final class ReplicationNode {
         caches.setLanes(nodeConfig.dispatcherThreads());
         convergence = new Convergence(cm, nodeTransport, this::peers, metrics, caches, this::isAlive,
                 () -> dispatcher.markLostAll());
+        sentClasses = new SentClasses(nodeConfig.limits().allowList(), nodeConfig.learnAllowedClasses());
         outbound = new Outbound(cm, nodeConfig, queue, this::peers, nodeTransport, metrics, this::isAlive,
-                convergence, warn, clock);
+                convergence, warn, clock, sentClasses);
         inbound = new Inbound(cm, caches, metrics, nodeConfig.limits(), convergence, warn, clock);
         stateTransfer = new StateTransfer(cm, caches, nodeTransport, metrics, nodeConfig.limits(), this::peers,
                 () -> dispatcher, inbound, () -> state == State.STOPPED, threads.factory("bootstrap"), warn, clock);
@@ -156,6 +158,9 @@ public final class ReplicationNode {
         metrics.gauge("peersKnown", () -> directory.peers().size());
         metrics.gauge("peersReachable", this::reachablePeers);
         metrics.gauge("threads", threads::live);
+        if (sentClasses.learning()) {
+            metrics.gauge("learnedAllowedClasses", sentClasses::learnedSetting);
+        }
     }
 
     /** Called by the listener factory: where this node listens. */
@@ -230,6 +235,11 @@ public final class ReplicationNode {
         }
         if (stateTransfer != null) {
             stateTransfer.stop();
+        }
+        if (sentClasses != null && sentClasses.learning()) {
+            String learned = sentClasses.learnedSetting();
+            LOG.info("ehrelay: learnAllowedClasses: CacheManager {} sent {}", cacheManager.getName(),
+                    learned.isEmpty() ? "only classes the JDK defaults admit" : "classes that need: " + learned);
         }
         List<String> alive = threads.awaitTermination(5000);
         if (!alive.isEmpty()) {

@@ -67,6 +67,18 @@ final class ResyncTrack {
         cache.put(e, true);
     }
 
+    /**
+     * The snapshot held an element this node cannot decode: its key is removed here (unless something newer
+     * wrote it), and when not even the key decoded ({@link Op#REMOVE_ALL}) nothing is marked seen, so the end of
+     * the resync removes whatever the peer's snapshot did not deliver.
+     */
+    synchronized void invalidate(Ehcache cache, ReplicationEvent invalidation) {
+        if (invalidation.op() == Op.REMOVE_ALL || newer(cleared) || newer(touched.get(invalidation.key()))) {
+            return;
+        }
+        cache.remove(invalidation.key(), true);
+    }
+
     /** After the whole snapshot: removes what the peer did not hold and nothing newer wrote; returns how many. */
     long removeOthers(Ehcache cache) {
         long n = 0;

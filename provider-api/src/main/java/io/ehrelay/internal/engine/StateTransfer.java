@@ -228,10 +228,18 @@ final class StateTransfer {
             metrics.markMalformedFrame();
             throw e;
         }
-        inbound.countRejections(fromPeer, decoded);
         m.servedByCurrentThread();
         int n = 0;
         for (ReplicationEvent ev : decoded.events()) {
+            EventCodec.Rejection rejected = decoded.rejections().isEmpty() ? null : decoded.rejectionOf(ev);
+            if (rejected != null && rejected.op() == Op.PUT && ev.cacheName().equals(cache.getName())) {
+                inbound.undecodable(fromPeer, rejected);
+                if (resync != null) {
+                    // the peer holds this key with a value this node cannot take: whatever it holds is out of date
+                    resync.invalidate(cache, ev);
+                } // bootstrapping: the element is simply missing here; live events may add it
+                continue;
+            }
             if (ev.op() != Op.PUT || !ev.cacheName().equals(cache.getName())) {
                 throw new MalformedFrameException("bootstrap chunk holds " + ev + ", not a put for " + cache.getName());
             }

@@ -30,6 +30,7 @@ public final class CacheMetrics {
     private final Meter rejected;
     private final Meter applyFailed;
     private final Meter unencodable;
+    private final Meter invalidated;
     private final Counter bytesSent;
     private final Counter queueEvents;
     private final Counter queueBytes;
@@ -54,6 +55,7 @@ public final class CacheMetrics {
         rejected = r.meter(name("rejected"));
         applyFailed = r.meter(name("applyFailed"));
         unencodable = r.meter(name("unencodable"));
+        invalidated = r.meter(name("invalidated"));
         bytesSent = r.counter(name("bytesSent"));
         queueEvents = r.counter(name("queueEvents"));
         queueBytes = r.counter(name("queueBytes"));
@@ -173,6 +175,16 @@ public final class CacheMetrics {
         node.applyLatency.update(nanos, TimeUnit.NANOSECONDS);
     }
 
+    /**
+     * A received event this node could not apply (undecodable, or the cache refused it), whose key — or, when
+     * not even the key decoded, whole cache — was invalidated locally instead, so it never serves what the event
+     * changed.
+     */
+    public void onInvalidated() {
+        invalidated.mark();
+        node.invalidated.mark();
+    }
+
     /** An event whose value the allow-list or a decoder limit rejected. */
     public void onRejected() {
         rejected.mark();
@@ -201,6 +213,7 @@ public final class CacheMetrics {
     public long rejectedCount() { return rejected.getCount(); }
     public long applyFailedCount() { return applyFailed.getCount(); }
     public long unencodableCount() { return unencodable.getCount(); }
+    public long invalidatedCount() { return invalidated.getCount(); }
     public long queueEventCount() { return queueEvents.getCount(); }
     public long queueByteCount() { return queueBytes.getCount(); }
 }

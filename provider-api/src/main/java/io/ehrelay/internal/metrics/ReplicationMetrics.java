@@ -39,6 +39,7 @@ public final class ReplicationMetrics implements TransportMetrics {
     final Meter rejected;
     final Meter applyFailed;
     final Meter unencodable;
+    final Meter invalidated;
     final Meter unknownCache;
     final Counter bytesSent;
     final Counter bytesReceived;
@@ -66,6 +67,7 @@ public final class ReplicationMetrics implements TransportMetrics {
         rejected = registry.meter(name("rejected"));
         applyFailed = registry.meter(name("applyFailed"));
         unencodable = registry.meter(name("unencodable"));
+        invalidated = registry.meter(name("invalidated"));
         unknownCache = registry.meter(name("unknownCache"));
         malformedFrames = registry.meter(name("malformedFrames"));
         bytesSent = registry.counter(name("bytesSent"));

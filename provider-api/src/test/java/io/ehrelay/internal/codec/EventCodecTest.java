@@ -2,6 +2,7 @@ package io.ehrelay.internal.codec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -80,12 +81,65 @@ class EventCodecTest {
                 EventCodec.encodePut("c", new Element("ok", "fine")));
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
         assertThat(Gadget.readObjectRan).isFalse();
-        assertThat(d.events()).extracting(ReplicationEvent::key).containsExactly("ok");
+        assertThat(d.events()).as("the rejected put is replaced, in place, by an invalidation of its key")
+                .extracting(ReplicationEvent::op, ReplicationEvent::key)
+                .containsExactly(tuple(Op.INVALIDATE, "g"), tuple(Op.PUT, "ok"));
         assertThat(d.rejections()).hasSize(1);
+        assertThat(d.rejectionOf(d.events().get(0))).isSameAs(d.rejections().get(0));
+        assertThat(d.rejectionOf(d.events().get(1))).isNull();
         assertThat(d.rejections().get(0).cacheName()).isEqualTo("c");
-        assertThat(d.rejections().get(0).reason().className()).isEqualTo(Gadget.class.getName());
+        assertThat(d.rejections().get(0).op()).isEqualTo(Op.PUT);
+        assertThat(d.rejections().get(0).rejectedClass()).isEqualTo(Gadget.class.getName());
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("allowedClasses")
                 .hasMessageContaining(Gadget.class.getName());
+    }
+
+    @Test
+    void aValueWhoseClassIsMissingHere_orAnUndecodableKey_isReplacedByAnInvalidation() throws Exception {
+        // an allowed class this node cannot load (application version skew): the stream names AllowedValuX
+        byte[] put = EventCodec.encodePut("c", new Element("k", new io.ehrelay.contract.AllowedValue("x", 1)));
+        byte[] key = EventCodec.encodeKey(Op.REMOVE, "c", new io.ehrelay.contract.AllowedValue("y", 2));
+        for (byte[] ev : List.of(put, key)) {
+            String text = new String(ev, java.nio.charset.StandardCharsets.ISO_8859_1);
+            int at = text.indexOf("contract.AllowedValue") + "contract.AllowedValu".length();
+            ev[at] = 'X';
+        }
+        CodecLimits limits = new CodecLimits(1 << 20, 20, 1000, 10_000,
+                AllowList.withDefaults(List.of("io.ehrelay.contract.*")));
+        byte[] b = batch(put, key, EventCodec.encodePut("c", new Element("ok", "fine")));
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, limits);
+        assertThat(d.events()).extracting(ReplicationEvent::op, ReplicationEvent::key)
+                .containsExactly(tuple(Op.INVALIDATE, "k"), tuple(Op.REMOVE_ALL, null), tuple(Op.PUT, "ok"));
+        assertThat(d.rejections()).extracting(EventCodec.Rejection::op).containsExactly(Op.PUT, Op.REMOVE);
+        assertThat(d.rejections().get(0).reason()).hasMessageContaining("not found");
+        assertThat(d.rejections().get(0).rejectedClass()).as("allowed, just missing").isNull();
+    }
+
+    @Test
+    void presets_admitTheirFrameworksDataClasses_andNothingWider() {
+        AllowList list = AllowList.withDefaults(List.of("@hibernate5", "@spring", "com.acme.**"));
+        assertThat(list.allows("org.hibernate.cache.internal.CacheKeyImplementation")).isTrue();
+        assertThat(list.allows("org.hibernate.cache.spi.support.AbstractReadWriteAccess$Item")).isTrue();
+        assertThat(list.allows("org.hibernate.type.LongType")).isTrue();
+        assertThat(list.allows("org.springframework.cache.interceptor.SimpleKey")).isTrue();
+        assertThat(list.allows("com.acme.shop.Order")).isTrue();
+        // the classes of the known gadget chains through Hibernate's ComponentType stay out
+        assertThat(list.allows("org.hibernate.tuple.component.PojoComponentTuplizer")).isFalse();
+        assertThat(list.allows("org.hibernate.property.access.spi.GetterMethodImpl")).isFalse();
+        assertThat(list.allows("org.hibernate.engine.spi.TypedValue")).isFalse();
+        assertThat(list.allows("org.springframework.beans.factory.ObjectFactory")).isFalse();
+        assertThatThrownBy(() -> AllowList.withDefaults(List.of("@hibernate4")))
+                .hasMessageContaining("unknown preset @hibernate4").hasMessageContaining("@hibernate5, @spring");
+    }
+
+    @Test
+    void theAdviceNamesTheSmallestAddition_andRepeatsWhatIsConfigured() {
+        AllowList list = AllowList.withDefaults(List.of("com.acme.**"));
+        assertThat(list.additionFor("org.hibernate.cache.spi.QueryKey")).isEqualTo("@hibernate5");
+        assertThat(list.additionFor("com.other.Thing")).isEqualTo("com.other.Thing");
+        assertThat(list.settingWith(List.of("@spring"))).isEqualTo("allowedClasses=com.acme.**|@spring");
+        assertThat(AllowList.withDefaults(List.of("@hibernate5")).additionFor("org.hibernate.cache.spi.QueryKey"))
+                .as("a preset already configured is not offered again").isEqualTo("org.hibernate.cache.spi.QueryKey");
     }
 
     @Test
@@ -107,7 +161,7 @@ class EventCodecTest {
         CodecLimits shallow = new CodecLimits(1 << 20, 20, 1000, 10_000, LIMITS.allowList());
         byte[] b = batch(EventCodec.encodePut("c", new Element("k", (java.io.Serializable) root)));
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, shallow);
-        assertThat(d.events()).isEmpty();
+        assertThat(d.events()).extracting(ReplicationEvent::op).containsExactly(Op.INVALIDATE);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxObjectDepth");
     }
 
@@ -147,7 +201,7 @@ class EventCodecTest {
         byte[] b = batch(event.toByteArray());
         long before = usedHeap();
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
-        assertThat(d.events()).isEmpty();
+        assertThat(d.events()).extracting(ReplicationEvent::op).containsExactly(Op.INVALIDATE);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxArrayLength");
         assertThat(usedHeap() - before).as("heap grown while rejecting").isLessThan(256L << 20);
     }

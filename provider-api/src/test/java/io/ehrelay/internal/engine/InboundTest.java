@@ -85,17 +85,35 @@ class InboundTest {
     }
 
     @Test
-    void anEventTheCacheRefuses_isCountedInApplyFailed_andStillInDropped() throws Exception {
+    void anEventTheCacheRefuses_removesTheKeyHere_andIsCountedInApplyFailedAndInvalidated() throws Exception {
+        a.put(new Element("k", "old"), true);
         a.getCacheEventNotificationService().registerListener(new CacheEventListenerAdapter() {
             @Override
-            public void notifyElementPut(Ehcache cache, Element element) {
+            public void notifyElementUpdated(Ehcache cache, Element element) {
                 throw new IllegalStateException("listener refuses " + element.getObjectKey());
             }
         });
         receive(0, 0, 0, put("a", "k", "v"));
+        assertThat(a.get("k")).as("neither the old value nor a half-applied new one is served").isNull();
         assertThat(kit.metrics.cache("a").applyFailedCount()).isEqualTo(1);
+        assertThat(kit.metrics.cache("a").invalidatedCount()).isEqualTo(1);
         assertThat(kit.metrics.cache("a").droppedCount()).isEqualTo(1);
         assertThat(kit.metrics.cache("a").appliedCount()).isZero();
+    }
+
+    @Test
+    void aRejectedValue_removesTheOldEntry_inItsPlaceInTheBatch() throws Exception {
+        a.put(new Element("k", "old"), true);
+        receive(3, 1, 0, EventCodec.encodePut("a", new Element("k", new io.ehrelay.contract.Gadget("x"))),
+                put("a", "k2", "v2"));
+        assertThat(a.get("k")).isNull();
+        assertThat(a.get("k2").getObjectValue()).isEqualTo("v2");
+        assertThat(kit.metrics.cache("a").invalidatedCount()).isEqualTo(1);
+        assertThat(kit.metrics.cache("a").rejectedCount()).isEqualTo(1);
+        assertThat(kit.metrics.cache("a").appliedCount()).isEqualTo(1);
+        // a put of the same key after the rejected one, in a later batch, is applied as usual
+        receive(3, 2, 0, put("a", "k", "new"));
+        assertThat(a.get("k").getObjectValue()).isEqualTo("new");
     }
 
     @Test
