@@ -40,6 +40,16 @@ public interface InboundHandler {
     void onEvent(String fromPeer, ReplicationEvent event);
 
     /**
+     * An event for {@code cacheName} that the transport had to refuse before it could be decoded (e.g. the JVM's
+     * serialization filter refused a class in the arguments of an RMI call): this node no longer knows which
+     * entry it would have changed, so it removes every element of that cache locally (not replicated), counts it
+     * in {@code invalidated} and {@code rejected}, and logs why. Nothing for a cache this node does not have.
+     *
+     * @param rejectedClass the class refused, or {@code null} when a limit or damage was the reason
+     */
+    void onUndecodable(String fromPeer, String cacheName, String rejectedClass, String why);
+
+    /**
      * A live cache of this node by name (including one still bootstrapping), or {@code null}; for transports
      * that must answer reads of another protocol (e.g. a stock RMI peer's {@code getKeys}).
      */

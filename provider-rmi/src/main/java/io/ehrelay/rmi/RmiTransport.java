@@ -50,7 +50,6 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     private RelayEndpoint relay;
     private RpcService relayService;
     private Object relayFilter;
-    private Object stockFilter;
     private int remoteObjectPort;
     private String localEndpoint;
 
@@ -89,7 +88,6 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
         relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,
                 limits.maxFrameBytes(), 16, AllowList.of(Collections.emptyList())), Collections.emptyList(), this::rejected);
-        stockFilter = SerializationGuard.remoteCallFilter(limits, StockCachePeer.ENVELOPE, this::rejected);
         registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
                 registrySockets);
         try {
@@ -166,7 +164,12 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             return;
         }
         try {
-            export(cacheName, new StockCachePeer(cacheName, "//" + localEndpoint, context.inbound()), stockFilter, stubSockets);
+            // a filter per cache: a call it refuses cannot be decoded, so this node invalidates that cache
+            Object filter = SerializationGuard.remoteCallFilter(limits, StockCachePeer.ENVELOPE,
+                    (className, why) -> context.inbound().onUndecodable(StockCachePeer.caller(), cacheName,
+                            className, why));
+            export(cacheName, new StockCachePeer(cacheName, "//" + localEndpoint, context.inbound()), filter,
+                    stubSockets);
         } catch (RemoteException e) {
             LOG.warn("ehrelay: could not bind cache {} for stock RMI peers: {}", cacheName, e.toString());
         }

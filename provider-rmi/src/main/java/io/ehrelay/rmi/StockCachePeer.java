@@ -46,7 +46,7 @@ final class StockCachePeer implements CachePeer {
         return cache;
     }
 
-    private static String caller() {
+    static String caller() {
         try {
             return "stock-rmi@" + RemoteServer.getClientHost();
         } catch (ServerNotActiveException e) {

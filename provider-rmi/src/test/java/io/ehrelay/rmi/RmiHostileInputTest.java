@@ -82,6 +82,19 @@ class RmiHostileInputTest {
     }
 
     @Test
+    void aStockPeersPutOfARefusedClass_invalidatesTheCache_sinceItsKeyIsUnknown() throws Exception {
+        CachePeer peer = (CachePeer) registry.lookup("async");
+        node.getCache("async").put(new Element("old", "value"), true);
+        Jmx jmx = cluster.jmx(node);
+        assertThatThrownBy(() -> peer.put(new Element("old", new Gadget("x")))).isInstanceOf(RemoteException.class);
+        assertThat(Gadget.readObjectRan).isFalse();
+        assertThat(node.getCache("async").get("old")).as("the value the refused put replaced is not served")
+                .isNull();
+        assertThat(jmx.cacheCount("async", "invalidated")).isEqualTo(1);
+        assertThat(jmx.cacheCount("async", "rejected")).isEqualTo(1);
+    }
+
+    @Test
     void gadgetInsideARelayBatch_isRejectedByTheCodec_andOversizedBatchByTheFilter() throws Exception {
         RelayRemote relay = (RelayRemote) registry.lookup(RelayRemote.BINDING);
         Jmx jmx = cluster.jmx(node);

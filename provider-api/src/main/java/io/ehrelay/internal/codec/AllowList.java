@@ -55,20 +55,27 @@ public final class AllowList {
 
     static {
         Map<String, List<String>> p = new LinkedHashMap<>();
-        // Hibernate ORM 5.3-5.6 with hibernate-ehcache: keys, entries and the read-write strategy's wrappers.
-        // Entity and query keys embed the identifier's org.hibernate.type.Type (a basic type and its java/sql
-        // descriptors); org.hibernate.tuple and org.hibernate.property stay out, which breaks the known
-        // deserialization gadget chains through ComponentType.
+        // Hibernate ORM 5.6 with hibernate-ehcache: keys, entries, the read-write strategy's wrappers and the
+        // query cache's key and item. Entity and query keys embed the identifier's or parameters'
+        // org.hibernate.type.Type (a basic type, its java/sql descriptors and column Size); org.hibernate.tuple
+        // and org.hibernate.property stay out, which breaks the known deserialization gadget chains through
+        // TypedValue and ComponentType (they need a tuplizer and a getter from those packages).
         p.put("@hibernate5", Collections.unmodifiableList(Arrays.asList(
                 "org.hibernate.cache.internal.CacheKeyImplementation",
                 "org.hibernate.cache.internal.NaturalIdCacheKey",
                 "org.hibernate.cache.internal.QueryResultsCacheImpl$CacheItem",
                 "org.hibernate.cache.spi.QueryKey",
+                "org.hibernate.cache.spi.FilterKey",
                 "org.hibernate.cache.spi.entry.StandardCacheEntryImpl",
                 "org.hibernate.cache.spi.entry.ReferenceCacheEntryImpl",
                 "org.hibernate.cache.spi.entry.CollectionCacheEntry",
                 "org.hibernate.cache.spi.support.AbstractReadWriteAccess$Item",
                 "org.hibernate.cache.spi.support.AbstractReadWriteAccess$SoftLockImpl",
+                "org.hibernate.internal.util.compare.ComparableComparator",
+                "org.hibernate.engine.spi.TypedValue",
+                "org.hibernate.transform.CacheableResultTransformer",
+                "org.hibernate.engine.jdbc.Size",
+                "org.hibernate.engine.jdbc.Size$LobMultiplier",
                 "org.hibernate.type.*",
                 "org.hibernate.type.descriptor.java.*",
                 "org.hibernate.type.descriptor.sql.*")));

@@ -322,7 +322,8 @@ public final class EventCodec {
         private final ReplicationEvent invalidation;
         private final MalformedFrameException reason;
 
-        Rejection(String cacheName, Op op, ReplicationEvent invalidation, MalformedFrameException reason) {
+        /** @param op the operation of the undecodable event, or {@code null} when not even that is known */
+        public Rejection(String cacheName, Op op, ReplicationEvent invalidation, MalformedFrameException reason) {
             this.cacheName = cacheName;
             this.op = op;
             this.invalidation = invalidation;
@@ -330,7 +331,7 @@ public final class EventCodec {
         }
 
         public String cacheName() { return cacheName; }
-        /** The operation of the event that could not be decoded. */
+        /** The operation of the event that could not be decoded, or {@code null} when unknown. */
         public Op op() { return op; }
         /** The local invalidation that replaced it (never replicated further). */
         public ReplicationEvent invalidation() { return invalidation; }

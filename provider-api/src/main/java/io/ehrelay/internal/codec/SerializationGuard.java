@@ -74,15 +74,10 @@ public final class SerializationGuard {
                 : c.getName();
     }
 
-    static String packagePatternOf(String className) {
-        int dot = className.lastIndexOf('.');
-        return dot < 0 ? className : className.substring(0, dot) + ".*";
-    }
-
     /** Why {@code className} is refused, with the setting that would admit it. */
     static String notAllowedMessage(String className) {
-        return "class " + className + " is not in the allow-list; add it (or its package as "
-                + packagePatternOf(className) + ") to the provider property 'allowedClasses'";
+        return "class " + className + " is not in the allow-list; add " + className
+                + " to the provider property 'allowedClasses'";
     }
 
     /**
@@ -143,8 +138,14 @@ public final class SerializationGuard {
                 (className, why) -> onRejected.accept(why));
     }
 
+    /** As above, telling {@code onRejected} the refused class (null when a limit was the reason) and why. */
+    public static Object remoteCallFilter(CodecLimits limits, Collection<String> envelopeClasses,
+                                          Rejections onRejected) {
+        return jdkFilter(jdkFilterInterface(), limits, envelopeClasses, limits.maxFrameBytes(), onRejected);
+    }
+
     /** Receives a rejection: the refused class (null when a limit was the reason) and why. */
-    interface Rejections {
+    public interface Rejections {
         void rejected(String className, String why);
     }
 

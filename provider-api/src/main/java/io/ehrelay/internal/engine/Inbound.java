@@ -89,6 +89,13 @@ final class Inbound implements InboundHandler {
     }
 
     @Override
+    public void onUndecodable(String fromPeer, String cacheName, String rejectedClass, String why) {
+        ReplicationEvent clear = ReplicationEvent.removeAll(cacheName);
+        apply(fromPeer, clear, 0, 0, new EventCodec.Rejection(cacheName, null, clear,
+                new io.ehrelay.codec.RejectedClassException(rejectedClass, why)));
+    }
+
+    @Override
     public Ehcache liveCache(String cacheName) {
         return caches.resolve(cacheName);
     }

@@ -49,6 +49,7 @@ final class Invalidations {
      */
     void undecodable(String fromPeer, EventCodec.Rejection r, boolean cacheKnown) {
         String cls = r.rejectedClass();
+        String event = r.op() == null ? "an event" : "a " + r.op();
         if (cacheKnown) {
             CacheMetrics m = metrics.cache(r.cacheName());
             if (r.reason() instanceof io.ehrelay.codec.RejectedClassException) {
@@ -64,20 +65,20 @@ final class Invalidations {
             String tellKey = r.cacheName() + '\u0000' + cls;
             if (told.size() < MAX_DISTINCT && told.add(tellKey)) {
                 String addition = allowList.additionFor(cls);
-                LOG.warn("ehrelay: cache '{}' received a {} from {} holding class {}, which allowedClasses does not "
+                LOG.warn("ehrelay: cache '{}' received {} from {} holding class {}, which allowedClasses does not "
                         + "admit; removed {} here instead (counted in invalidated and rejected). To replicate it, "
-                        + "set on every node's cacheManagerPeerProviderFactory: {}{}", r.cacheName(), r.op(),
+                        + "set on every node's cacheManagerPeerProviderFactory: {}{}", r.cacheName(), event,
                         fromPeer, cls, what, allowList.settingWith(Collections.singletonList(addition)),
                         addition.startsWith("@") ? " (the preset " + addition + " admits " + cls + ")" : "");
                 return;
             }
-            warn.warn("rejected:" + r.cacheName(), "ehrelay: cache '{}' received a {} from {} holding class {}, "
+            warn.warn("rejected:" + r.cacheName(), "ehrelay: cache '{}' received {} from {} holding class {}, "
                     + "which allowedClasses does not admit; removed {} here instead (counted in invalidated)",
-                    r.cacheName(), r.op(), fromPeer, cls, what);
+                    r.cacheName(), event, fromPeer, cls, what);
             return;
         }
-        warn.warn("undecodable:" + r.cacheName(), "ehrelay: cache '{}' received a {} from {} that cannot be "
-                + "decoded; removed {} here instead (counted in invalidated): {}", r.cacheName(), r.op(), fromPeer,
+        warn.warn("undecodable:" + r.cacheName(), "ehrelay: cache '{}' received {} from {} that cannot be "
+                + "decoded; removed {} here instead (counted in invalidated): {}", r.cacheName(), event, fromPeer,
                 what, r.reason().getMessage());
     }
 
