@@ -63,7 +63,6 @@ import net.sf.ehcache.event.CacheEventListener;
 public final class FrameworkNode {
 
     static final List<String> METRICS = List.of("received", "applied", "rejected", "invalidated", "enqueued");
-    private static final Set<String> SEEN = ConcurrentHashMap.newKeySet();
 
     private final SessionFactory sessions;
     private final GreetingService spring;
@@ -87,10 +86,6 @@ public final class FrameworkNode {
             CacheManager cm;
             try (InputStream in = Files.newInputStream(Path.of(a.get("xml")))) {
                 cm = CacheManager.create(in);
-            }
-            ClassRecorder recorder = new ClassRecorder();
-            for (String name : cm.getCacheNames()) {
-                cm.getEhcache(name).getCacheEventNotificationService().registerListener(recorder);
             }
             SessionFactory sf = new Configuration()
                     .addAnnotatedClass(Item.class)
@@ -200,8 +195,8 @@ public final class FrameworkNode {
                 return "put=" + c[4];
             case "METRICS":
                 return metrics(c);
-            case "CLASSES":
-                return "classes=" + String.join(",", new TreeSet<>(SEEN));
+            case "LEARNED":
+                return "learned=" + learned();
             default:
                 throw new IllegalArgumentException("unknown command " + c[0]);
         }
@@ -256,6 +251,14 @@ public final class FrameworkNode {
         return reachable;
     }
 
+    /** The {@code allowedClasses} line ehrelay learned from what this node sent ({@code learnAllowedClasses=true}). */
+    private static String learned() throws Exception {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        Set<ObjectName> names = server.queryNames(
+                new ObjectName("io.ehrelay:type=CacheManager,name=learnedAllowedClasses,*"), null);
+        return names.isEmpty() ? "absent" : String.valueOf(server.getAttribute(names.iterator().next(), "Value"));
+    }
+
     /** Reads this JVM's ehrelay per-cache MBeans, as an operator's JMX client would. */
     private static String metrics(String[] c) throws Exception {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
@@ -285,82 +288,5 @@ public final class FrameworkNode {
     static void say(String line) {
         System.out.println(line);
         System.out.flush();
-    }
-
-    /**
-     * Records the classes each cache event's key and value serialize (their class descriptors, superclasses and
-     * nested objects included): what travels when the event is replicated by copy (keys only for invalidations).
-     */
-    static final class ClassRecorder implements CacheEventListener {
-
-        private static final AllowList JDK = AllowList.withDefaults(List.of());
-
-        static void record(Object o) {
-            if (o == null) {
-                return;
-            }
-            try (ObjectOutputStream out = new ObjectOutputStream(OutputStream.nullOutputStream()) {
-                @Override
-                protected void annotateClass(Class<?> cl) {
-                    if (!JDK.allows(cl)) {
-                        SEEN.add(cl.getName());
-                    }
-                }
-
-                @Override
-                protected void annotateProxyClass(Class<?> cl) {
-                    SEEN.add("proxy:" + cl.getName());
-                }
-            }) {
-                out.writeObject(o);
-            } catch (IOException e) {
-                SEEN.add("unserializable:" + o.getClass().getName());
-            }
-        }
-
-        private static void record(Element e) {
-            if (e != null) {
-                record(e.getObjectKey());
-                record(e.getObjectValue());
-            }
-        }
-
-        @Override
-        public void notifyElementRemoved(Ehcache cache, Element element) throws CacheException {
-            if (element != null) {
-                record(element.getObjectKey());
-            }
-        }
-
-        @Override
-        public void notifyElementPut(Ehcache cache, Element element) throws CacheException {
-            record(element);
-        }
-
-        @Override
-        public void notifyElementUpdated(Ehcache cache, Element element) throws CacheException {
-            record(element);
-        }
-
-        @Override
-        public void notifyElementExpired(Ehcache cache, Element element) {
-        }
-
-        @Override
-        public void notifyElementEvicted(Ehcache cache, Element element) {
-        }
-
-        @Override
-        public void notifyRemoveAll(Ehcache cache) {
-        }
-
-        @Override
-        public void dispose() {
-        }
-
-        @Override
-        public Object clone() throws CloneNotSupportedException {
-            return super.clone();
-        }
     }
 }
