@@ -18,8 +18,8 @@ import net.sf.ehcache.Ehcache;
  * applies each event to its cache without notifying the cache's replicators (nothing echoes back), and reports
  * gaps to {@link Convergence}. An event it cannot apply — undecodable, or refused by the cache — is replaced by a
  * local invalidation of what it would have changed ({@link Invalidations}): this node may then miss, but never
- * serves data another node changed. State requests are answered by {@link StateTransfer}. Thread-safe; a transport calls
- * it from one thread at a time per connection, which keeps each cache's order.
+ * serves data another node changed. State requests are answered by {@link StateTransfer}. Thread-safe; a
+ * transport calls it from one thread at a time per connection, which keeps each cache's order.
  */
 final class Inbound implements InboundHandler {
 
