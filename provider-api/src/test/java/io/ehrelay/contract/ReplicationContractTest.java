@@ -367,11 +367,15 @@ public abstract class ReplicationContractTest {
     @Test
     void aValueThatCannotBeSerialized_evenByAnError_isStoredLocally_andCountedAsUnencodable() {
         CacheManager a = node("a");
-        node("b");
+        CacheManager b = node("b");
         for (String cache : new String[] {"async", "sync"}) {
+            cache(a, cache).put(new Element("bad", "old"));
+            awaitValue(b, cache, "bad", "old");
             cache(a, cache).put(new Element("bad", new ErrorOnWrite()));
             assertThat(cache(a, cache).get("bad").getObjectValue()).isInstanceOf(ErrorOnWrite.class);
             assertThat(cluster.jmx(a).cacheCount(cache, "unencodable")).isEqualTo(1);
+            // the peer must not keep serving the value the put replaced: it drops the key
+            awaitAbsent(b, cache, "bad");
         }
     }
 

@@ -34,7 +34,9 @@ import net.sf.ehcache.Element;
  * its batch buffer (no per-event array); writing those types cannot fail. An event that cannot be encoded —
  * whatever its serialization throws, an {@code Error} included (a {@code StackOverflowError} from a deep graph,
  * an {@code OutOfMemoryError} from a huge value, anything a {@code writeObject} throws) — is counted in
- * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds. The
+ * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds; the
+ * peers are sent what keeps them from serving what it changed instead: an invalidation of its key, or when not
+ * even the key can be encoded, a removeAll of the cache. The
  * classes serialized are checked against this node's own allow-list as they are written ({@link SentClasses}).
  * Thread-safe.
  */
@@ -83,6 +85,8 @@ final class Outbound {
             event = EventCodec.encodePut(binding.cacheName, element, sentClasses.forCache(binding.cacheName));
         } catch (IOException | RuntimeException | Error e) {
             unencodable(binding, element.getObjectKey(), e);
+            // the peers must not keep serving what this put replaced: they drop the key instead
+            keyEvent(binding, Op.INVALIDATE, element.getObjectKey(), rc);
             return;
         }
         route(binding, event, rc);
@@ -95,6 +99,8 @@ final class Outbound {
             event = EventCodec.encodeKey(op, binding.cacheName, key, sentClasses.forCache(binding.cacheName));
         } catch (IOException | RuntimeException | Error e) {
             unencodable(binding, key, e);
+            // a key no peer can be told about: they drop every element of the cache instead
+            removeAll(binding, rc);
             return;
         }
         route(binding, event, rc);

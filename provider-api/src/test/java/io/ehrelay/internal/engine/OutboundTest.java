@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyBoolean;
+import static org.mockito.ArgumentMatchers.argThat;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.verify;
@@ -62,14 +63,19 @@ class OutboundTest {
             "syncTimeoutMillis", "500");
 
     @Test
-    void aValueThatCannotBeEncoded_isCountedInUnencodable_andTheWriteGoesOn() throws Exception {
+    void aValueThatCannotBeEncoded_isCountedInUnencodable_theWriteGoesOn_andThePeersInvalidateTheKey()
+            throws Exception {
+        when(transport.send(any(), any(), anyBoolean())).thenReturn(CompletableFuture.completedFuture(null));
         Element e = new Element("k", new Object());
         assertThatCode(() -> outbound.put(binding, e, ASYNC)).doesNotThrowAnyException();
+        assertThat(binding.metrics().unencodableCount()).isEqualTo(1);
+        assertThat(binding.metrics().failedCount()).as("still counted in failed until the next minor").isEqualTo(1);
+        List<ReplicationQueue.Entry> queued = queue.take(0, 10, 1 << 20, 0, 0);
+        assertThat(queued).hasSize(1);
+        assertThat(queued.get(0).bytes).as("an invalidation of the key takes the put's place")
+                .isEqualTo(EventCodec.encodeKey(Op.INVALIDATE, "a", "k"));
         assertThatCode(() -> outbound.put(binding, e, SYNC)).doesNotThrowAnyException();
-        assertThat(binding.metrics().unencodableCount()).isEqualTo(2);
-        assertThat(binding.metrics().failedCount()).as("still counted in failed until the next minor").isEqualTo(2);
-        assertThat(queue.take(0, 10, 1 << 20, 0, 0)).isEmpty();
-        verify(transport, never()).send(any(), any(), anyBoolean());
+        verify(transport).send(any(), argThat(b -> b.eventCount() == 1), anyBoolean());
     }
 
     /** A value whose serialization throws an Error (as a deep graph or a huge value does). */
@@ -90,17 +96,26 @@ class OutboundTest {
     }
 
     @Test
-    void anErrorWhileSerializing_isCountedInUnencodable_andNeverReachesTheWriter() {
+    void anErrorWhileSerializing_isCountedInUnencodable_andNeverReachesTheWriter() throws Exception {
+        when(transport.send(any(), any(), anyBoolean())).thenReturn(CompletableFuture.completedFuture(null));
         for (ReplicatorConfig rc : java.util.Arrays.asList(ASYNC, SYNC)) {
             assertThatCode(() -> outbound.put(binding, new Element("k", new Throws(true)), rc))
                     .doesNotThrowAnyException();
             assertThatCode(() -> outbound.put(binding, new Element("k", new Throws(false)), rc))
                     .doesNotThrowAnyException();
+            if (rc == ASYNC) {
+                assertThat(queue.take(0, 10, 1 << 20, 0, 0)).as("an invalidation of the key for each put")
+                        .extracting(q -> q.bytes).containsExactly(EventCodec.encodeKey(Op.INVALIDATE, "a", "k"),
+                                EventCodec.encodeKey(Op.INVALIDATE, "a", "k"));
+            }
             assertThatCode(() -> outbound.keyEvent(binding, Op.REMOVE, new Throws(true), rc))
                     .doesNotThrowAnyException();
+            if (rc == ASYNC) {
+                assertThat(queue.take(0, 10, 1 << 20, 0, 0)).as("a key that cannot be encoded: a removeAll")
+                        .extracting(q -> q.bytes).containsExactly(EventCodec.encodeRemoveAll("a"));
+            }
         }
         assertThat(binding.metrics().unencodableCount()).isEqualTo(6);
-        verify(transport, never()).send(any(), any(), anyBoolean());
     }
 
     @Test
