@@ -47,7 +47,8 @@ final class SentClasses {
     private ClassWatch newWatch(String cacheName) {
         Set<Class<?>> seen = ConcurrentHashMap.newKeySet();
         return type -> {
-            if (seen.add(type)) {
+            // a lock-free read first: Java 8's ConcurrentHashMap locks its bin on every add, present or not
+            if (!seen.contains(type) && seen.add(type)) {
                 firstSent(cacheName, type);
             }
         };
