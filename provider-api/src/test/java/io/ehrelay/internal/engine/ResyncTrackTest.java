@@ -78,4 +78,26 @@ class ResyncTrackTest {
         assertThat(track.removeOthers(cache)).isZero();
         assertThat(cache.get("j")).isNull();
     }
+
+    @Test
+    void aSnapshotElementThisNodeCannotDecode_removesItsKeyHere_unlessSomethingNewerWroteIt() {
+        cache.put(new Element("old", "mine"));
+        cache.put(new Element("fresh", "live"));
+        track.touch(live(Op.PUT, "fresh"), SNAPSHOT_STREAM, 11);
+        track.invalidate(cache, ReplicationEvent.ofKey(Op.INVALIDATE, "a", "old"));
+        track.invalidate(cache, ReplicationEvent.ofKey(Op.INVALIDATE, "a", "fresh"));
+        assertThat(cache.get("old")).as("the peer holds a value this node cannot take: its own is out of date")
+                .isNull();
+        assertThat(cache.get("fresh").getObjectValue()).isEqualTo("live");
+    }
+
+    @Test
+    void aSnapshotElementWhoseKeyCannotBeDecoded_leavesTheKeyUnseen_soTheEndOfTheResyncRemovesIt() {
+        cache.put(new Element("unknown-to-this-node", "mine"));
+        track.invalidate(cache, ReplicationEvent.removeAll("a"));
+        track.offer(cache, new Element("k", "theirs"), SNAPSHOT_STREAM, 10);
+        assertThat(track.removeOthers(cache)).isEqualTo(1);
+        assertThat(cache.get("unknown-to-this-node")).isNull();
+        assertThat(cache.get("k").getObjectValue()).isEqualTo("theirs");
+    }
 }
