@@ -336,7 +336,7 @@ public final class Profiles {
 
     /** The provider scheme a writer waits on for its peer. */
     static String scheme(String transport) {
-        return STOCK_RMI.equals(transport) ? "RMI" : isStockJGroups(transport) ? "JGroups"
+        return STOCK_RMI.equals(transport) || "rmi".equals(transport) ? "RMI" : isStockJGroups(transport) ? "JGroups"
                 : isJGroups(transport) ? "ehrelay-jgroups" : "ehrelay-" + transport;
     }
 

@@ -8,7 +8,8 @@ import io.ehrelay.internal.config.TlsSettings;
 /** RMI-specific provider settings (TLS, outbound bounds, lookup retry). Immutable. */
 final class RmiSettings {
 
-    static final String SCHEME = "ehrelay-rmi";
+    /** Stock RMI's scheme: ehrelay RMI replaces it, so code that asks the CacheManager for "RMI" finds it. */
+    static final String SCHEME = "RMI";
     static final String NAME = "rmi";
 
     static final String TLS = "tls";

@@ -72,6 +72,36 @@ class RmiUrlsAndNamesTest {
         }
     }
 
+    /**
+     * Ehcache's documented way to add a peer at run time, and what its own RMI bootstrap loader does: ask the
+     * CacheManager for the provider of scheme "RMI". ehrelay RMI replaces stock RMI, so it answers there.
+     */
+    @Test
+    void theProviderAndListenerAnswerToRmi_andRegisterPeerTakesAStockRmiUrlAtRunTime() throws Exception {
+        int pa = StockInteropTest.freePort();
+        int pb = StockInteropTest.freePort();
+        int unused = StockInteropTest.freePort();
+        CacheManager a = node("scheme-a", pa, unused);
+        CacheManager b = node("scheme-b", pb, unused);
+        try {
+            assertThat(a.getCacheManagerPeerProvider("RMI")).isNotNull();
+            assertThat(a.getCacheManagerPeerProvider("RMI").getScheme()).isEqualTo("RMI");
+            assertThat(a.getCachePeerListener("RMI")).isNotNull();
+            a.getCacheManagerPeerProvider("RMI").registerPeer("//127.0.0.1:" + pb + "/c");
+            ReplicationNode na = ReplicationNode.find(a, RmiSettings.SCHEME);
+            Await.until(() -> na.peers().stream().anyMatch(p -> p.endpoint().equals("127.0.0.1:" + pb)),
+                    () -> "registered peer listed: " + na.peers());
+            a.getCache("c").put(new Element("k", "v"));
+            Await.until(() -> b.getCache("c").get("k") != null, () -> "replicated to the peer registered at run time");
+            a.getCacheManagerPeerProvider("RMI").unregisterPeer("//127.0.0.1:" + pb + "/c");
+            Await.until(() -> na.peers().stream().noneMatch(p -> p.endpoint().equals("127.0.0.1:" + pb)),
+                    () -> "unregistered peer still listed: " + na.peers());
+        } finally {
+            a.shutdown();
+            b.shutdown();
+        }
+    }
+
     private static boolean reaches(ReplicationNode n) {
         return !n.peers().isEmpty() && n.transport().isReachable(n.peers().get(0));
     }
