@@ -1,13 +1,16 @@
 package io.ehrelay.provider;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.LocalCachePeer;
 import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.distribution.CacheManagerPeerListener;
+import net.sf.ehcache.distribution.CachePeer;
 
 /**
  * The CacheManager's peer listener. Listening itself is the node's transport, started with the provider; this
@@ -28,10 +31,19 @@ class EhrelayPeerListener implements CacheManagerPeerListener {
         return node.localEndpoint();
     }
 
+    /** One {@link LocalCachePeer} per replicated cache, as stock lists its bound peers. */
     @Override
     @SuppressWarnings("rawtypes")
     public List getBoundCachePeers() {
-        return Collections.emptyList();
+        String endpoint = node.localEndpoint();
+        if (endpoint == null || !node.isAlive()) {
+            return Collections.emptyList();
+        }
+        List<CachePeer> out = new ArrayList<>();
+        for (String cacheName : node.replicatedCaches()) {
+            out.add(new LocalCachePeer(cacheName, LocalCachePeer.urlBase(endpoint), node.inbound()));
+        }
+        return out;
     }
 
     /**

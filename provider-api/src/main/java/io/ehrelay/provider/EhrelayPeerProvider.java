@@ -1,5 +1,6 @@
 package io.ehrelay.provider;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import javax.management.MBeanServer;
@@ -7,7 +8,10 @@ import javax.management.MBeanServer;
 import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.distribution.CachePeer;
 import net.sf.ehcache.management.ManagedCacheManagerPeerProvider;
 
 /**
@@ -37,10 +41,22 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
         node.unregisterPeer(endpoint);
     }
 
+    /**
+     * The peers this node reaches now, as Ehcache's {@code CachePeer}s of {@code cache} (see
+     * {@link RemoteCachePeer}). A configured peer that cannot be reached is left out until it can be — the
+     * transport keeps trying it in the background — as stock drops a peer whose lookup fails.
+     */
     @Override
     @SuppressWarnings("rawtypes")
     public List listRemoteCachePeers(Ehcache cache) throws CacheException {
-        return node.peers();
+        List<CachePeer> out = new ArrayList<>();
+        Transport transport = node.transport();
+        for (Peer p : node.peers()) {
+            if (transport != null && transport.isReachable(p)) {
+                out.add(new RemoteCachePeer(cache.getName(), p.endpoint()));
+            }
+        }
+        return out;
     }
 
     @Override

@@ -582,6 +582,73 @@ public abstract class ReplicationContractTest {
         assertThat(cluster.jmx(b).cacheCount("async", "rejected")).isEqualTo(1);
     }
 
+    // ---- Ehcache's replication API --------------------------------------------------------------------------
+
+    @SuppressWarnings("unchecked")
+    private List<net.sf.ehcache.distribution.CachePeer> remotePeers(CacheManager cm, String cache) {
+        return (List<net.sf.ehcache.distribution.CachePeer>) cm.getCacheManagerPeerProvider(fixture().scheme())
+                .listRemoteCachePeers(cache(cm, cache));
+    }
+
+    private static String nameOf(net.sf.ehcache.distribution.CachePeer p) {
+        try {
+            return p.getName();
+        } catch (java.rmi.RemoteException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void listRemoteCachePeers_isACachePeerOfTheCache_perReachablePeer() throws Exception {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "remote peers " + remotePeers(a, "async"));
+        net.sf.ehcache.distribution.CachePeer peer = remotePeers(a, "async").get(0);
+        assertThat(peer.getName()).isEqualTo("async");
+        assertThat(peer.getUrlBase()).contains(cluster.endpoint(b));
+        assertThat(peer.getUrl()).isEqualTo(peer.getUrlBase() + "/async");
+        assertThat(peer.getGuid()).isNotBlank();
+        assertThatThrownBy(() -> peer.put(new Element("k", "v"))).isInstanceOf(java.rmi.RemoteException.class)
+                .hasMessageContaining("ehrelay replicates through its own transport");
+        assertThatThrownBy(peer::getKeys).isInstanceOf(java.rmi.RemoteException.class);
+        assertThat(remotePeers(a, "sync").get(0).getName()).isEqualTo("sync");
+    }
+
+    @Test
+    void aPeerThatStops_leavesListRemoteCachePeers() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "remote peers " + remotePeers(a, "async"));
+        b.shutdown(); // not unregistered: a configured peer stays configured and is retried in the background
+        Await.until(() -> {
+            cache(a, "async").put(new Element("probe", System.nanoTime())); // a send finds out a silent peer
+            return remotePeers(a, "async").isEmpty();
+        }, () -> "still listed: " + remotePeers(a, "async"));
+    }
+
+    @Test
+    void boundCachePeers_arePerReplicatedCache_andActOnTheLocalCache() throws Exception {
+        CacheManager a = node("a");
+        net.sf.ehcache.distribution.CacheManagerPeerListener listener = a.getCachePeerListener(fixture().scheme());
+        if (fixture().listenerFactory() == null) {
+            // no peer listener in this transport's configuration (JGroups, as stock JGroups replication)
+            assertThat(listener).isNull();
+            return;
+        }
+        @SuppressWarnings("unchecked")
+        List<net.sf.ehcache.distribution.CachePeer> bound = listener.getBoundCachePeers();
+        assertThat(bound).extracting(ReplicationContractTest::nameOf)
+                .contains("async", "sync", "invalidate", "noRemovals", "bootstrapped").doesNotHaveDuplicates();
+        net.sf.ehcache.distribution.CachePeer async = bound.stream().filter(p -> nameOf(p).equals("async"))
+                .findFirst().orElseThrow(AssertionError::new);
+        assertThat(async.getUrl()).isEqualTo(async.getUrlBase() + "/async");
+        assertThat(async.getUrlBase()).contains(cluster.endpoint(a));
+        cache(a, "async").put(new Element("k", "v"));
+        assertThat(async.getKeys()).containsExactly("k");
+        assertThat(async.getQuiet("k").getObjectValue()).isEqualTo("v");
+        assertThat(async.getGuid()).isEqualTo(cache(a, "async").getGuid());
+    }
+
     // ---- never stale: an event a node cannot apply invalidates what it would have changed ------------------
 
     @Test

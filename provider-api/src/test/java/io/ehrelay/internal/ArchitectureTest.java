@@ -53,6 +53,7 @@ class ArchitectureTest {
             "io.ehrelay.spi.InboundHandler$ChunkSink",
             "io.ehrelay.spi.InboundHandler$StateCursor",
             "io.ehrelay.spi.ListenerConfig",
+            "io.ehrelay.spi.LocalCachePeer",
             "io.ehrelay.spi.MalformedFrameException",
             "io.ehrelay.spi.Op",
             "io.ehrelay.spi.Peer",

@@ -24,6 +24,7 @@ import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.SerializationGuard;
 import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.LocalCachePeer;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.rpc.RpcService;
 import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
@@ -165,11 +166,11 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         }
         try {
             // a filter per cache: a call it refuses cannot be decoded, so this node invalidates that cache
-            Object filter = SerializationGuard.remoteCallFilter(limits, StockCachePeer.ENVELOPE,
-                    (className, why) -> context.inbound().onUndecodable(StockCachePeer.caller(), cacheName,
+            Object filter = SerializationGuard.remoteCallFilter(limits, LocalCachePeer.ENVELOPE,
+                    (className, why) -> context.inbound().onUndecodable(LocalCachePeer.caller(), cacheName,
                             className, why));
-            export(cacheName, new StockCachePeer(cacheName, "//" + localEndpoint, context.inbound()), filter,
-                    stubSockets);
+            export(cacheName, new LocalCachePeer(cacheName, LocalCachePeer.urlBase(localEndpoint),
+                    context.inbound()), filter, stubSockets);
         } catch (RemoteException e) {
             LOG.warn("ehrelay: could not bind cache {} for stock RMI peers: {}", cacheName, e.toString());
         }

@@ -301,6 +301,16 @@ public final class ReplicationNode {
     }
 
     /** The transport, for tests and transport-level diagnostics. */
+    /** The caches this node replicates (bound, or with a replicator that has not sent yet). */
+    public List<String> replicatedCaches() {
+        return caches.replicatedCaches();
+    }
+
+    /** The node's receiving side (what transports call), or {@code null} before it is configured. */
+    public InboundHandler inbound() {
+        return inbound;
+    }
+
     public Transport transport() {
         return transport;
     }

@@ -1,4 +1,4 @@
-package io.ehrelay.rmi;
+package io.ehrelay.spi;
 
 import java.io.Serializable;
 import java.rmi.RemoteException;
@@ -7,32 +7,36 @@ import java.rmi.server.ServerNotActiveException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.ehrelay.spi.Op;
-import io.ehrelay.spi.ReplicationEvent;
-import io.ehrelay.spi.InboundHandler;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
 import net.sf.ehcache.distribution.RmiEventMessage;
 
 /**
- * The stock-compatible face of one cache: what a stock Ehcache node calls to replicate to this node (its
- * asynchronous {@code send}, its synchronous {@code put}/{@code remove}/{@code removeAll}) and to bootstrap from
- * it ({@code getKeys}, {@code getElements}). Writes go through provider-api, so they are counted like every
- * other received event; arguments were already checked by the export filter. Thread-safe.
+ * Ehcache's {@link CachePeer} face of one local cache: what {@code CacheManagerPeerListener.getBoundCachePeers()}
+ * lists, one per replicated cache, and what the RMI transport binds for stock Ehcache nodes (their asynchronous
+ * {@code send}, their synchronous {@code put}/{@code remove}/{@code removeAll}, their bootstrap's
+ * {@code getKeys}/{@code getElements}). As with stock, writes apply to the local cache without being replicated
+ * further; they go through the node's {@link InboundHandler}, so they are counted like every other received
+ * event. Thread-safe.
  */
-final class StockCachePeer implements CachePeer {
+public final class LocalCachePeer implements CachePeer {
 
-    /** What the export filter admits besides the allow-list: the envelope types of stock RMI replication. */
-    static final List<String> ENVELOPE = java.util.Collections.unmodifiableList(java.util.Arrays.asList("net.sf.ehcache.Element",
-            "net.sf.ehcache.distribution.EventMessage", "net.sf.ehcache.distribution.RmiEventMessage",
-            "net.sf.ehcache.distribution.RmiEventMessage$RmiEventType", "java.lang.Enum", "java.util.ArrayList"));
+    /** What an RMI export filter admits besides the allow-list: the envelope types of stock RMI replication. */
+    public static final List<String> ENVELOPE = java.util.Collections.unmodifiableList(java.util.Arrays.asList(
+            "net.sf.ehcache.Element", "net.sf.ehcache.distribution.EventMessage",
+            "net.sf.ehcache.distribution.RmiEventMessage", "net.sf.ehcache.distribution.RmiEventMessage$RmiEventType",
+            "java.lang.Enum", "java.util.ArrayList"));
 
     private final String cacheName;
     private final String urlBase;
     private final InboundHandler inbound;
 
-    StockCachePeer(String cacheName, String urlBase, InboundHandler inbound) {
+    /**
+     * @param urlBase what {@link #getUrlBase()} answers: see {@link #urlBase(String)}
+     * @param inbound the node's receiving side, which applies and counts what this peer is sent
+     */
+    public LocalCachePeer(String cacheName, String urlBase, InboundHandler inbound) {
         this.cacheName = cacheName;
         this.urlBase = urlBase;
         this.inbound = inbound;
@@ -46,11 +50,20 @@ final class StockCachePeer implements CachePeer {
         return cache;
     }
 
-    static String caller() {
+    /**
+     * Ehcache's URL base of a node that transports name by {@code endpoint}: {@code //host:port} for an endpoint
+     * {@code host:port} (as stock RMI's), the endpoint itself when it is a URL ({@code http://…}).
+     */
+    public static String urlBase(String endpoint) {
+        return endpoint.contains("://") ? endpoint : "//" + endpoint;
+    }
+
+    /** Who is calling: the RMI client's host within a remote call, else a local caller. */
+    public static String caller() {
         try {
             return "stock-rmi@" + RemoteServer.getClientHost();
         } catch (ServerNotActiveException e) {
-            return "stock-rmi";
+            return "local CachePeer call";
         }
     }
 
