@@ -20,9 +20,13 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
         super(RmiSettings.SCHEME, RmiSettings.NAME, "rmiUrls");
     }
 
+    /** Stock RMI's stale time for its heartbeats every 5 s: 2 x 5 s + 100 ms. */
+    static final String STOCK_STALE_MILLIS = "10100";
+
     /**
-     * With automatic discovery, peers are forgotten after 15 s without a heartbeat unless
-     * {@code peerTimeoutMillis} says otherwise: stock nodes send one every 5 s.
+     * With automatic discovery, peers are forgotten after stock's own stale time ({@value #STOCK_STALE_MILLIS}
+     * ms) without a heartbeat unless {@code peerTimeoutMillis} says otherwise: stock nodes, which may be peers,
+     * send one every 5 s; no slower than stock to forget a dead peer.
      */
     @Override
     public net.sf.ehcache.distribution.CacheManagerPeerProvider createCachePeerProvider(
@@ -31,7 +35,7 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
         p.putAll(properties);
         if ("automatic".equals(trimmed(p.getProperty("peerDiscovery")))
                 && p.getProperty("peerTimeoutMillis") == null) {
-            p.setProperty("peerTimeoutMillis", "15000");
+            p.setProperty("peerTimeoutMillis", STOCK_STALE_MILLIS);
         }
         return super.createCachePeerProvider(cacheManager, p);
     }

@@ -136,6 +136,8 @@ class StockInteropTest {
         ReplicationNode node = ReplicationNode.find(ours, RmiSettings.SCHEME);
         Await.until(() -> node.peers().size() == 1, () -> "ehrelay heard the stock node: " + node.peers());
         assertThat(node.peers().get(0).endpoint()).isEqualTo("127.0.0.1:" + stockPort);
+        assertThat(node.config().discovery().peerTimeoutMillis()).as("stock's stale time for its 5 s heartbeats")
+                .isEqualTo(10_100);
 
         Cache async = ours.getCache("async");
         // the stock node registers us once it heard our heartbeat; until then its puts go nowhere

@@ -57,7 +57,8 @@ public final class DiscoveryConfig {
         Mode mode = r.choice(PEER_DISCOVERY, Mode.MANUAL, Mode.class);
         List<String> peers = r.list(manualPeersProperty);
         long interval = r.longIn(HEARTBEAT_INTERVAL_MILLIS, 1000, 10, 600_000);
-        long timeout = r.longIn(PEER_TIMEOUT_MILLIS, Math.max(5000, 3 * interval), 2 * interval, 3_600_000);
+        // stock's rule (a peer is stale after two heartbeat intervals and 100 ms), at least 5 s
+        long timeout = r.longIn(PEER_TIMEOUT_MILLIS, Math.max(5000, 2 * interval + 100), 2 * interval, 3_600_000);
         String groupText = r.string(MULTICAST_GROUP_ADDRESS);
         String portText = r.string(MULTICAST_GROUP_PORT);
         int ttl = r.intIn(TIME_TO_LIVE, 1, 0, 255);

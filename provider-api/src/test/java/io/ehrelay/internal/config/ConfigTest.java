@@ -117,6 +117,15 @@ class ConfigTest {
                 "hostName", "127.0.0.1")), "peers");
         assertThat(ok.discovery().groupPort()).isEqualTo(4446);
         assertThat(ok.discovery().timeToLive()).isZero();
+        assertThat(ok.discovery().peerTimeoutMillis()).as("at least 5 s").isEqualTo(5000);
+    }
+
+    @Test
+    void peerTimeout_followsStocksRule_twoHeartbeatsAnd100Ms_atLeast5s() {
+        NodeConfig slow = NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "automatic",
+                "multicastGroupAddress", "230.0.0.1", "multicastGroupPort", "4446", "hostName", "127.0.0.1",
+                "heartbeatIntervalMillis", "5000")), "peers");
+        assertThat(slow.discovery().peerTimeoutMillis()).as("stock's stale time for 5 s heartbeats").isEqualTo(10_100);
     }
 
     @Test
