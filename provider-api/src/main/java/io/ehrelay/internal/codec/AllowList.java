@@ -52,6 +52,8 @@ public final class AllowList {
      * chosen and the versions they were checked against.
      */
     public static final Map<String, List<String>> PRESETS;
+    /** {@link #PRESETS}, each as an allow-list of its own. */
+    private static final Map<String, AllowList> COMPILED_PRESETS;
 
     static {
         Map<String, List<String>> p = new LinkedHashMap<>();
@@ -85,6 +87,21 @@ public final class AllowList {
                 "org.springframework.cache.interceptor.SimpleKey",
                 "org.springframework.cache.support.NullValue")));
         PRESETS = Collections.unmodifiableMap(p);
+        Map<String, AllowList> compiled = new LinkedHashMap<>();
+        for (Map.Entry<String, List<String>> e : PRESETS.entrySet()) {
+            compiled.put(e.getKey(), AllowList.of(e.getValue()));
+        }
+        COMPILED_PRESETS = Collections.unmodifiableMap(compiled);
+    }
+
+    /** The first preset that admits {@code className}, or {@code null}. */
+    public static String presetAdmitting(String className) {
+        for (Map.Entry<String, AllowList> preset : COMPILED_PRESETS.entrySet()) {
+            if (preset.getValue().allows(className)) {
+                return preset.getKey();
+            }
+        }
+        return null;
     }
 
     private final List<String> exact = new ArrayList<>();
@@ -140,13 +157,8 @@ public final class AllowList {
      * not configured yet, else the class's exact name.
      */
     public String additionFor(String className) {
-        for (Map.Entry<String, List<String>> preset : PRESETS.entrySet()) {
-            if (!configured.contains(preset.getKey())
-                    && AllowList.of(preset.getValue()).allows(className)) {
-                return preset.getKey();
-            }
-        }
-        return className;
+        String preset = presetAdmitting(className);
+        return preset != null && !configured.contains(preset) ? preset : className;
     }
 
     /** The whole {@code allowedClasses} setting with {@code additions} appended to what is configured. */

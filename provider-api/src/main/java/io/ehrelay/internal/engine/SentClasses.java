@@ -87,13 +87,7 @@ final class SentClasses {
         Set<String> entries = new LinkedHashSet<>();
         Set<String> exact = new TreeSet<>();
         for (String name : new TreeSet<>(learned)) {
-            String preset = null;
-            for (java.util.Map.Entry<String, java.util.List<String>> p : AllowList.PRESETS.entrySet()) {
-                if (AllowList.of(p.getValue()).allows(name)) {
-                    preset = p.getKey();
-                    break;
-                }
-            }
+            String preset = AllowList.presetAdmitting(name);
             if (preset != null) {
                 entries.add(preset);
             } else {
