@@ -80,20 +80,7 @@ public final class FaultNode {
             switch (cmd[0]) {
                 case "AWAIT_PEERS": {
                     int want = Integer.parseInt(cmd[1]);
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                    int reachable = 0;
-                    while (System.nanoTime() < deadline) {
-                        reachable = 0;
-                        for (Peer p : node.peers()) {
-                            if (node.transport().isReachable(p)) {
-                                reachable++;
-                            }
-                        }
-                        if (reachable >= want) {
-                            break;
-                        }
-                        Thread.sleep(20);
-                    }
+                    int reachable = awaitReachablePeers(node, want);
                     ReplayNode.say(reachable >= want ? "PEERS " + reachable : "ERROR only " + reachable + " peers");
                     break;
                 }
@@ -211,5 +198,27 @@ public final class FaultNode {
             h += (k.hashCode() * 1_000_003L) ^ vh;
         }
         return h;
+    }
+
+    /**
+     * Waits (at most 60 s) until the node's transport reaches {@code want} peers; returns how many it reaches
+     * then (fewer on time-out).
+     */
+    public static int awaitReachablePeers(ReplicationNode node, int want) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        int reachable = 0;
+        while (System.nanoTime() < deadline) {
+            reachable = 0;
+            for (Peer p : node.peers()) {
+                if (node.transport().isReachable(p)) {
+                    reachable++;
+                }
+            }
+            if (reachable >= want) {
+                break;
+            }
+            Thread.sleep(20);
+        }
+        return reachable;
     }
 }

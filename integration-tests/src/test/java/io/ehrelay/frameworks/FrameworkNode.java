@@ -1,11 +1,8 @@
 package io.ehrelay.frameworks;
 
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.ObjectOutputStream;
-import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,8 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import javax.management.MBeanServer;
@@ -30,14 +25,9 @@ import org.hibernate.stat.CacheRegionStatistics;
 import org.hibernate.stat.Statistics;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 
-import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.engine.ReplicationNode;
-import io.ehrelay.spi.Peer;
-import net.sf.ehcache.CacheException;
+import io.ehrelay.replay.FaultNode;
 import net.sf.ehcache.CacheManager;
-import net.sf.ehcache.Ehcache;
-import net.sf.ehcache.Element;
-import net.sf.ehcache.event.CacheEventListener;
 
 /**
  * A node of {@code io.ehrelay.replay.FrameworksTest}, as its own JVM: one Ehcache CacheManager (the singleton, from
@@ -55,8 +45,8 @@ import net.sf.ehcache.event.CacheEventListener;
  * <li>{@code GREETING name}, {@code PAIR a b} → {@code text runs}; {@code SPRING_CHANGE name a b text} (both rows
  * changed, both keys evicted); {@code SPRING_PUT name a b text} (both {@code @CachePut} methods)</li>
  * <li>{@code METRICS cache…} → {@code cache.metric=count|absent} from this JVM's ehrelay MBeans</li>
- * <li>{@code CLASSES} → every class outside ehrelay's JDK defaults that the keys and values of this node's cache
- * events (local and replicated) serialize</li>
+ * <li>{@code LEARNED} → {@code learned=} the {@code allowedClasses} line ehrelay learned from what this node sent
+ * (JMX gauge {@code learnedAllowedClasses})</li>
  * <li>{@code EXIT}</li>
  * </ul>
  */
@@ -137,7 +127,8 @@ public final class FrameworkNode {
     private String answer(String[] c) throws Exception {
         switch (c[0]) {
             case "AWAIT_PEERS":
-                return "peers=" + awaitPeers(Integer.parseInt(c[1]));
+                return "peers=" + FaultNode.awaitReachablePeers(ReplicationNode.all(cacheManager).get(0),
+                        Integer.parseInt(c[1]));
             case "READ": {
                 Class<? extends Tagged> type = type(c[1]);
                 return measured(region(c[1]), s -> {
@@ -230,25 +221,6 @@ public final class FrameworkNode {
 
     private static String region(String kind) {
         return "item".equals(kind) ? "items" : "notes";
-    }
-
-    private int awaitPeers(int want) throws InterruptedException {
-        ReplicationNode node = ReplicationNode.all(cacheManager).get(0);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        int reachable = 0;
-        while (System.nanoTime() < deadline) {
-            reachable = 0;
-            for (Peer p : node.peers()) {
-                if (node.transport().isReachable(p)) {
-                    reachable++;
-                }
-            }
-            if (reachable >= want) {
-                break;
-            }
-            Thread.sleep(20);
-        }
-        return reachable;
     }
 
     /** The {@code allowedClasses} line ehrelay learned from what this node sent ({@code learnAllowedClasses=true}). */
