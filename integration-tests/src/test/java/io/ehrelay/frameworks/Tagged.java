@@ -2,16 +2,43 @@ package io.ehrelay.frameworks;
 
 import java.util.Set;
 
-/** What the nodes do with both entities: they have the same shape, only their cache regions differ. */
-public interface Tagged {
+import javax.persistence.Column;
+import javax.persistence.Id;
+import javax.persistence.MappedSuperclass;
+import javax.persistence.Version;
 
-    Long getId();
+/**
+ * What both entities of the test application share: an id, a name, an optimistic-lock version and a cached
+ * collection of tags. They differ only in their tables and cache regions, which each subclass maps.
+ */
+@MappedSuperclass
+public abstract class Tagged {
 
-    String getName();
+    @Id
+    private Long id;
 
-    void setName(String name);
+    private String name;
 
-    int getVersion();
+    @Version
+    @Column(name = "row_version")
+    private int version;
 
-    Set<String> getTags();
+    public Long getId() {
+        return id;
+    }
+
+    public String getName() {
+        return name;
+    }
+
+    public void setName(String name) {
+        this.name = name;
+    }
+
+    public int getVersion() {
+        return version;
+    }
+
+    /** The cached collection (its region is the subclass's). */
+    public abstract Set<String> getTags();
 }
