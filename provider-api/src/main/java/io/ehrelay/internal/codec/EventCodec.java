@@ -364,7 +364,10 @@ public final class EventCodec {
         public List<ReplicationEvent> events() { return events; }
         public List<Rejection> rejections() { return rejections; }
 
-        /** The rejection whose invalidation {@code ev} is, or {@code null} for a decoded event. */
+        /**
+         * The rejection whose invalidation {@code ev} is, or {@code null} for a decoded event; without
+         * rejections (the usual batch) it returns at once, allocating nothing.
+         */
         public Rejection rejectionOf(ReplicationEvent ev) {
             for (Rejection r : rejections) {
                 if (r.invalidation == ev) {

@@ -73,9 +73,8 @@ final class Inbound implements InboundHandler {
                     + "skipped (counted in duplicateBatches)", decoded.seq(), fromPeer, sequencer.last(stream));
             return;
         }
-        boolean anyRejected = !decoded.rejections().isEmpty();
         for (ReplicationEvent ev : decoded.events()) {
-            apply(fromPeer, ev, stream, decoded.seq(), anyRejected ? decoded.rejectionOf(ev) : null);
+            apply(fromPeer, ev, stream, decoded.seq(), decoded.rejectionOf(ev));
         }
         boolean lost = stream != 0 && (decoded.flags() & EventCodec.FLAG_LOST) != 0;
         if (missed > 0 || lost) {

@@ -231,7 +231,7 @@ final class StateTransfer {
         m.servedByCurrentThread();
         int n = 0;
         for (ReplicationEvent ev : decoded.events()) {
-            EventCodec.Rejection rejected = decoded.rejections().isEmpty() ? null : decoded.rejectionOf(ev);
+            EventCodec.Rejection rejected = decoded.rejectionOf(ev);
             if (rejected != null && rejected.op() == Op.PUT && ev.cacheName().equals(cache.getName())) {
                 inbound.undecodable(fromPeer, rejected);
                 if (resync != null) {
