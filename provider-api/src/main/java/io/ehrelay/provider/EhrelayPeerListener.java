@@ -40,7 +40,7 @@ class EhrelayPeerListener implements CacheManagerPeerListener {
             return Collections.emptyList();
         }
         List<CachePeer> out = new ArrayList<>();
-        for (String cacheName : node.replicatedCaches()) {
+        for (String cacheName : node.liveReplicatedCaches()) {
             out.add(new LocalCachePeer(cacheName, LocalCachePeer.urlBase(endpoint), node.inbound()));
         }
         return out;
@@ -86,16 +86,13 @@ class EhrelayPeerListener implements CacheManagerPeerListener {
         node.stop();
     }
 
+    /** Nothing to do: the node follows the CacheManager's caches itself (a transport may have no listener). */
     @Override
     public void notifyCacheAdded(String cacheName) {
-        if (node.isAlive()) {
-            node.bindIfReplicated(cacheName);
-        }
     }
 
+    /** Nothing to do: the node follows the CacheManager's caches itself (a transport may have no listener). */
     @Override
     public void notifyCacheRemoved(String cacheName) {
-        // metrics of a removed cache stay until the CacheManager shuts down
-        node.cacheRemoved(cacheName);
     }
 }

@@ -42,9 +42,10 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
     }
 
     /**
-     * The peers this node reaches now, as Ehcache's {@code CachePeer}s of {@code cache} (see
+     * The peers this node reaches now that hold {@code cache}, as Ehcache's {@code CachePeer}s of it (see
      * {@link RemoteCachePeer}). A configured peer that cannot be reached is left out until it can be — the
-     * transport keeps trying it in the background — as stock drops a peer whose lookup fails.
+     * transport keeps trying it in the background — as stock drops a peer whose lookup fails; so is a peer that
+     * said it does not hold the cache (it removed it, or never had it).
      */
     @Override
     @SuppressWarnings("rawtypes")
@@ -52,7 +53,7 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
         List<CachePeer> out = new ArrayList<>();
         Transport transport = node.transport();
         for (Peer p : node.peers()) {
-            if (transport != null && transport.isReachable(p)) {
+            if (transport != null && transport.isReachable(p) && node.peerHolds(p.endpoint(), cache.getName())) {
                 out.add(new RemoteCachePeer(cache.getName(), p.endpoint()));
             }
         }

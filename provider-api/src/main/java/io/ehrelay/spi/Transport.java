@@ -55,6 +55,16 @@ public interface Transport {
     }
 
     /**
+     * Whether {@code registerPeer}/{@code unregisterPeer} change this transport's peers. {@code false} for a
+     * transport whose members find each other themselves (JGroups: the channel's view): the calls are then
+     * ignored, with one WARN saying where membership comes from, as stock {@code ehcache-jgroupsreplication}
+     * ignores them.
+     */
+    default boolean registersPeers() {
+        return true;
+    }
+
+    /**
      * The endpoint of the node that sent a batch, from the {@code fromPeer} the transport gave
      * {@link InboundHandler#onEvents} (which may add detail for logs): what a resync from that node addresses.
      * Identity by default.

@@ -345,13 +345,13 @@ public abstract class ReplicationContractTest {
     }
 
     @Test
-    void unknownCache_isCountedAndNotCreated() {
-        CacheManager a = node("a");
+    void anEventOfACacheThisNodeLacks_isCountedAndNotCreated() throws Exception {
         CacheManager b = node("b");
-        a.addCache("onlyOnA");
-        a.getEhcache("onlyOnA").put(new Element("k", "v"));
-        Jmx jb = cluster.jmx(b);
-        Await.until(() -> jb.managerCount("unknownCache") == 1, () -> "unknownCache=" + jb.managerCount("unknownCache"));
+        // what a sender that has not heard b's membership yet would send (a peer that has, sends nothing)
+        byte[] batch = io.ehrelay.internal.codec.EventCodec.singletonBatch(
+                io.ehrelay.internal.codec.EventCodec.encodePut("onlyOnA", new Element("k", "v")));
+        cluster.node(b).inbound().onEvents("test", java.nio.ByteBuffer.wrap(batch));
+        assertThat(cluster.jmx(b).managerCount("unknownCache")).isEqualTo(1);
         assertThat(b.getEhcache("onlyOnA")).isNull();
     }
 
@@ -649,6 +649,93 @@ public abstract class ReplicationContractTest {
         assertThat(async.getGuid()).isEqualTo(cache(a, "async").getGuid());
     }
 
+    @Test
+    void registerPeer_andUnregisterPeer_changeThePeersAtRunTime() {
+        CacheManager a = node("a");
+        net.sf.ehcache.distribution.CacheManagerPeerProvider provider = a.getCacheManagerPeerProvider(
+                fixture().scheme());
+        if (!fixture().manualDiscovery()) {
+            // members find each other (JGroups' view): the calls are ignored, as stock JGroups replication does
+            CacheManager b = node("b");
+            provider.registerPeer("10.1.2.3[7800]");
+            provider.unregisterPeer(cluster.endpoint(b));
+            assertThat(cluster.node(a).peers()).extracting(io.ehrelay.spi.Peer::endpoint)
+                    .containsExactly(cluster.endpoint(b));
+            return;
+        }
+        assertThatThrownBy(() -> provider.registerPeer("no peer here")).isInstanceOf(net.sf.ehcache.CacheException.class)
+                .hasMessageContaining("cannot register peer 'no peer here'");
+        CacheManager b = node("b"); // registered on a at run time by the suite
+        cache(a, "async").put(new Element("k1", "v"));
+        awaitValue(b, "async", "k1", "v");
+        provider.unregisterPeer(cluster.endpoint(b));
+        assertThat(cluster.node(a).peers()).isEmpty();
+        assertThat(remotePeers(a, "async")).isEmpty();
+        cache(a, "async").put(new Element("k2", "v"));
+        provider.registerPeer(cluster.endpoint(b));
+        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "not listed again");
+        cache(a, "async").put(new Element("k3", "v"));
+        awaitValue(b, "async", "k3", "v");
+        // written while b was not a peer: the gap in a's batch numbers makes b resynchronise from a
+        awaitValue(b, "async", "k2", "v");
+    }
+
+    @Test
+    void aCacheThePeerNeverHad_isNotSentToIt_norListedForIt() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "remote peers " + remotePeers(a, "async"));
+        a.addCache("onlyOnA"); // from defaultCache: replicated here, absent on b
+        // b told a which caches it holds: a lists b for the caches b has, and not for this one
+        Await.until(() -> remotePeers(a, "onlyOnA").isEmpty(), () -> "still listed: " + remotePeers(a, "onlyOnA"));
+        assertThat(remotePeers(a, "async")).hasSize(1);
+        for (int i = 0; i < 20; i++) {
+            cache(a, "onlyOnA").put(new Element("k" + i, "v"));
+        }
+        settle(a, "async"); // one dispatcher lane: what a sent before the marker has arrived
+        Jmx ja = cluster.jmx(a);
+        Await.until(() -> ja.cacheCount("onlyOnA", "enqueued") == 20, () -> "enqueued "
+                + ja.cacheCount("onlyOnA", "enqueued"));
+        assertThat(ja.cacheCount("onlyOnA", "sent")).as("events of onlyOnA sent to b").isZero();
+        assertThat(ja.cacheCount("onlyOnA", "failed")).isZero();
+        assertThat(cluster.jmx(b).managerCount("unknownCache")).as("events b received for a cache it lacks")
+                .isZero();
+    }
+
+    @Test
+    void aCacheThePeerRemoved_isNoLongerSentOrListed_untilItIsAddedAgain() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        Await.until(() -> remotePeers(a, "expiring").size() == 1, () -> "remote peers " + remotePeers(a, "expiring"));
+        cache(a, "expiring").put(new Element("before", "v"));
+        awaitValue(b, "expiring", "before", "v");
+        b.removeCache("expiring");
+        Await.until(() -> remotePeers(a, "expiring").isEmpty(), () -> "still listed: " + remotePeers(a, "expiring"));
+        assertThat(remotePeers(a, "async")).as("the other caches keep their peer").hasSize(1);
+        if (fixture().listenerFactory() != null) {
+            List<net.sf.ehcache.distribution.CachePeer> bound = boundPeers(b);
+            assertThat(bound).extracting(ReplicationContractTest::nameOf).contains("async")
+                    .doesNotContain("expiring");
+        }
+        long sentBefore = cluster.jmx(a).cacheCount("expiring", "sent");
+        cache(a, "expiring").put(new Element("while-removed", "v"));
+        settle(a, "async");
+        Await.until(() -> cluster.jmx(a).cacheCount("expiring", "enqueued") == 2, () -> "not queued yet");
+        assertThat(cluster.jmx(a).cacheCount("expiring", "sent") - sentBefore).isZero();
+        assertThat(cluster.jmx(b).managerCount("unknownCache")).isZero();
+
+        b.addCache("expiring"); // back (from defaultCache, replicated): a sends its events again
+        Await.until(() -> remotePeers(a, "expiring").size() == 1, () -> "not listed again: "
+                + remotePeers(a, "expiring"));
+        cache(a, "expiring").put(new Element("after", "v2"));
+        awaitValue(b, "expiring", "after", "v2");
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<net.sf.ehcache.distribution.CachePeer> boundPeers(CacheManager cm) {
+        return cm.getCachePeerListener(fixture().scheme()).getBoundCachePeers();
+    }
+
     // ---- never stale: an event a node cannot apply invalidates what it would have changed ------------------
 
     @Test
@@ -780,13 +867,21 @@ public abstract class ReplicationContractTest {
             }
         }
         one.addCache("region-0");
+        for (int i = 0; i < 1000; i++) {
+            sink.addCache("region-" + i); // events go only to nodes that hold the cache
+        }
+        String sinkAt = cluster.endpoint(sink);
+        String oneAt = cluster.endpoint(one);
+        Await.until(() -> cluster.node(many).peerHolds(sinkAt, "region-999")
+                && !cluster.node(many).peerHolds(oneAt, "region-1"), () -> "many has not heard the regions yet");
         one.getEhcache("region-0").put(new Element("k", "v"));
         for (int i = 0; i < 1000; i++) {
             many.addCache("region-" + i);
             many.getEhcache("region-" + i).put(new Element("k", "v"));
         }
         Jmx jm = cluster.jmx(many);
-        Await.until(() -> jm.managerCount("sent") == 2 * 1001, () -> "sent " + jm.managerCount("sent"));
+        // 2 hellos, region-0 to one and sink, regions 1..999 to sink
+        Await.until(() -> jm.managerCount("sent") == 2 + 1001, () -> "sent " + jm.managerCount("sent"));
         List<String> threadsOne = steadyThreadsOf(one);
         List<String> threadsMany = steadyThreadsOf(many);
         System.out.printf("[%s] ehrelay threads: 1 cache -> %d %s, 1000 caches -> %d %s; live JVM threads %d%n",

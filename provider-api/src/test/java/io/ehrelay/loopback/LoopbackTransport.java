@@ -40,6 +40,15 @@ public final class LoopbackTransport implements Transport {
         NODES.put(endpoint, this);
     }
 
+    /** Loopback peers are named {@code loopback://<cacheManager>/<n>}. */
+    @Override
+    public String normalizePeer(String configured) {
+        if (!configured.startsWith("loopback://")) {
+            throw new IllegalArgumentException("not a loopback endpoint (loopback://<cacheManager>/<n>)");
+        }
+        return configured;
+    }
+
     @Override
     public String localEndpoint() {
         return endpoint;

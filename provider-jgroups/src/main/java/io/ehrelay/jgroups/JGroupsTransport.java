@@ -132,6 +132,12 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         return relay == null ? 0 : relay.openTransfers();
     }
 
+    /** Members are the channel's view: {@code registerPeer}/{@code unregisterPeer} are ignored (as stock's). */
+    @Override
+    public boolean registersPeers() {
+        return false;
+    }
+
     @Override
     public String normalizePeer(String configured) {
         if (!configured.startsWith(ENDPOINT_PREFIX)) {

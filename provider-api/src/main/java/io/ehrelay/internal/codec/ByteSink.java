@@ -92,6 +92,20 @@ public final class ByteSink extends OutputStream {
         return buf.position();
     }
 
+    /** Appends the bytes between {@code src}'s position and limit (advancing its position). */
+    public void write(ByteBuffer src) {
+        ensure(src.remaining());
+        buf.put(src);
+    }
+
+    /** Forgets what was written after {@code position} (e.g. an event that failed half-way). */
+    public void truncate(int position) {
+        if (position < 0 || position > buf.position()) {
+            throw new IllegalArgumentException("truncate to " + position + " of " + buf.position());
+        }
+        buf.position(position);
+    }
+
     /** Empties the sink for reuse, keeping its memory. */
     public void reset() {
         buf.clear();

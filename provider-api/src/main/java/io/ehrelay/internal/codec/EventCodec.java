@@ -23,6 +23,9 @@ import net.sf.ehcache.Element;
  * metadata := i64 version · i64 creationTime · i64 lastAccessTime · i64 hitCount · i64 lastUpdateTime
  *             · i32 timeToLive · i32 timeToIdle · u8 flags(bit 0: cacheDefaultLifespan)
  * key, value := see {@link ValueCodec}
+ *
+ * membership := batch header with flags = FLAG_MEMBERSHIP, stream = the sender's run, seq = its version · entry*
+ * entry  := i32 length · u8 op(=5) · u16 nameLength · name(UTF-8)       (one per cache the sender replicates)
  * </pre>
  *
  * Events are encoded once, on the writing thread, into self-contained byte arrays; a batch is a header
@@ -45,6 +48,15 @@ public final class EventCodec {
      * cache and its last batch number when the transfer opened (live events in later batches are newer).
      */
     public static final int FLAG_SNAPSHOT = 2;
+    /**
+     * Header flag of a membership announcement: the entries name every cache the sender replicates now,
+     * replacing what it announced before; {@code stream} identifies the sender's run and {@code seq} numbers its
+     * announcements, so one that arrives after a newer one is ignored. Not an event batch (receivers older than
+     * this flag refuse it as malformed, which changes nothing for them).
+     */
+    public static final int FLAG_MEMBERSHIP = 4;
+    /** The operation code of a membership entry, valid only in a membership announcement. */
+    private static final int MEMBER_OP = 5;
 
     private EventCodec() {
     }
@@ -205,6 +217,32 @@ public final class EventCodec {
         return out;
     }
 
+    /**
+     * A membership announcement: this node replicates exactly {@code cacheNames} (see the format above).
+     *
+     * @param run non-zero, the same for every announcement of one run of the node
+     * @param version from 1, higher for each later announcement of the run
+     */
+    public static byte[] membershipBatch(java.util.Collection<String> cacheNames, long run, long version) {
+        if (run == 0 || version < 1) {
+            throw new IllegalArgumentException("run " + run + " / version " + version);
+        }
+        ByteSink out = new ByteSink(BATCH_HEADER_BYTES + 32 * cacheNames.size());
+        out.write(batchHeader(cacheNames.size()), 0, BATCH_HEADER_BYTES);
+        putBatchHeader(out, 0, cacheNames.size(), FLAG_MEMBERSHIP, run, version);
+        for (String cacheName : cacheNames) {
+            byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
+            if (name.length > 0xffff) {
+                throw new IllegalArgumentException("cache name longer than 65535 bytes");
+            }
+            out.writeInt(1 + 2 + name.length);
+            out.write(MEMBER_OP);
+            out.writeShort(name.length);
+            out.write(name, 0, name.length);
+        }
+        return out.toByteArray();
+    }
+
     public static byte[] singletonBatch(byte[] event) {
         byte[] out = new byte[BATCH_HEADER_BYTES + event.length];
         System.arraycopy(batchHeader(1), 0, out, 0, BATCH_HEADER_BYTES);
@@ -241,13 +279,19 @@ public final class EventCodec {
         int flags = in.readByte("flags");
         long stream = in.readLong("stream");
         long seq = in.readLong("sequence number");
-        if (stream == 0 ? seq != 0 || flags != 0 : seq < 0 || seq == 0 && (flags & FLAG_SNAPSHOT) == 0) {
+        boolean membership = (flags & FLAG_MEMBERSHIP) != 0;
+        if (membership ? flags != FLAG_MEMBERSHIP || stream == 0 || seq < 1
+                : stream == 0 ? seq != 0 || flags != 0 : seq < 0 || seq == 0 && (flags & FLAG_SNAPSHOT) == 0) {
             throw new MalformedFrameException("impossible stream " + stream + " / sequence number " + seq + " / flags "
                     + flags);
         }
         // every event takes at least 8 bytes: a bound on the list before allocating it
         if (count < 0 || count > in.remaining() / 8) {
             throw new MalformedFrameException("event count " + count + " impossible in " + in.remaining() + " bytes");
+        }
+        if (membership) {
+            return new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq,
+                    decodeMembers(in, count));
         }
         List<ReplicationEvent> events = new ArrayList<>(count);
         List<Rejection> rejections = Collections.emptyList();
@@ -272,7 +316,24 @@ public final class EventCodec {
         if (in.remaining() != 0) {
             throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " events");
         }
-        return new DecodedBatch(events, rejections, flags, stream, seq);
+        return new DecodedBatch(events, rejections, flags, stream, seq, null);
+    }
+
+    private static java.util.Set<String> decodeMembers(ByteSource in, int count) throws MalformedFrameException {
+        java.util.Set<String> names = new java.util.LinkedHashSet<>();
+        for (int i = 0; i < count; i++) {
+            ByteSource entry = in.slice(in.readLength("membership entry"), "membership entry");
+            int op = entry.readByte("operation");
+            if (op != MEMBER_OP) {
+                throw new MalformedFrameException("operation code " + op + " in a membership announcement");
+            }
+            names.add(entry.readUtf8(entry.readShort("cache name length"), "cache name"));
+            end(entry);
+        }
+        if (in.remaining() != 0) {
+            throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " cache names");
+        }
+        return Collections.unmodifiableSet(names);
     }
 
     /** @param decodedKey receives the key as soon as it is decoded, for the invalidation of a failed event */
@@ -351,8 +412,11 @@ public final class EventCodec {
         private final int flags;
         private final long stream;
         private final long seq;
+        private final java.util.Set<String> members;
 
-        DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq) {
+        DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq,
+                     java.util.Set<String> members) {
+            this.members = members;
             this.events = events;
             this.rejections = rejections;
             this.flags = flags;
@@ -378,6 +442,12 @@ public final class EventCodec {
         }
         /** Header flags, e.g. {@link EventCodec#FLAG_LOST}. */
         public int flags() { return flags; }
+        /**
+         * For a membership announcement ({@link EventCodec#FLAG_MEMBERSHIP}), the caches the sender replicates
+         * ({@link #stream()} is then the sender's run, {@link #seq()} the announcement's version); {@code null}
+         * for an event batch.
+         */
+        public java.util.Set<String> members() { return members; }
         /** The sender's stream, 0 for an unsequenced batch. */
         public long stream() { return stream; }
         /** The batch's number in its stream (from 1), 0 for an unsequenced batch. */

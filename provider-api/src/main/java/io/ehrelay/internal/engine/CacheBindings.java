@@ -107,6 +107,22 @@ final class CacheBindings {
         return new ArrayList<>(names);
     }
 
+    /**
+     * The caches this node replicates now: live ones and those bootstrapping during start-up, without the ones
+     * removed since (whose bindings, and metrics, stay).
+     */
+    List<String> liveReplicatedCaches() {
+        Set<String> names = new LinkedHashSet<>(replicatedCaches());
+        names.addAll(initializing.keySet());
+        List<String> out = new ArrayList<>(names.size());
+        for (String name : names) {
+            if (resolve(name) != null) {
+                out.add(name);
+            }
+        }
+        return out;
+    }
+
     /** A cache is bootstrapping during CacheManager start-up: events and state requests may address it. */
     void initializing(Ehcache cache) {
         initializing.put(cache.getName(), cache);

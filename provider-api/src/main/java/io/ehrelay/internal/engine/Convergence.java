@@ -43,6 +43,7 @@ final class Convergence {
     /** Marks every dispatcher lane lost: each peer that receives the next batches resynchronises from this node. */
     private final Runnable markLostAll;
     private volatile StateTransfer state;
+    private volatile Membership membership;
 
     /** Peers that may be missing events of this node (a send to them failed, or this node dropped events). */
     private final Set<String> owes = ConcurrentHashMap.newKeySet();
@@ -67,6 +68,11 @@ final class Convergence {
 
     void setStateTransfer(StateTransfer stateTransfer) {
         this.state = stateTransfer;
+    }
+
+    /** A resync skips the caches the peer said it does not hold. */
+    void setMembership(Membership m) {
+        this.membership = m;
     }
 
     /** A batch could not be delivered to {@code peer}: it may miss events of this node. */
@@ -154,7 +160,8 @@ final class Convergence {
             long removed = 0;
             for (String name : caches.replicatedCaches()) {
                 Ehcache cache = caches.resolve(name);
-                if (cache == null) {
+                Membership ms = membership;
+                if (cache == null || ms != null && !ms.has(peerEndpoint, name)) {
                     continue;
                 }
                 AtomicLong loaded = new AtomicLong();

@@ -56,6 +56,7 @@ final class Dispatcher {
     private final java.util.Set<String>[] unconfirmed;
     private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private final Clock clock;
+    private final Membership membership;
     private volatile boolean stopping;
 
     /**
@@ -63,8 +64,9 @@ final class Dispatcher {
      */
     Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
                ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn,
-               java.util.function.Consumer<Peer> undelivered, Clock clock) {
+               java.util.function.Consumer<Peer> undelivered, Clock clock, Membership membership) {
         this.clock = clock;
+        this.membership = membership;
         this.undelivered = undelivered;
         this.streams = new long[queue.laneCount()];
         this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
@@ -125,9 +127,15 @@ final class Dispatcher {
         final int bytes;
         final ByteSink buffer;
         final int lane;
+        /** Per target, in the round's order: the events left out for it (a peer without their cache), or null. */
+        final boolean[][] leftOut;
+        final int[] sentBytes;
 
-        InFlight(List<ReplicationQueue.Entry> events, SendRound round, int bytes, ByteSink buffer, int lane) {
+        InFlight(List<ReplicationQueue.Entry> events, SendRound round, int bytes, ByteSink buffer, int lane,
+                 boolean[][] leftOut, int[] sentBytes) {
             this.lane = lane;
+            this.leftOut = leftOut;
+            this.sentBytes = sentBytes;
             this.events = events;
             this.round = round;
             this.bytes = bytes;
@@ -194,7 +202,9 @@ final class Dispatcher {
         buffer.reset();
         buffer.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
         List<ReplicationQueue.Entry> included = new ArrayList<>(batch.size());
+        int[] starts = new int[batch.size() + 1];
         for (ReplicationQueue.Entry e : batch) {
+            starts[included.size()] = buffer.position();
             e.cache.queueRemove(e.size);
             e.cache.servedByCurrentThread();
             if (e.lostBefore) {
@@ -208,6 +218,7 @@ final class Dispatcher {
                     EventCodec.writePut(buffer, e.cacheName, e.element);
                     included.add(e);
                 } catch (IOException | RuntimeException ex) {
+                    buffer.truncate(starts[included.size()]);
                     e.cache.onUnencodable();
                     lost.set(lane, 1);
                     warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in "
@@ -220,6 +231,7 @@ final class Dispatcher {
         // (gone from the directory for a while) sees the gap when it is again
         int flags = lost.getAndSet(lane, 0) != 0 ? EventCodec.FLAG_LOST : 0;
         EventCodec.putBatchHeader(buffer, 0, included.size(), flags, streams[lane], seqs.incrementAndGet(lane));
+        starts[included.size()] = buffer.position();
         List<Peer> targets = peers.get();
         Batch bytes = new Batch(buffer.view(), included.size());
         if (targets.isEmpty()) {
@@ -227,8 +239,69 @@ final class Dispatcher {
         } else {
             metrics.markBatch(included.size(), bytes.length());
         }
-        return new InFlight(included, SendRound.start(transport, targets, bytes, false), buffer.position(), buffer,
-                lane);
+        List<Batch> perTarget = null;
+        boolean[][] leftOut = null;
+        int[] sentBytes = null;
+        for (int t = 0; t < targets.size(); t++) {
+            java.util.Set<String> skip = membership.missing(targets.get(t).endpoint());
+            boolean[] out = skip == null ? null : leftOut(included, skip);
+            if (out == null) {
+                continue;
+            }
+            if (perTarget == null) {
+                perTarget = new ArrayList<>(java.util.Collections.nCopies(targets.size(), bytes));
+                leftOut = new boolean[targets.size()][];
+                sentBytes = new int[targets.size()];
+                java.util.Arrays.fill(sentBytes, bytes.length());
+            }
+            perTarget.set(t, without(buffer, starts, out, flags, streams[lane], seqs.get(lane)));
+            leftOut[t] = out;
+            sentBytes[t] = perTarget.get(t).length();
+        }
+        SendRound round = perTarget == null ? SendRound.start(transport, targets, bytes, false)
+                : SendRound.start(transport, targets, perTarget, false);
+        return new InFlight(included, round, buffer.position(), buffer, lane, leftOut, sentBytes);
+    }
+
+    /** Which events a peer without the caches in {@code skip} is not sent, or {@code null} when none. */
+    private static boolean[] leftOut(List<ReplicationQueue.Entry> events, java.util.Set<String> skip) {
+        boolean[] out = null;
+        for (int i = 0; i < events.size(); i++) {
+            if (skip.contains(events.get(i).cache.cacheName())) {
+                if (out == null) {
+                    out = new boolean[events.size()];
+                }
+                out[i] = true;
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The batch without the events {@code out} marks, under the same header (stream and number: the peer sees no
+     * gap). A copy, made only for a peer that lacks a cache of the batch.
+     */
+    private static Batch without(ByteSink buffer, int[] starts, boolean[] out, int flags, long stream, long seq) {
+        java.nio.ByteBuffer all = buffer.view();
+        int kept = 0;
+        int size = EventCodec.BATCH_HEADER_BYTES;
+        for (int i = 0; i < out.length; i++) {
+            if (!out[i]) {
+                kept++;
+                size += starts[i + 1] - starts[i];
+            }
+        }
+        ByteSink copy = new ByteSink(size);
+        copy.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
+        for (int i = 0; i < out.length; i++) {
+            if (!out[i]) {
+                java.nio.ByteBuffer ev = all.duplicate();
+                ev.limit(starts[i + 1]).position(starts[i]);
+                copy.write(ev);
+            }
+        }
+        EventCodec.putBatchHeader(copy, 0, kept, flags, stream, seq);
+        return new Batch(copy.toByteArray(), kept);
     }
 
     /**
@@ -238,19 +311,28 @@ final class Dispatcher {
      */
     private ByteSink settle(InFlight f) throws InterruptedException {
         boolean[] reusable = {true};
+        int[] target = {0};
         f.round.settle(config::sendTimeoutMillis, (peer, failure) -> {
+            int t = target[0]++;
+            boolean[] out = f.leftOut == null ? null : f.leftOut[t];
             if (failure == null) {
                 long now = clock.nanoTime();
                 unconfirmed[f.lane].remove(peer.endpoint());
-                metrics.markBytesSent(f.bytes);
-                for (ReplicationQueue.Entry e : f.events) {
-                    e.cache.onSent(e.size, now - e.enqueuedNanos);
+                membership.delivered(peer.endpoint());
+                metrics.markBytesSent(f.sentBytes == null ? f.bytes : f.sentBytes[t]);
+                for (int i = 0; i < f.events.size(); i++) {
+                    if (out == null || !out[i]) {
+                        ReplicationQueue.Entry e = f.events.get(i);
+                        e.cache.onSent(e.size, now - e.enqueuedNanos);
+                    }
                 }
                 return;
             }
             reusable[0] &= !(failure instanceof TimeoutException);
-            for (ReplicationQueue.Entry e : f.events) {
-                e.cache.onFailed();
+            for (int i = 0; i < f.events.size(); i++) {
+                if (out == null || !out[i]) {
+                    f.events.get(i).cache.onFailed();
+                }
             }
             unconfirmed[f.lane].add(peer.endpoint());
             undelivered.accept(peer);

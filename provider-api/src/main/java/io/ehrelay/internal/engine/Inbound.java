@@ -33,6 +33,8 @@ final class Inbound implements InboundHandler {
     private final Clock clock;
     private final Invalidations invalidations;
     private volatile StateTransfer state;
+    private volatile Membership membership;
+    private volatile java.util.function.Function<String, String> endpointOf = from -> from;
 
     Inbound(String cacheManagerName, CacheBindings caches, ReplicationMetrics metrics, CodecLimits limits,
             Convergence convergence, RateLimitedLog warn, Clock clock) {
@@ -51,6 +53,15 @@ final class Inbound implements InboundHandler {
         this.state = stateTransfer;
     }
 
+    /**
+     * @param endpointOf the endpoint of the node a {@code fromPeer} names ({@code null} when it names none), under
+     *        which {@link Membership} knows it
+     */
+    void setMembership(Membership m, java.util.function.Function<String, String> endpointOf) {
+        this.membership = m;
+        this.endpointOf = endpointOf;
+    }
+
     @Override
     public void onEvents(String fromPeer, ByteBuffer batch) throws MalformedFrameException {
         metrics.markBytesReceived(batch.remaining());
@@ -64,6 +75,14 @@ final class Inbound implements InboundHandler {
             throw e;
         }
         long stream = decoded.stream();
+        if (decoded.members() != null) {
+            Membership ms = membership;
+            String endpoint = endpointOf.apply(fromPeer);
+            if (ms != null && endpoint != null) {
+                ms.announced(endpoint, stream, decoded.seq(), decoded.members());
+            }
+            return;
+        }
         long missed = sequencer.accept(stream, decoded.seq());
         if (missed == StreamSequencer.DUPLICATE) {
             // a batch sent again (a retry after a reset whose first attempt had arrived): applying it again
@@ -125,6 +144,11 @@ final class Inbound implements InboundHandler {
             metrics.markUnknownCache();
             warn.warn("unknown:" + ev.cacheName(), "ehrelay: event from {} for cache '{}', which CacheManager {} "
                     + "does not have; dropped (counted in unknownCache)", fromPeer, ev.cacheName(), cacheManagerName);
+            Membership ms = membership;
+            String endpoint = ms == null ? null : endpointOf.apply(fromPeer);
+            if (endpoint != null) {
+                ms.sentUnknownCache(endpoint); // it may not know: tell it which caches this node has
+            }
             return;
         }
         CacheMetrics m = metrics.cache(ev.cacheName());

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.Op;
@@ -45,7 +44,8 @@ final class Outbound {
     private final String cacheManagerName;
     private final NodeConfig config;
     private final ReplicationQueue queue;
-    private final Supplier<List<Peer>> peers;
+    /** The peers that hold a cache (see {@link Membership}). */
+    private final java.util.function.Function<String, List<Peer>> peers;
     private final Transport transport;
     private final ReplicationMetrics metrics;
     private final BooleanSupplier running;
@@ -54,7 +54,8 @@ final class Outbound {
     private final Clock clock;
     private final SentClasses sentClasses;
 
-    Outbound(String cacheManagerName, NodeConfig config, ReplicationQueue queue, Supplier<List<Peer>> peers,
+    Outbound(String cacheManagerName, NodeConfig config, ReplicationQueue queue,
+             java.util.function.Function<String, List<Peer>> peers,
              Transport transport, ReplicationMetrics metrics, BooleanSupplier running, Convergence convergence,
              RateLimitedLog warn, Clock clock, SentClasses sentClasses) {
         this.cacheManagerName = cacheManagerName;
@@ -156,7 +157,7 @@ final class Outbound {
         }
         // the peers miss this event: the batch of the lane's next event tells them to resynchronise from this
         // node (the queue marks it)
-        convergence.oweAll(peers.get());
+        convergence.oweAll(peers.apply(binding.cacheName));
         warn.warn("overflow", "ehrelay: replication queue of CacheManager {} is full (queueMaxEvents={}, "
                 + "queueMaxBytes={}, overflowPolicy={}); event for cache {} dropped (counted in dropped). "
                 + "Raise the bounds, or check the peers' health.", cacheManagerName, config.queueMaxEvents(),
@@ -169,7 +170,7 @@ final class Outbound {
      * each peer and its reason.
      */
     private void sendSynchronously(CacheBinding binding, byte[] event, ReplicatorConfig rc) {
-        List<Peer> targets = peers.get();
+        List<Peer> targets = peers.apply(binding.cacheName);
         if (targets.isEmpty() || !running.getAsBoolean()) {
             return;
         }

@@ -32,6 +32,7 @@ import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.event.CacheEventListener;
+import net.sf.ehcache.event.CacheManagerEventListener;
 
 /**
  * The replication node of one CacheManager and one transport: it wires the pieces every cache of that
@@ -86,6 +87,8 @@ public final class ReplicationNode {
     private SentClasses sentClasses;
     private Inbound inbound;
     private StateTransfer stateTransfer;
+    private Membership membership;
+    private final CacheManagerEventListener cacheWatch = new CacheWatch();
 
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
                             Predicate<CacheEventListener> isReplicator, Clock clock) {
@@ -144,13 +147,17 @@ public final class ReplicationNode {
         convergence = new Convergence(cm, nodeTransport, this::peers, metrics, caches, this::isAlive,
                 () -> dispatcher.markLostAll());
         sentClasses = new SentClasses(nodeConfig.limits().allowList(), nodeConfig.learnAllowedClasses());
-        outbound = new Outbound(cm, nodeConfig, queue, this::peers, nodeTransport, metrics, this::isAlive,
+        membership = new Membership(cm, nodeTransport, caches::liveReplicatedCaches, clock);
+        outbound = new Outbound(cm, nodeConfig, queue, this::peersHolding, nodeTransport, metrics, this::isAlive,
                 convergence, warn, clock, sentClasses);
         inbound = new Inbound(cm, caches, metrics, nodeConfig.limits(), convergence, warn, clock);
         stateTransfer = new StateTransfer(cm, caches, nodeTransport, metrics, nodeConfig.limits(), this::peers,
                 () -> dispatcher, inbound, () -> state == State.STOPPED, threads.factory("bootstrap"), warn, clock);
         convergence.setStateTransfer(stateTransfer);
+        convergence.setMembership(membership);
         inbound.setStateTransfer(stateTransfer);
+        inbound.setMembership(membership, this::endpointOf);
+        stateTransfer.setMembership(membership);
         metrics.gauge("queueCapacityBytes", nodeConfig::queueMaxBytes);
         metrics.gauge("queueCapacityEvents", nodeConfig::queueMaxEvents);
         metrics.gauge("queueHighWaterBytes", queue::highWaterBytes);
@@ -180,9 +187,12 @@ public final class ReplicationNode {
         try {
             transport.start(new Context());
             directory.setSelf(transport.localEndpoint());
-            directory.onChange(transport::peersChanged);
+            directory.onChange(peers -> {
+                transport.peersChanged(peers);
+                membership.peersChanged(peers);
+            });
             dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
-                    threads.factory("dispatcher"), warn, convergence::owe, clock);
+                    threads.factory("dispatcher"), warn, convergence::owe, clock, membership);
             dispatcher.start();
             if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
                 heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
@@ -200,6 +210,8 @@ public final class ReplicationNode {
                     + cacheManager.getName() + ": " + e.getMessage(), e);
         }
         state = State.STARTED;
+        // the node follows the CacheManager's caches itself, with or without a peer listener (JGroups has none)
+        cacheManager.getCacheManagerEventListenerRegistry().registerListener(cacheWatch);
         for (String name : cacheManager.getCacheNames()) {
             bindIfReplicated(name);
         }
@@ -220,6 +232,11 @@ public final class ReplicationNode {
 
     /** Drains (up to {@code drainMillis}) and stops whatever started, waits for the threads, drops the MBeans. */
     private void shutdown(long drainMillis) {
+        try {
+            cacheManager.getCacheManagerEventListenerRegistry().unregisterListener(cacheWatch);
+        } catch (RuntimeException e) {
+            LOG.debug("ehrelay: could not unregister from CacheManager {}", cacheManager.getName(), e);
+        }
         if (dispatcher != null) {
             dispatcher.stop(drainMillis);
         }
@@ -323,29 +340,132 @@ public final class ReplicationNode {
     }
 
     /** A cache was added: bound (and served by the transport) if it replicates through this node. */
-    public void bindIfReplicated(String cacheName) {
+    private void bindIfReplicated(String cacheName) {
         if (caches.isReplicated(cacheName)) {
             caches.bind(cacheName);
             if (state == State.STARTED) {
                 transport.cacheAdded(cacheName);
+                membership.localChanged();
             }
         }
     }
 
-    /** A cache of this CacheManager was removed: the transport stops serving it. */
-    public void cacheRemoved(String cacheName) {
+    /** A cache of this CacheManager was removed: the transport stops serving it, the peers stop sending it. */
+    private void cacheRemoved(String cacheName) {
         if (state == State.STARTED) {
             transport.cacheRemoved(cacheName);
+            membership.localChanged();
         }
     }
 
-    /** Registers a peer by any spelling its transport understands (see {@link Transport#normalizePeer}). */
+    /** The caches this node replicates now (without removed ones), e.g. for {@code getBoundCachePeers}. */
+    public List<String> liveReplicatedCaches() {
+        return caches.liveReplicatedCaches();
+    }
+
+    /** Whether the peer at {@code endpoint} holds {@code cacheName}, as far as this node knows (see Membership). */
+    public boolean peerHolds(String endpoint, String cacheName) {
+        Membership m = membership;
+        return m == null || m.has(endpoint, cacheName);
+    }
+
+    /** The peers that hold {@code cacheName}: where its events go. */
+    private List<Peer> peersHolding(String cacheName) {
+        List<Peer> all = peers();
+        for (int i = 0; i < all.size(); i++) {
+            if (!membership.has(all.get(i).endpoint(), cacheName)) {
+                List<Peer> some = new ArrayList<>(all.size() - 1);
+                for (Peer p : all) {
+                    if (membership.has(p.endpoint(), cacheName)) {
+                        some.add(p);
+                    }
+                }
+                return some;
+            }
+        }
+        return all;
+    }
+
+    /** The endpoint of the node a transport's {@code fromPeer} names, or {@code null}. */
+    private String endpointOf(String fromPeer) {
+        try {
+            return transport.normalizePeer(transport.peerOf(fromPeer));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Follows the CacheManager's caches being added and removed. */
+    private final class CacheWatch implements CacheManagerEventListener {
+        @Override
+        public void init() {
+        }
+
+        @Override
+        public Status getStatus() {
+            return status();
+        }
+
+        @Override
+        public void dispose() {
+        }
+
+        @Override
+        public void notifyCacheAdded(String cacheName) {
+            if (isAlive()) {
+                bindIfReplicated(cacheName);
+            }
+        }
+
+        @Override
+        public void notifyCacheRemoved(String cacheName) {
+            cacheRemoved(cacheName);
+        }
+    }
+
+    /**
+     * Registers a peer by any spelling its transport understands (see {@link Transport#normalizePeer}); ignored,
+     * with one WARN, by a transport that finds its members itself ({@link Transport#registersPeers()}).
+     *
+     * @throws CacheException naming the accepted formats when {@code entry} names no peer
+     */
     public void registerPeer(String entry) {
-        directory.register(transport.normalizePeer(entry));
+        if (registersPeers("registerPeer", entry)) {
+            directory.register(peerEntry(entry));
+        }
     }
 
     public void unregisterPeer(String entry) {
-        directory.unregister(transport.normalizePeer(entry));
+        if (registersPeers("unregisterPeer", entry)) {
+            directory.unregister(peerEntry(entry));
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean warnedRegister = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private boolean registersPeers(String call, String entry) {
+        if (transport == null) {
+            throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " has no " + scheme
+                    + " peer provider configured");
+        }
+        if (transport.registersPeers()) {
+            return true;
+        }
+        if (warnedRegister.compareAndSet(false, true)) {
+            LOG.warn("ehrelay: {}({}) ignored: {} peers of CacheManager {} are the members the transport finds "
+                    + "itself (configure its discovery instead); later calls are ignored without a word",
+                    call, entry, transportName, cacheManager.getName());
+        }
+        return false;
+    }
+
+    private String peerEntry(String entry) {
+        try {
+            return transport.normalizePeer(entry);
+        } catch (IllegalArgumentException e) {
+            throw new CacheException("ehrelay: " + transportName + " cannot register peer '" + entry + "': "
+                    + e.getMessage(), e);
+        }
     }
 
     /** The application changed {@code key} ({@code null}: removed all): a running resync must not undo it. */

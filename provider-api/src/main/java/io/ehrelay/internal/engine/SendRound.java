@@ -42,11 +42,17 @@ final class SendRound {
 
     /** Hands {@code batch} to the transport for every target. */
     static SendRound start(Transport transport, List<Peer> targets, Batch batch, boolean acknowledge) {
+        return start(transport, targets, java.util.Collections.nCopies(targets.size(), batch), acknowledge);
+    }
+
+    /** Hands each target its own batch ({@code batches.get(i)} to {@code targets.get(i)}). */
+    static SendRound start(Transport transport, List<Peer> targets, List<Batch> batches, boolean acknowledge) {
         List<CompletableFuture<Void>> futures = new ArrayList<>(targets.size());
-        for (Peer p : targets) {
+        for (int i = 0; i < targets.size(); i++) {
+            Peer p = targets.get(i);
             CompletableFuture<Void> f;
             try {
-                f = transport.send(p, batch, acknowledge);
+                f = transport.send(p, batches.get(i), acknowledge);
             } catch (RuntimeException e) {
                 f = Futures.failed(e);
             }

@@ -59,6 +59,10 @@ final class StateTransfer {
     private final Clock clock;
     private ThreadPoolExecutor background;
 
+    /** How long a bootstrap waits for its peers to take the announcement that this node holds the cache. */
+    private static final long ANNOUNCE_WAIT_MILLIS = 5000;
+    private volatile Membership membership;
+
     StateTransfer(String cacheManagerName, CacheBindings caches, Transport transport, ReplicationMetrics metrics,
                   CodecLimits limits, Supplier<List<Peer>> peers, Supplier<Dispatcher> dispatcher, Inbound inbound,
                   BooleanSupplier stopped, ThreadFactory threads, RateLimitedLog warn, Clock clock) {
@@ -148,6 +152,11 @@ final class StateTransfer {
         background.execute(task);
     }
 
+    /** Peers hear of a cache about to bootstrap before its snapshot is taken (see {@link Membership}). */
+    void setMembership(Membership m) {
+        this.membership = m;
+    }
+
     synchronized void stop() {
         if (background != null) {
             background.shutdownNow();
@@ -167,7 +176,18 @@ final class StateTransfer {
                 return;
             }
         }
+        Membership ms = membership;
         List<Peer> candidates = new ArrayList<>(peers.get());
+        if (ms != null) {
+            try {
+                // the peers must send this node the cache's events from before the snapshot is taken on
+                ms.localChangedAndWait(ANNOUNCE_WAIT_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            candidates.removeIf(p -> !ms.has(p.endpoint(), name));
+        }
         if (candidates.isEmpty()) {
             LOG.info("ehrelay: no peers to bootstrap cache {} of CacheManager {} from", name, cacheManagerName);
             return;

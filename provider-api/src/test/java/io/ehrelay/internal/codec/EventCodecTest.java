@@ -39,6 +39,41 @@ class EventCodecTest {
     }
 
     @Test
+    void membershipAnnouncement_roundTrips_andIsNoEventBatch() throws Exception {
+        byte[] b = EventCodec.membershipBatch(java.util.Arrays.asList("orders", "caf\u00e9"), 42, 3);
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        assertThat(d.members()).containsExactly("orders", "caf\u00e9");
+        assertThat(d.events()).isEmpty();
+        assertThat(d.stream()).isEqualTo(42);
+        assertThat(d.seq()).isEqualTo(3);
+        byte[] none = EventCodec.membershipBatch(java.util.Collections.emptyList(), 42, 4);
+        assertThat(EventCodec.decodeBatch(none, 0, none.length, LIMITS).members()).isEmpty();
+        byte[] events = EventCodec.singletonBatch(EventCodec.encodeRemoveAll("orders"));
+        assertThat(EventCodec.decodeBatch(events, 0, events.length, LIMITS).members()).isNull();
+    }
+
+    @Test
+    void membershipAnnouncement_thatIsDamaged_isRefusedWhole() throws Exception {
+        byte[] b = EventCodec.membershipBatch(java.util.Collections.singletonList("orders"), 42, 1);
+        byte[] entryOp = b.clone();
+        entryOp[EventCodec.BATCH_HEADER_BYTES + 4] = (byte) Op.REMOVE_ALL.code(); // an event inside an announcement
+        assertThatThrownBy(() -> EventCodec.decodeBatch(entryOp, 0, entryOp.length, LIMITS))
+                .isInstanceOf(MalformedFrameException.class).hasMessageContaining("membership announcement");
+        byte[] withLost = b.clone();
+        withLost[5] = (byte) (EventCodec.FLAG_MEMBERSHIP | EventCodec.FLAG_LOST);
+        assertThatThrownBy(() -> EventCodec.decodeBatch(withLost, 0, withLost.length, LIMITS))
+                .isInstanceOf(MalformedFrameException.class);
+        assertThatThrownBy(() -> EventCodec.decodeBatch(b, 0, b.length - 1, LIMITS))
+                .isInstanceOf(MalformedFrameException.class);
+        // a removeAll entry must not pass for a membership entry, nor the reverse: op 5 in an event batch
+        byte[] asEvents = b.clone();
+        asEvents[5] = 0;
+        java.nio.ByteBuffer.wrap(asEvents, 6, 16).putLong(0).putLong(0);
+        assertThatThrownBy(() -> EventCodec.decodeBatch(asEvents, 0, asEvents.length, LIMITS))
+                .isInstanceOf(MalformedFrameException.class).hasMessageContaining("unknown operation code 5");
+    }
+
+    @Test
     void roundTrip_keepsOperationKeyValueAndMetadata() throws Exception {
         Element e = new Element("key", new byte[] {9, 8, 7}, 42, 1000, 2000, 5, false, 300, 120, 3000);
         byte[] b = batch(EventCodec.encodePut("cache#1", e), EventCodec.encodeKey(Op.REMOVE, "c", 7L),

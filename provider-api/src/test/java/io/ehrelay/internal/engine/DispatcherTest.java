@@ -36,9 +36,13 @@ class DispatcherTest {
     private final Set<String> undelivered = ConcurrentHashMap.newKeySet();
     private volatile boolean failNext = true;
     private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 1000, OverflowPolicy.DROP, 0);
+    private final List<byte[]> sentBatches = new CopyOnWriteArrayList<>();
+    private final Set<String> localCaches = ConcurrentHashMap.newKeySet();
+    /** Announcements go nowhere here (a transport that takes everything); the dispatcher only reads it. */
+    private final Membership membership = new Membership("cm", new Quiet(), () -> localCaches, clock);
     private final Dispatcher dispatcher = new Dispatcher(queue, kit.config, () -> Collections.singletonList(peer),
             new Scripted(), kit.metrics, Executors.defaultThreadFactory(), kit.warn, p -> undelivered.add(p.endpoint()),
-            clock);
+            clock, membership);
     private final CacheMetrics cache = kit.metrics.cache("a");
 
     /** Fails the first send, takes every later one. */
@@ -46,6 +50,7 @@ class DispatcherTest {
         @Override
         public CompletableFuture<Void> send(Peer p, Batch batch, boolean acknowledge) {
             sentEventCounts.add(batch.eventCount());
+            sentBatches.add(batch.toByteArray().clone());
             CompletableFuture<Void> f = new CompletableFuture<>();
             if (failNext) {
                 failNext = false;
@@ -64,6 +69,21 @@ class DispatcherTest {
         @Override public void stop() { }
     }
 
+    /** Takes every send at once. */
+    private static final class Quiet implements Transport {
+        @Override
+        public CompletableFuture<Void> send(Peer p, Batch batch, boolean acknowledge) {
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override public void start(io.ehrelay.spi.TransportContext context) { }
+        @Override public String localEndpoint() { return "self:0"; }
+        @Override public CompletableFuture<Void> requestState(Peer p, String c, int m,
+                io.ehrelay.spi.InboundHandler.ChunkSink s) { return new CompletableFuture<>(); }
+        @Override public boolean isReachable(Peer p) { return true; }
+        @Override public void stop() { }
+    }
+
     @AfterEach
     void stop() {
         dispatcher.stop(1000);
@@ -71,9 +91,41 @@ class DispatcherTest {
     }
 
     private void enqueue(String key) throws Exception {
-        byte[] event = EventCodec.encodePut("a", new Element(key, "v"));
-        cache.queueAdd(event.length);
-        assertThat(queue.offer(0, new ReplicationQueue.Entry(cache, event, clock.nanoTime()))).isTrue();
+        enqueue(cache, key);
+    }
+
+    private void enqueue(CacheMetrics to, String key) throws Exception {
+        byte[] event = EventCodec.encodePut(to.cacheName(), new Element(key, "v"));
+        to.queueAdd(event.length);
+        assertThat(queue.offer(0, new ReplicationQueue.Entry(to, event, clock.nanoTime()))).isTrue();
+    }
+
+    @Test
+    void aPeerWithoutACache_isSentTheBatchWithoutThatCachesEvents_underTheSameNumber() throws Exception {
+        failNext = false;
+        localCaches.addAll(java.util.Arrays.asList("a", "b"));
+        membership.localChanged();
+        membership.announced("p:1", 7, 1, Collections.singleton("a")); // the peer holds a, not b
+        CacheMetrics other = kit.metrics.cache("b");
+        enqueue("k1");
+        enqueue(other, "k2");
+        enqueue("k3");
+        dispatcher.start();
+        Await.until(() -> cache.sentCount() == 2, () -> "sent " + cache.sentCount());
+        assertThat(sentBatches).hasSize(1);
+        EventCodec.DecodedBatch got = EventCodec.decodeBatch(sentBatches.get(0), 0, sentBatches.get(0).length,
+                kit.config.limits());
+        assertThat(got.events()).extracting(e -> e.key()).containsExactly("k1", "k3");
+        assertThat(got.seq()).as("the lane's number, as for peers sent the whole batch").isEqualTo(1);
+        assertThat(other.sentCount()).as("b's event counts as sent to no one").isZero();
+        assertThat(other.failedCount()).isZero();
+        assertThat(other.queueEventCount()).isZero();
+
+        membership.announced("p:1", 7, 2, new java.util.HashSet<>(java.util.Arrays.asList("a", "b")));
+        enqueue(other, "k4");
+        Await.until(() -> other.sentCount() == 1, () -> "b's event not sent once the peer holds b");
+        membership.announced("p:1", 7, 1, Collections.singleton("a")); // late: older than the one it had
+        assertThat(membership.has("p:1", "b")).isTrue();
     }
 
     @Test
@@ -83,6 +135,8 @@ class DispatcherTest {
         dispatcher.start();
         Await.until(() -> cache.failedCount() == 2, () -> "failed " + cache.failedCount());
         assertThat(sentEventCounts).as("one batch of two events").containsExactly(2);
+        // the debt is recorded right after the failure is counted, on the dispatcher's thread
+        Await.until(() -> undelivered.contains("p:1"), () -> "peer not owed");
         assertThat(undelivered).containsExactly("p:1");
         assertThat(cache.queueEventCount()).isZero();
         enqueue("k3");

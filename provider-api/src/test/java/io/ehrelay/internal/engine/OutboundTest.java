@@ -44,7 +44,7 @@ class OutboundTest {
     private final List<Peer> peers = Collections.singletonList(new Peer("p:1"));
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 2, OverflowPolicy.DROP, 0);
-    private final Outbound outbound = new Outbound("cm", kit.config, queue, () -> peers, transport, kit.metrics,
+    private final Outbound outbound = new Outbound("cm", kit.config, queue, cacheName -> peers, transport, kit.metrics,
             running::get, convergence, kit.warn, clock, new SentClasses(kit.config.limits().allowList(), true));
     private final CacheBinding binding = new CacheBindings(kit.cacheManager, kit.metrics, l -> false).bind("a");
 
