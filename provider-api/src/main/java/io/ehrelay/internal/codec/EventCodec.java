@@ -24,7 +24,8 @@ import net.sf.ehcache.Element;
  *             · i32 timeToLive · i32 timeToIdle · u8 flags(bit 0: cacheDefaultLifespan)
  * key, value := see {@link ValueCodec}
  *
- * membership := batch header with flags = FLAG_MEMBERSHIP, stream = the sender's run, seq = its version · entry*
+ * membership := batch header with flags = FLAG_MEMBERSHIP [| FLAG_EVERY_CACHE], stream = the sender's run,
+ *               seq = its version · entry*   (no entry with FLAG_EVERY_CACHE)
  * entry  := i32 length · u8 op(=5) · u16 nameLength · name(UTF-8)       (one per cache the sender replicates)
  * </pre>
  *
@@ -55,6 +56,11 @@ public final class EventCodec {
      * this flag refuse it as malformed, which changes nothing for them).
      */
     public static final int FLAG_MEMBERSHIP = 4;
+    /**
+     * With {@link #FLAG_MEMBERSHIP}: the sender has not said which caches it holds (it started a new run): treat
+     * it as holding every cache. Carries no entries.
+     */
+    public static final int FLAG_EVERY_CACHE = 8;
     /** The operation code of a membership entry, valid only in a membership announcement. */
     private static final int MEMBER_OP = 5;
 
@@ -218,7 +224,8 @@ public final class EventCodec {
     }
 
     /**
-     * A membership announcement: this node replicates exactly {@code cacheNames} (see the format above).
+     * A membership announcement: this node replicates exactly {@code cacheNames}, or, when it is {@code null},
+     * every cache as far as peers need to know (see the format above).
      *
      * @param run non-zero, the same for every announcement of one run of the node
      * @param version from 1, higher for each later announcement of the run
@@ -226,6 +233,12 @@ public final class EventCodec {
     public static byte[] membershipBatch(java.util.Collection<String> cacheNames, long run, long version) {
         if (run == 0 || version < 1) {
             throw new IllegalArgumentException("run " + run + " / version " + version);
+        }
+        if (cacheNames == null) {
+            ByteSink out = new ByteSink(BATCH_HEADER_BYTES);
+            out.write(batchHeader(0), 0, BATCH_HEADER_BYTES);
+            putBatchHeader(out, 0, 0, FLAG_MEMBERSHIP | FLAG_EVERY_CACHE, run, version);
+            return out.toByteArray();
         }
         ByteSink out = new ByteSink(BATCH_HEADER_BYTES + 32 * cacheNames.size());
         out.write(batchHeader(cacheNames.size()), 0, BATCH_HEADER_BYTES);
@@ -280,7 +293,8 @@ public final class EventCodec {
         long stream = in.readLong("stream");
         long seq = in.readLong("sequence number");
         boolean membership = (flags & FLAG_MEMBERSHIP) != 0;
-        if (membership ? flags != FLAG_MEMBERSHIP || stream == 0 || seq < 1
+        boolean every = flags == (FLAG_MEMBERSHIP | FLAG_EVERY_CACHE);
+        if (membership ? flags != FLAG_MEMBERSHIP && !every || every && count != 0 || stream == 0 || seq < 1
                 : stream == 0 ? seq != 0 || flags != 0 : seq < 0 || seq == 0 && (flags & FLAG_SNAPSHOT) == 0) {
             throw new MalformedFrameException("impossible stream " + stream + " / sequence number " + seq + " / flags "
                     + flags);
@@ -291,7 +305,7 @@ public final class EventCodec {
         }
         if (membership) {
             return new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq,
-                    decodeMembers(in, count));
+                    every ? null : decodeMembers(in, count));
         }
         List<ReplicationEvent> events = new ArrayList<>(count);
         List<Rejection> rejections = Collections.emptyList();
@@ -443,11 +457,16 @@ public final class EventCodec {
         /** Header flags, e.g. {@link EventCodec#FLAG_LOST}. */
         public int flags() { return flags; }
         /**
-         * For a membership announcement ({@link EventCodec#FLAG_MEMBERSHIP}), the caches the sender replicates
-         * ({@link #stream()} is then the sender's run, {@link #seq()} the announcement's version); {@code null}
-         * for an event batch.
+         * For a membership announcement ({@link #isMembership()}), the caches the sender replicates, or
+         * {@code null} when it says "every cache" ({@link EventCodec#FLAG_EVERY_CACHE}); {@code null} for an
+         * event batch.
          */
         public java.util.Set<String> members() { return members; }
+        /**
+         * Whether this is a membership announcement, not events ({@link #stream()} is then the sender's run,
+         * {@link #seq()} the announcement's version).
+         */
+        public boolean isMembership() { return (flags & FLAG_MEMBERSHIP) != 0; }
         /** The sender's stream, 0 for an unsequenced batch. */
         public long stream() { return stream; }
         /** The batch's number in its stream (from 1), 0 for an unsequenced batch. */

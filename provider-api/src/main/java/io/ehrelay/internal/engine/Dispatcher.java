@@ -159,6 +159,7 @@ final class Dispatcher {
                 List<ReplicationQueue.Entry> batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(),
                         linger, previous == null ? POLL_NANOS : 0);
                 if (batch.isEmpty()) {
+                    membership.retryUndelivered();
                     if (previous != null) {
                         free.add(settle(previous));
                         previous = null;
@@ -243,8 +244,9 @@ final class Dispatcher {
         boolean[][] leftOut = null;
         int[] sentBytes = null;
         for (int t = 0; t < targets.size(); t++) {
-            java.util.Set<String> skip = membership.missing(targets.get(t).endpoint());
-            boolean[] out = skip == null ? null : leftOut(included, skip);
+            String endpoint = targets.get(t).endpoint();
+            boolean[] out = membership.missing(endpoint) == null ? null
+                    : membership.leaveOut(endpoint, cacheNames(included));
             if (out == null) {
                 continue;
             }
@@ -263,18 +265,12 @@ final class Dispatcher {
         return new InFlight(included, round, buffer.position(), buffer, lane, leftOut, sentBytes);
     }
 
-    /** Which events a peer without the caches in {@code skip} is not sent, or {@code null} when none. */
-    private static boolean[] leftOut(List<ReplicationQueue.Entry> events, java.util.Set<String> skip) {
-        boolean[] out = null;
-        for (int i = 0; i < events.size(); i++) {
-            if (skip.contains(events.get(i).cache.cacheName())) {
-                if (out == null) {
-                    out = new boolean[events.size()];
-                }
-                out[i] = true;
-            }
+    private static List<String> cacheNames(List<ReplicationQueue.Entry> events) {
+        List<String> names = new ArrayList<>(events.size());
+        for (ReplicationQueue.Entry e : events) {
+            names.add(e.cache.cacheName());
         }
-        return out;
+        return names;
     }
 
     /**
@@ -335,6 +331,7 @@ final class Dispatcher {
                 }
             }
             unconfirmed[f.lane].add(peer.endpoint());
+            membership.unreachable(peer.endpoint());
             undelivered.accept(peer);
             warn.warn("send:" + peer, "ehrelay: could not deliver {} events to peer {} of CacheManager {}: {}",
                     f.events.size(), peer, metrics.cacheManagerName(), SendRound.describe(failure));

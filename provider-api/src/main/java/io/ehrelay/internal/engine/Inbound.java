@@ -75,7 +75,7 @@ final class Inbound implements InboundHandler {
             throw e;
         }
         long stream = decoded.stream();
-        if (decoded.members() != null) {
+        if (decoded.isMembership()) {
             Membership ms = membership;
             String endpoint = endpointOf.apply(fromPeer);
             if (ms != null && endpoint != null) {

@@ -1,5 +1,6 @@
 package io.ehrelay.internal.engine;
 
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -27,24 +28,29 @@ import io.ehrelay.spi.Transport;
  * Which caches each peer replicates, so that a node is not sent the events of a cache it removed or never had,
  * and {@code listRemoteCachePeers(cache)} lists only the peers that hold {@code cache}.
  *
- * <p>Each node announces the caches it replicates ({@link EventCodec#membershipBatch}): to every peer whenever
- * the set changes here (a cache added, starting its bootstrap, or removed), to a peer that newly appears in the
- * directory, again to a peer that sent this node an event of a cache it does not have (at most once per
- * {@link #REANNOUNCE_NANOS}), and again to a peer that could not take the last announcement as soon as a batch
- * reaches it. Announcements are numbered within a run of the node, so a late one never replaces a newer one.
+ * <p><b>Announcing.</b> A node starts each run by telling every peer "assume I hold every cache"
+ * ({@link EventCodec#FLAG_EVERY_CACHE}): a restarted node is never taken for the one that had removed a cache.
+ * It names its caches only once there is a reason: a cache removed here, or an event received for a cache this
+ * node does not have (it answers that peer, at most once per {@link #REANNOUNCE_NANOS}). From then on every
+ * change (a cache added, starting its bootstrap, or removed) is announced to every peer. So a node that is still
+ * creating its caches at start-up is not taken to lack the ones it has not created yet. Announcements are
+ * numbered within a run, so a late one never replaces a newer one; newcomers in the directory get the current
+ * one; one a peer could not take is sent again when a batch reaches it, or within a second otherwise.
  *
- * <p>A peer that has not announced anything (an older ehrelay, stock Ehcache, one not heard from yet) is assumed
- * to hold every cache: being sent an event it drops costs little, missing one it needed would leave it stale. A
- * peer that leaves the directory is forgotten. Before a cache here loads its content from a peer (bootstrap),
- * the node waits until its peers have taken the announcement that names the cache, so no event of the cache is
- * held back from it while the snapshot is taken. Thread-safe.
+ * <p><b>Using it.</b> A peer this node knows nothing of (an older ehrelay, stock Ehcache, one that has not said
+ * or that a send just failed to) is taken to hold every cache: an event it drops costs little, one it missed
+ * could leave it stale. When a peer that was left out of a cache's events adds that cache (they were not sent
+ * while it lacked it), this node clears the peer's copy of the cache (a {@code removeAll} to that peer only): it
+ * may miss, but never keeps what this node changed meanwhile. Before a cache here loads its content from a peer
+ * (bootstrap), the node waits until its peers have taken the announcement that names the cache. Thread-safe.
  */
 final class Membership {
 
     private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
     static final long REANNOUNCE_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    /** What one peer announced: its run, the announcement's number and the caches. */
+    /** What one peer announced: its run, the announcement's number and its caches ({@code null}: every one). */
     private static final class Announced {
         final long run;
         final long version;
@@ -66,13 +72,21 @@ final class Membership {
     private final Map<String, Announced> announced = new ConcurrentHashMap<>();
     /** Per peer: this node's caches the peer does not hold (absent: it holds them all, or has not said). */
     private final Map<String, Set<String>> missing = new ConcurrentHashMap<>();
+    /** Per peer: caches whose events were left out for it (it lacked them): cleared on it if it adds them (guarded by this). */
+    private final Map<String, Set<String>> leftOut = new ConcurrentHashMap<>();
+    /** The run each peer last announced from (kept when its announcement is forgotten). */
+    private final Map<String, Long> runs = new ConcurrentHashMap<>();
     /** Peers whose last announcement from this node was not delivered. */
     private final Set<String> undelivered = ConcurrentHashMap.newKeySet();
-    /** When each peer was last answered with an announcement for sending an event of a cache this node lacks. */
+    /** When each peer was last answered for sending an event of a cache this node lacks. */
     private final Map<String, Long> reannounced = new ConcurrentHashMap<>();
-    /** This node's caches as last announced, and the announcement's number (guarded by {@code this}). */
+    private volatile long lastRetry;
+
+    // guarded by this: the announcement as it stands
+    /** Whether this node names its caches yet (else it says "every cache"). */
+    private boolean naming;
     private Set<String> local = Collections.emptySet();
-    private long version;
+    private long version = 1;
     private volatile List<Peer> known = Collections.emptyList();
 
     /** @param localCaches the caches this node replicates now (live or bootstrapping ones) */
@@ -81,6 +95,7 @@ final class Membership {
         this.transport = transport;
         this.localCaches = localCaches;
         this.clock = clock;
+        this.lastRetry = clock.nanoTime() - RETRY_NANOS;
         long r;
         SecureRandom random = new SecureRandom();
         do {
@@ -92,7 +107,7 @@ final class Membership {
     /** Whether {@code endpoint} holds {@code cacheName} as far as this node knows (yes, unless it said no). */
     boolean has(String endpoint, String cacheName) {
         Announced a = announced.get(endpoint);
-        return a == null || a.caches.contains(cacheName);
+        return a == null || a.caches == null || a.caches.contains(cacheName);
     }
 
     /**
@@ -103,20 +118,133 @@ final class Membership {
         return missing.isEmpty() ? null : missing.get(endpoint);
     }
 
-    /** A peer announced the caches it replicates; an announcement older than the one it replaces is ignored. */
-    void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches) {
-        Announced now = new Announced(peerRun, peerVersion, caches);
-        Announced before = announced.compute(endpoint,
-                (k, old) -> old != null && old.run == peerRun && old.version >= peerVersion ? old : now);
-        if (before == now) {
-            synchronized (this) {
-                recompute(endpoint);
+    /**
+     * Which of a batch's events {@code endpoint} is not sent, or {@code null} for none: those of caches it lacks,
+     * which are marked as left out for it. Atomic with {@link #announced}: an event is either left out before the
+     * peer's announcement that it holds the cache is taken (and the clearing that follows covers it), or sent
+     * after the clearing.
+     *
+     * @param cacheNames the cache of each event of the batch
+     */
+    synchronized boolean[] leaveOut(String endpoint, List<String> cacheNames) {
+        Set<String> skip = missing.get(endpoint);
+        if (skip == null) {
+            return null;
+        }
+        boolean[] out = null;
+        for (int i = 0; i < cacheNames.size(); i++) {
+            if (skip.contains(cacheNames.get(i))) {
+                if (out == null) {
+                    out = new boolean[cacheNames.size()];
+                }
+                out[i] = true;
+                markLeftOut(endpoint, cacheNames.get(i));
             }
-            LOG.debug("ehrelay: CacheManager {}: peer {} replicates {}", cacheManagerName, endpoint, caches);
+        }
+        return out;
+    }
+
+    /** {@code all} without the peers that lack {@code cacheName} (marked as left out for it). */
+    List<Peer> holding(List<Peer> all, String cacheName) {
+        if (missing.isEmpty()) {
+            return all;
+        }
+        synchronized (this) {
+            List<Peer> some = null;
+            for (int i = 0; i < all.size(); i++) {
+                Peer p = all.get(i);
+                if (has(p.endpoint(), cacheName)) {
+                    if (some != null) {
+                        some.add(p);
+                    }
+                } else {
+                    if (some == null) {
+                        some = new ArrayList<>(all.subList(0, i));
+                    }
+                    markLeftOut(p.endpoint(), cacheName);
+                }
+            }
+            return some == null ? all : some;
         }
     }
 
-    /** The peer directory changed: announce to newcomers, forget those that left. */
+    private void markLeftOut(String endpoint, String cacheName) {
+        leftOut.computeIfAbsent(endpoint, k -> new HashSet<>()).add(cacheName);
+    }
+
+    /**
+     * A peer announced the caches it replicates ({@code null}: take it to hold every cache); an announcement
+     * older than the one it replaces is ignored.
+     */
+    void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches) {
+        Announced now = new Announced(peerRun, peerVersion, caches);
+        Announced kept = announced.compute(endpoint,
+                (k, old) -> old != null && old.run == peerRun && old.version >= peerVersion ? old : now);
+        if (kept != now) {
+            return;
+        }
+        Long lastRun = runs.put(endpoint, peerRun);
+        synchronized (this) {
+            Set<String> skipped = leftOut.get(endpoint);
+            if (lastRun != null && lastRun != peerRun) {
+                leftOut.remove(endpoint); // a new run of the peer: its caches are new, nothing of before to clear
+            } else if (skipped != null) {
+                List<String> added = new ArrayList<>();
+                for (String cache : skipped) {
+                    if (caches == null || caches.contains(cache)) {
+                        added.add(cache);
+                    }
+                }
+                if (!added.isEmpty()) {
+                    skipped.removeAll(added);
+                    clearOn(endpoint, added); // sent before its events are: the peer clears, then applies them
+                }
+            }
+            recompute(endpoint);
+        }
+        LOG.debug("ehrelay: CacheManager {}: peer {} replicates {}", cacheManagerName, endpoint,
+                caches == null ? "(every cache)" : caches);
+    }
+
+    /**
+     * The peer holds caches again whose events were not sent to it meanwhile: its copies may be older than this
+     * node's, so they are cleared there (a {@code removeAll} sent to it alone; not replicated further).
+     */
+    private void clearOn(String endpoint, List<String> caches) {
+        LOG.info("ehrelay: CacheManager {}: peer {} holds {} again, whose events it was not sent while it lacked "
+                + "them; clearing its copy", cacheManagerName, endpoint, caches);
+        List<byte[]> events = new ArrayList<>(caches.size());
+        int size = 0;
+        for (String cache : caches) {
+            try {
+                byte[] e = EventCodec.encodeRemoveAll(cache);
+                events.add(e);
+                size += e.length;
+            } catch (IOException e) {
+                throw new IllegalStateException(e); // a removeAll holds only the cache name
+            }
+        }
+        Peer peer = new Peer(endpoint);
+        try {
+            transport.send(peer, new Batch(EventCodec.batch(events, size), events.size()), false)
+                    .whenComplete((ok, failure) -> {
+                        if (failure != null) {
+                            // not cleared: left out again, so the next announcement retries
+                            synchronized (Membership.this) {
+                                for (String c : caches) {
+                                    markLeftOut(endpoint, c);
+                                }
+                            }
+                        }
+                    });
+        } catch (RuntimeException e) {
+            for (String c : caches) {
+                markLeftOut(endpoint, c);
+            }
+        }
+    }
+
+    /** The peer directory changed: newcomers hear the current announcement, those that left are forgotten. */
     void peersChanged(List<Peer> peers) {
         List<Peer> newcomers = new ArrayList<>();
         synchronized (this) {
@@ -134,48 +262,102 @@ final class Membership {
             known = peers;
             for (String gone : before) {
                 if (!now.contains(gone)) {
-                    announced.remove(gone);
-                    missing.remove(gone);
+                    forget(gone);
+                    runs.remove(gone);
+                    leftOut.remove(gone);
                     undelivered.remove(gone);
                     reannounced.remove(gone);
                 }
             }
-            if (version > 0) {
-                send(newcomers, false);
+            send(newcomers);
+        }
+    }
+
+    /** A send to the peer failed: it may be restarting, with other caches; take it to hold every cache. */
+    void unreachable(String endpoint) {
+        if (announced.containsKey(endpoint)) {
+            forget(endpoint);
+        }
+    }
+
+    private void forget(String endpoint) {
+        announced.remove(endpoint);
+        missing.remove(endpoint);
+    }
+
+    /** A cache was added or started its bootstrap here: announced once this node names its caches. */
+    void localAdded() {
+        synchronized (this) {
+            if (refreshLocal() && naming) {
+                announceNext();
             }
         }
     }
 
-    /** A cache was added, started its bootstrap, or was removed here: tell every peer if the set changed. */
-    void localChanged() {
-        announceChange();
+    /** A cache was removed here: from now on this node names its caches. */
+    void localRemoved() {
+        synchronized (this) {
+            if (refreshLocal() || !naming) {
+                naming = true;
+                announceNext();
+            }
+        }
     }
 
     /**
-     * Like {@link #localChanged()}, then waits up to {@code timeoutMillis} until every peer took the
-     * announcement (acknowledged it, where the transport can tell), so that events of a cache about to load its
-     * content are not held back from this node meanwhile.
+     * {@link #localAdded()}, then waits up to {@code timeoutMillis} until every peer took the announcement
+     * (acknowledged it), so that events of a cache about to load its content are not held back from this node
+     * meanwhile. Nothing to wait for while this node says "every cache".
      */
-    void localChangedAndWait(long timeoutMillis) throws InterruptedException {
-        List<CompletableFuture<Void>> sent = announceChange();
+    void localAddedAndWait(long timeoutMillis) throws InterruptedException {
+        List<Peer> to;
+        byte[] current;
+        synchronized (this) {
+            boolean changed = refreshLocal();
+            if (!naming) {
+                return;
+            }
+            if (changed) {
+                announceNext();
+            }
+            to = known;
+            current = EventCodec.membershipBatch(local, run, version);
+        }
+        // the same announcement again, acknowledged: once applied, so is the one before it (order per peer). Sent
+        // outside the lock: a transport may make an acknowledged call on the calling thread
         long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        Batch batch = new Batch(current, 0).withDeadline(deadline);
+        List<CompletableFuture<Void>> sent = new ArrayList<>(to.size());
+        for (Peer peer : to) {
+            try {
+                sent.add(transport.send(peer, batch, true));
+            } catch (RuntimeException e) {
+                undelivered.add(peer.endpoint());
+            }
+        }
         for (CompletableFuture<Void> f : sent) {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
             SendRound.await(f, Math.max(1, left));
         }
     }
 
-    private synchronized List<CompletableFuture<Void>> announceChange() {
+    /** Reads this node's caches again; whether they changed (guarded by {@code this}). */
+    private boolean refreshLocal() {
         Set<String> now = Collections.unmodifiableSet(new LinkedHashSet<>(localCaches.get()));
-        if (version > 0 && now.equals(local)) {
-            return Collections.emptyList();
+        if (now.equals(local)) {
+            return false;
         }
         local = now;
-        version++;
         for (String endpoint : announced.keySet()) {
             recompute(endpoint);
         }
-        return send(known, true);
+        return true;
+    }
+
+    /** Numbers and sends a new announcement to every peer (guarded by {@code this}). */
+    private void announceNext() {
+        version++;
+        send(known);
     }
 
     /** A batch reached {@code endpoint}: if the last announcement to it was lost, send it again now. */
@@ -183,9 +365,27 @@ final class Membership {
         if (!undelivered.isEmpty() && undelivered.contains(endpoint)) {
             synchronized (this) {
                 if (undelivered.remove(endpoint)) {
-                    send(Collections.singletonList(new Peer(endpoint)), false);
+                    send(Collections.singletonList(new Peer(endpoint)));
                 }
             }
+        }
+    }
+
+    /** Sends announcements that were not delivered again, at most once a second (called on idle beats). */
+    void retryUndelivered() {
+        long now = clock.nanoTime();
+        if (undelivered.isEmpty() || now - lastRetry < RETRY_NANOS) {
+            return;
+        }
+        lastRetry = now;
+        synchronized (this) {
+            List<Peer> again = new ArrayList<>();
+            for (Peer p : known) {
+                if (undelivered.remove(p.endpoint())) {
+                    again.add(p);
+                }
+            }
+            send(again);
         }
     }
 
@@ -198,10 +398,12 @@ final class Membership {
         }
         reannounced.put(endpoint, now);
         synchronized (this) {
-            if (version == 0) {
-                announceChange();
+            if (!naming) {
+                naming = true;
+                refreshLocal();
+                announceNext(); // to every peer: the others may not know either
             } else {
-                send(Collections.singletonList(new Peer(endpoint)), false);
+                send(Collections.singletonList(new Peer(endpoint)));
             }
         }
     }
@@ -209,7 +411,7 @@ final class Membership {
     /** Guarded by {@code this}. */
     private void recompute(String endpoint) {
         Announced theirs = announced.get(endpoint);
-        if (theirs == null) {
+        if (theirs == null || theirs.caches == null) {
             missing.remove(endpoint);
             return;
         }
@@ -222,27 +424,25 @@ final class Membership {
         }
     }
 
-    /** Sends the current announcement, in order with earlier ones (guarded by {@code this}). */
-    private List<CompletableFuture<Void>> send(List<Peer> to, boolean acknowledge) {
+    /**
+     * Sends the current announcement, in order with earlier ones (guarded by {@code this}). Unacknowledged: the
+     * caller may be the application's thread (adding or removing a cache), which must not wait for peers.
+     */
+    private void send(List<Peer> to) {
         if (to.isEmpty()) {
-            return Collections.emptyList();
+            return;
         }
-        Batch batch = new Batch(EventCodec.membershipBatch(local, run, version), 0);
-        List<CompletableFuture<Void>> out = new ArrayList<>(to.size());
+        Batch batch = new Batch(EventCodec.membershipBatch(naming ? local : null, run, version), 0);
         for (Peer peer : to) {
-            CompletableFuture<Void> f;
             try {
-                f = transport.send(peer, batch, acknowledge);
+                transport.send(peer, batch, false).whenComplete((ok, failure) -> {
+                    if (failure != null) {
+                        undelivered.add(peer.endpoint());
+                    }
+                });
             } catch (RuntimeException e) {
-                f = io.ehrelay.internal.Futures.failed(e);
+                undelivered.add(peer.endpoint());
             }
-            f.whenComplete((ok, failure) -> {
-                if (failure != null) {
-                    undelivered.add(peer.endpoint());
-                }
-            });
-            out.add(f);
         }
-        return out;
     }
 }

@@ -345,7 +345,7 @@ public final class ReplicationNode {
             caches.bind(cacheName);
             if (state == State.STARTED) {
                 transport.cacheAdded(cacheName);
-                membership.localChanged();
+                membership.localAdded();
             }
         }
     }
@@ -354,7 +354,7 @@ public final class ReplicationNode {
     private void cacheRemoved(String cacheName) {
         if (state == State.STARTED) {
             transport.cacheRemoved(cacheName);
-            membership.localChanged();
+            membership.localRemoved();
         }
     }
 
@@ -369,21 +369,9 @@ public final class ReplicationNode {
         return m == null || m.has(endpoint, cacheName);
     }
 
-    /** The peers that hold {@code cacheName}: where its events go. */
+    /** The peers that hold {@code cacheName}: where its events go (see {@link Membership#holding}). */
     private List<Peer> peersHolding(String cacheName) {
-        List<Peer> all = peers();
-        for (int i = 0; i < all.size(); i++) {
-            if (!membership.has(all.get(i).endpoint(), cacheName)) {
-                List<Peer> some = new ArrayList<>(all.size() - 1);
-                for (Peer p : all) {
-                    if (membership.has(p.endpoint(), cacheName)) {
-                        some.add(p);
-                    }
-                }
-                return some;
-            }
-        }
-        return all;
+        return membership.holding(peers(), cacheName);
     }
 
     /** The endpoint of the node a transport's {@code fromPeer} names, or {@code null}. */

@@ -181,7 +181,7 @@ final class StateTransfer {
         if (ms != null) {
             try {
                 // the peers must send this node the cache's events from before the snapshot is taken on
-                ms.localChangedAndWait(ANNOUNCE_WAIT_MILLIS);
+                ms.localAddedAndWait(ANNOUNCE_WAIT_MILLIS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

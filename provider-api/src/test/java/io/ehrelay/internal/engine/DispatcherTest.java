@@ -104,7 +104,7 @@ class DispatcherTest {
     void aPeerWithoutACache_isSentTheBatchWithoutThatCachesEvents_underTheSameNumber() throws Exception {
         failNext = false;
         localCaches.addAll(java.util.Arrays.asList("a", "b"));
-        membership.localChanged();
+        membership.localAdded();
         membership.announced("p:1", 7, 1, Collections.singleton("a")); // the peer holds a, not b
         CacheMetrics other = kit.metrics.cache("b");
         enqueue("k1");

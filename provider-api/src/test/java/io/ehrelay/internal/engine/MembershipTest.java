@@ -1,0 +1,170 @@
+package io.ehrelay.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.ReplicationEvent;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.testing.ManualClock;
+
+/** The announcing and the bookkeeping of {@link Membership}, with a transport that records what it is given. */
+class MembershipTest {
+
+    private final ManualClock clock = new ManualClock();
+    private final Set<String> local = ConcurrentHashMap.newKeySet();
+    private final List<String> sentTo = new CopyOnWriteArrayList<>();
+    private final List<EventCodec.DecodedBatch> sent = new CopyOnWriteArrayList<>();
+    private volatile boolean failing;
+    private final Membership membership = new Membership("cm", new Recording(), () -> new ArrayList<>(local), clock);
+    private final Peer p = new Peer("p:1");
+
+    private final class Recording implements Transport {
+        @Override
+        public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
+            byte[] b = batch.toByteArray();
+            try {
+                sent.add(EventCodec.decodeBatch(b, 0, b.length, CodecLimits.defaults()));
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            sentTo.add(peer.endpoint());
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            if (failing) {
+                f.completeExceptionally(new java.io.IOException("down"));
+            } else {
+                f.complete(null);
+            }
+            return f;
+        }
+
+        @Override public void start(io.ehrelay.spi.TransportContext context) { }
+        @Override public String localEndpoint() { return "self:0"; }
+        @Override public CompletableFuture<Void> requestState(Peer peer, String c, int m,
+                io.ehrelay.spi.InboundHandler.ChunkSink s) { return new CompletableFuture<>(); }
+        @Override public boolean isReachable(Peer peer) { return true; }
+        @Override public void stop() { }
+    }
+
+    private EventCodec.DecodedBatch last() {
+        return sent.get(sent.size() - 1);
+    }
+
+    private static Set<String> set(String... names) {
+        return new HashSet<>(Arrays.asList(names));
+    }
+
+    @Test
+    void aNodeStartsWithEveryCache_andNamesItsCachesOnlyOnceItRemovesOne() {
+        membership.peersChanged(Collections.singletonList(p));
+        assertThat(sent).hasSize(1);
+        assertThat(last().isMembership()).isTrue();
+        assertThat(last().members()).as("every cache").isNull();
+
+        local.addAll(set("a", "b")); // caches being created at start-up: not announced one by one
+        membership.localAdded();
+        membership.localAdded();
+        assertThat(sent).hasSize(1);
+
+        local.remove("b");
+        membership.localRemoved();
+        assertThat(sent).hasSize(2);
+        assertThat(last().members()).containsExactly("a");
+        local.add("c");
+        membership.localAdded(); // named from now on: every change is announced
+        assertThat(last().members()).containsExactlyInAnyOrder("a", "c");
+        assertThat(last().seq()).as("numbered within the run").isGreaterThan(sent.get(1).seq());
+        assertThat(last().stream()).isEqualTo(sent.get(0).stream());
+    }
+
+    @Test
+    void anEventOfAMissingCache_isAnsweredWithTheNames_atMostOnceEveryTwoSeconds() {
+        membership.peersChanged(Collections.singletonList(p));
+        local.add("a");
+        membership.localAdded();
+        membership.sentUnknownCache("p:1");
+        assertThat(last().members()).containsExactly("a");
+        int n = sent.size();
+        membership.sentUnknownCache("p:1");
+        assertThat(sent).hasSize(n);
+        clock.advanceMillis(2001);
+        membership.sentUnknownCache("p:1");
+        assertThat(sent).hasSize(n + 1);
+        assertThat(sentTo.get(n)).isEqualTo("p:1");
+    }
+
+    @Test
+    void whatAPeerSaid_decidesWhatItIsSent_andALateAnnouncementChangesNothing() {
+        local.addAll(set("a", "b"));
+        membership.localAdded();
+        assertThat(membership.has("p:1", "b")).as("unknown: every cache").isTrue();
+        assertThat(membership.missing("p:1")).isNull();
+        membership.announced("p:1", 9, 3, set("a"));
+        assertThat(membership.has("p:1", "b")).isFalse();
+        assertThat(membership.missing("p:1")).containsExactly("b");
+        membership.announced("p:1", 9, 2, set("a", "b")); // older: ignored
+        assertThat(membership.has("p:1", "b")).isFalse();
+        assertThat(membership.holding(Arrays.asList(p, new Peer("q:2")), "b")).extracting(Peer::endpoint)
+                .containsExactly("q:2");
+        membership.unreachable("p:1"); // it may be restarting: back to every cache
+        assertThat(membership.has("p:1", "b")).isTrue();
+    }
+
+    @Test
+    void aPeerThatAddsACacheItWasNotSent_getsThatCacheCleared_butNotAfterARestart() {
+        local.addAll(set("a", "b"));
+        membership.localAdded();
+        membership.announced("p:1", 9, 1, set("a"));
+        boolean[] out = membership.leaveOut("p:1", Arrays.asList("a", "b", "a"));
+        assertThat(out).containsExactly(false, true, false);
+        membership.announced("p:1", 9, 2, set("a", "b"));
+        EventCodec.DecodedBatch clear = last();
+        assertThat(clear.isMembership()).isFalse();
+        assertThat(clear.events()).extracting(ReplicationEvent::op, ReplicationEvent::cacheName)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(Op.REMOVE_ALL, "b"));
+        assertThat(sentTo.get(sentTo.size() - 1)).isEqualTo("p:1");
+        int n = sent.size();
+        membership.announced("p:1", 9, 3, set("a", "b"));
+        assertThat(sent).as("cleared once").hasSize(n);
+
+        membership.announced("p:1", 9, 4, set("a"));
+        membership.leaveOut("p:1", Collections.singletonList("b"));
+        membership.announced("p:1", 10, 1, null); // a new run: its caches are new, nothing to clear
+        assertThat(sent).hasSize(n);
+    }
+
+    @Test
+    void anAnnouncementThatCouldNotBeDelivered_isSentAgainWhenABatchGetsThrough() {
+        failing = true;
+        membership.peersChanged(Collections.singletonList(p));
+        assertThat(sent).hasSize(1);
+        failing = false;
+        membership.delivered("p:1");
+        assertThat(sent).hasSize(2);
+        membership.delivered("p:1");
+        assertThat(sent).as("only what was lost").hasSize(2);
+        failing = true;
+        local.add("a");
+        membership.localRemoved();
+        failing = false;
+        int n = sent.size();
+        membership.retryUndelivered();
+        assertThat(sent).hasSize(n + 1);
+        assertThat(last().members()).containsExactly("a");
+    }
+}
