@@ -48,9 +48,27 @@ public final class Replay {
     Path out = Path.of("results");
     private final List<StepResult> results = new ArrayList<>();
 
+    /** A command line the replay cannot run: its message names the option and what it takes. */
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    static final List<String> EXPERIMENTS = List.of("e1", "e2", "e3", "e4", "threads");
+
     public static void main(String[] args) throws Exception {
         Replay r = new Replay();
-        if (!r.parse(args)) {
+        try {
+            if (!r.parse(args)) {
+                return;
+            }
+        } catch (UsageException e) {
+            System.err.println("replay: " + e.getMessage());
+            System.err.println("(./replay --help lists the options)");
+            System.exit(2);
             return;
         }
         r.run();
@@ -58,14 +76,22 @@ public final class Replay {
         System.exit(anyFailed ? 1 : 0);
     }
 
-    boolean parse(String[] args) {
+    /**
+     * Reads the command line; {@code false} when it asked for the usage (printed). Every value is checked before
+     * anything runs.
+     *
+     * @throws UsageException naming the option, the value and what it takes
+     */
+    boolean parse(String[] args) throws UsageException {
         boolean heapGiven = false;
         boolean full = false;
         boolean experimentsGiven = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
+                case "-h":
                 case "--help":
+                case "help":
                     System.out.println(usage());
                     return false;
                 case "--full":
@@ -81,58 +107,58 @@ public final class Replay {
                     break;
                 case "--transports":
                     transports.clear();
-                    transports.addAll(Arrays.asList(args[++i].split(",")));
+                    transports.addAll(list(a, value(args, ++i, a)));
                     break;
                 case "--experiments":
                     experimentsGiven = true;
                     experiments.clear();
-                    experiments.addAll(Arrays.asList(args[++i].toLowerCase(Locale.ROOT).split(",")));
+                    experiments.addAll(oneOf(a, list(a, value(args, ++i, a).toLowerCase(Locale.ROOT)), EXPERIMENTS));
                     break;
                 case "--e1-sizes":
-                    e1Sizes = ints(args[++i]);
+                    e1Sizes = ints(a, value(args, ++i, a), 1, 64 << 20);
                     break;
                 case "--e2-counts":
-                    e2Counts = ints(args[++i]);
+                    e2Counts = ints(a, value(args, ++i, a), 1, 100_000_000);
                     break;
                 case "--e1-count":
-                    e1Count = Integer.parseInt(args[++i]);
+                    e1Count = number(a, value(args, ++i, a), 1, 100_000_000);
                     break;
                 case "--e4-nodes":
-                    e4Nodes = ints(args[++i]);
+                    e4Nodes = ints(a, value(args, ++i, a), 2, 16);
                     break;
                 case "--e4-sizes":
-                    e4Sizes = ints(args[++i]);
+                    e4Sizes = ints(a, value(args, ++i, a), 1, 64 << 20);
                     break;
                 case "--e4-count":
-                    e4Count = Integer.parseInt(args[++i]);
+                    e4Count = number(a, value(args, ++i, a), 1, 100_000_000);
                     break;
                 case "--e4-modes":
-                    e4Modes = Arrays.asList(args[++i].split(","));
+                    e4Modes = oneOf(a, list(a, value(args, ++i, a)), List.of("n-n", "1-n"));
                     break;
                 case "--e4-heap":
-                    e4Heap = args[++i];
+                    e4Heap = heapSize(a, value(args, ++i, a));
                     break;
                 case "--e3-calls":
-                    e3Calls = Integer.parseInt(args[++i]);
+                    e3Calls = number(a, value(args, ++i, a), 1, 10_000_000);
                     break;
                 case "--heap":
-                    heap = args[++i];
+                    heap = heapSize(a, value(args, ++i, a));
                     heapGiven = true;
                     break;
                 case "--reps":
-                    reps = Integer.parseInt(args[++i]);
+                    reps = number(a, value(args, ++i, a), 1, 100);
                     break;
                 case "--step-timeout":
-                    stepTimeoutSeconds = Long.parseLong(args[++i]);
+                    stepTimeoutSeconds = number(a, value(args, ++i, a), 1, 86_400);
                     break;
                 case "--discovery":
-                    discovery = args[++i];
+                    discovery = oneOf(a, List.of(value(args, ++i, a)), List.of("manual", "multicast")).get(0);
                     break;
                 case "--out":
-                    out = Path.of(args[++i]);
+                    out = Path.of(value(args, ++i, a));
                     break;
                 default:
-                    throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
+                    throw new UsageException("unknown option '" + a + "'");
             }
         }
         if (full && !experimentsGiven) {
@@ -141,11 +167,68 @@ public final class Replay {
         }
         for (String t : transports) {
             if (!Profiles.isKnown(t)) {
-                throw new IllegalArgumentException("unknown transport " + t + "; known: " + Profiles.ALL
-                        + ", or any cache transport + '-sync'");
+                throw new UsageException("--transports: unknown transport '" + t + "'; known: "
+                        + String.join(",", Profiles.ALL) + ", or any cache transport + '-sync'");
             }
         }
         return true;
+    }
+
+    private static String value(String[] args, int i, String option) throws UsageException {
+        if (i >= args.length || args[i].startsWith("--")) {
+            throw new UsageException(option + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static List<String> list(String option, String csv) throws UsageException {
+        List<String> items = new ArrayList<>();
+        for (String item : csv.split(",", -1)) {
+            if (item.trim().isEmpty()) {
+                throw new UsageException(option + ": empty item in '" + csv + "'");
+            }
+            items.add(item.trim());
+        }
+        return items;
+    }
+
+    private static List<String> oneOf(String option, List<String> given, List<String> known) throws UsageException {
+        for (String g : given) {
+            if (!known.contains(g)) {
+                throw new UsageException(option + ": unknown value '" + g + "'; one or more of: "
+                        + String.join(",", known));
+            }
+        }
+        return given;
+    }
+
+    static int number(String option, String text, int min, int max) throws UsageException {
+        int n;
+        try {
+            n = Integer.parseInt(text.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException(option + ": '" + text + "' is not a whole number");
+        }
+        if (n < min || n > max) {
+            throw new UsageException(option + ": " + n + " is out of range (" + min + " to " + max + ")");
+        }
+        return n;
+    }
+
+    private static int[] ints(String option, String csv, int min, int max) throws UsageException {
+        List<String> items = list(option, csv);
+        int[] out = new int[items.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = number(option, items.get(i), min, max);
+        }
+        return out;
+    }
+
+    private static String heapSize(String option, String text) throws UsageException {
+        if (!text.matches("[1-9][0-9]*[kKmMgG]?")) {
+            throw new UsageException(option + ": '" + text + "' is not a heap size (e.g. 1536m, 2g)");
+        }
+        return text;
     }
 
     static String usage() {
@@ -171,10 +254,6 @@ public final class Replay {
                 "  --step-timeout s         a step taking longer is a FAIL (default 600)",
                 "  --discovery manual|multicast   how the writer finds the reader (default manual)",
                 "  --out dir                where CSV, Markdown and HTML go (default results)");
-    }
-
-    private static int[] ints(String csv) {
-        return Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
     }
 
     /** Wall-clock time of the whole run, for the report. */

@@ -102,6 +102,56 @@ class RmiUrlsAndNamesTest {
         }
     }
 
+    /**
+     * Point 5 of the API contract, with stock Ehcache 2.10's RMI as the reference: once node b removes a cache,
+     * node a no longer lists b for it (stock: the lookup of the unbound URL fails), and still does for the cache
+     * b kept. Both run the same file, with only the class prefix changed.
+     */
+    @Test
+    void aRemovedCache_leavesListRemoteCachePeers_asItDoesWithStockRmi() throws Exception {
+        // stock's stubs name the host of this property (else this machine's address): loopback only
+        if (System.getProperty("java.rmi.server.hostname") == null) {
+            System.setProperty("java.rmi.server.hostname", "127.0.0.1");
+        }
+        for (String prefix : new String[] {"net.sf.ehcache.distribution.RMI", "io.ehrelay.rmi.Rmi"}) {
+            int pa = StockInteropTest.freePort();
+            int pb = StockInteropTest.freePort();
+            CacheManager a = twoCacheNode(prefix, "removed-a", pa, pb);
+            CacheManager b = twoCacheNode(prefix, "removed-b", pb, pa);
+            try {
+                Await.until(() -> remotePeers(a, "c").size() == 1 && remotePeers(a, "d").size() == 1,
+                        () -> prefix + ": a lists b for c and d");
+                b.removeCache("d");
+                Await.until(() -> remotePeers(a, "d").isEmpty(), () -> prefix + ": b still listed for d");
+                assertThat(remotePeers(a, "c")).as(prefix + ": b still listed for c").hasSize(1);
+                a.getCache("c").put(new Element("k", "v"));
+                Await.until(() -> b.getCache("c").get("k") != null, () -> prefix + ": c still replicates");
+            } finally {
+                a.shutdown();
+                b.shutdown();
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.List<CachePeer> remotePeers(CacheManager cm, String cache) {
+        return cm.getCacheManagerPeerProvider("RMI").listRemoteCachePeers(cm.getCache(cache));
+    }
+
+    private static CacheManager twoCacheNode(String prefix, String name, int port, int peerPort) {
+        String cache = "<cacheEventListenerFactory class=\"" + prefix + "CacheReplicatorFactory\""
+                + " properties=\"replicateAsynchronously=true, asynchronousReplicationIntervalMillis=100\"/>";
+        String xml = "<ehcache updateCheck=\"false\" name=\"" + name + "\">"
+                + "<cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\""
+                + " properties=\"peerDiscovery=manual, rmiUrls=//127.0.0.1:" + peerPort + "/c|//127.0.0.1:"
+                + peerPort + "/d\"/>"
+                + "<cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\""
+                + " properties=\"hostName=127.0.0.1, port=" + port + ", socketTimeoutMillis=5000\"/>"
+                + "<cache name=\"c\" maxEntriesLocalHeap=\"100\">" + cache + "</cache>"
+                + "<cache name=\"d\" maxEntriesLocalHeap=\"100\">" + cache + "</cache></ehcache>";
+        return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+    }
+
     private static boolean reaches(ReplicationNode n) {
         return !n.peers().isEmpty() && n.transport().isReachable(n.peers().get(0));
     }
