@@ -128,11 +128,13 @@ public final class AllowList {
     /**
      * The JDK defaults plus the user's own patterns and presets ({@code @hibernate5}).
      *
-     * @throws IllegalArgumentException naming an unknown preset and the known ones
+     * @throws IllegalArgumentException naming an unknown preset and the known ones, or a pattern too broad to
+     *         be an allow-list (see {@link #checkBreadth})
      */
     public static AllowList withDefaults(List<String> extra) {
         List<String> all = new ArrayList<>(DEFAULTS);
         for (String p : extra) {
+            checkBreadth(p);
             if (p.startsWith("@")) {
                 List<String> preset = PRESETS.get(p);
                 if (preset == null) {
@@ -145,6 +147,24 @@ public final class AllowList {
             }
         }
         return new AllowList(extra, all);
+    }
+
+    /**
+     * Refuses a wildcard that admits a whole top-level name space ({@code java.**}, {@code com.*}, {@code **}):
+     * that would let in classes whose deserialization runs code (the JDK has some; so do many libraries under
+     * {@code org} or {@code com}). A wildcard needs at least two package names before it ({@code com.acme.**}).
+     */
+    static void checkBreadth(String pattern) {
+        if (!pattern.endsWith("*")) {
+            return;
+        }
+        String stem = pattern.endsWith(".**") ? pattern.substring(0, pattern.length() - 3)
+                : pattern.endsWith(".*") ? pattern.substring(0, pattern.length() - 2) : pattern;
+        if (stem.contains("*") || stem.isEmpty() || stem.indexOf('.') < 0) {
+            throw new IllegalArgumentException("'" + pattern + "' admits too much: a wildcard admits a package "
+                    + "(com.acme.*) or a package tree (com.acme.**) of at least two names; list the packages or "
+                    + "classes you replicate (learnAllowedClasses=true prints them), or use a preset");
+        }
     }
 
     /** Exactly the given patterns, without defaults. */

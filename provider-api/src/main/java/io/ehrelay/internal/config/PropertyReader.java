@@ -104,13 +104,27 @@ public final class PropertyReader {
         return v;
     }
 
+    /**
+     * The raw value of a typed property, or {@code null} when it is absent. Unlike {@link #string(String)}, a
+     * blank value is an error: {@code queueMaxBytes=} is a mistake, not a way to ask for the default.
+     */
+    private String typed(String name, String accepted) {
+        known.add(name);
+        String v = values.get(name);
+        if (v != null && v.isEmpty()) {
+            throw invalid(name, v, accepted + " (an empty value sets nothing: give a value, or leave the "
+                    + "property out for its default)");
+        }
+        return v;
+    }
+
     public String string(String name, String defaultValue) {
         String v = string(name);
         return v == null ? defaultValue : v;
     }
 
     public boolean bool(String name, boolean defaultValue) {
-        String v = string(name);
+        String v = typed(name, "true or false");
         if (v == null) {
             return defaultValue;
         }
@@ -128,7 +142,7 @@ public final class PropertyReader {
     }
 
     public long longIn(String name, long defaultValue, long min, long max) {
-        String v = string(name);
+        String v = typed(name, "a whole number from " + min + " to " + max);
         if (v == null) {
             return defaultValue;
         }
@@ -146,11 +160,11 @@ public final class PropertyReader {
 
     /** A byte size: a whole number of bytes, or with a suffix {@code k}, {@code m} or {@code g} (powers of 1024). */
     public long bytesIn(String name, long defaultValue, long min, long max) {
-        String v = string(name);
+        String accepted = "a byte size from " + min + " to " + max + " bytes, e.g. 65536, 512k, 64m or 1g";
+        String v = typed(name, accepted);
         if (v == null) {
             return defaultValue;
         }
-        String accepted = "a byte size from " + min + " to " + max + " bytes, e.g. 65536, 512k, 64m or 1g";
         String digits = v.toLowerCase(Locale.ROOT);
         long unit = 1;
         char last = digits.charAt(digits.length() - 1);
@@ -172,7 +186,11 @@ public final class PropertyReader {
 
     /** One of the given lower-case words, compared case-insensitively. */
     public <E extends Enum<E>> E choice(String name, E defaultValue, Class<E> type) {
-        String v = string(name);
+        List<String> words = new ArrayList<>();
+        for (E e : type.getEnumConstants()) {
+            words.add(e.name().toLowerCase(Locale.ROOT));
+        }
+        String v = typed(name, "one of " + String.join(", ", words));
         if (v == null) {
             return defaultValue;
         }
@@ -180,10 +198,6 @@ public final class PropertyReader {
             if (e.name().equalsIgnoreCase(v)) {
                 return e;
             }
-        }
-        List<String> words = new ArrayList<>();
-        for (E e : type.getEnumConstants()) {
-            words.add(e.name().toLowerCase(Locale.ROOT));
         }
         throw invalid(name, v, "one of " + String.join(", ", words));
     }

@@ -54,6 +54,29 @@ class ConfigTest {
     }
 
     @Test
+    void anEmptyValue_ofATypedProperty_isAnError_notTheDefault() {
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("queueMaxBytes", "")), "peers"))
+                .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("'queueMaxBytes'")
+                .hasMessageContaining("an empty value sets nothing");
+        assertThatThrownBy(() -> ReplicatorConfig.parse("f", props("replicatePuts", " ")))
+                .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("true or false");
+        // a text property left empty stays "not set", as in stock files (hostName=)
+        assertThat(new PropertyReader("f", props("hostName", "")).string("hostName")).isNull();
+    }
+
+    @Test
+    void anAllowListWildcard_overAWholeNameSpace_isRefused() {
+        for (String broad : new String[] {"java.**", "javax.*", "com.**", "**", "*", "org.*.**"}) {
+            assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("allowedClasses", broad)),
+                    "peers")).as(broad).isInstanceOf(InvalidConfigurationException.class)
+                    .hasMessageContaining("admits too much");
+        }
+        NodeConfig ok = NodeConfig.read(new PropertyReader("f", props("allowedClasses",
+                "com.acme.**|com.acme.model.*|java.util.concurrent.**|com.acme.Order")), "peers");
+        assertThat(ok.limits().allowList().allows("com.acme.billing.Invoice")).isTrue();
+    }
+
+    @Test
     void unknownProperty_isRejectedListingTheAcceptedOnes() {
         assertThatThrownBy(() -> ReplicatorConfig.parse("f", props("replicatePut", "false")))
                 .isInstanceOf(InvalidConfigurationException.class)
