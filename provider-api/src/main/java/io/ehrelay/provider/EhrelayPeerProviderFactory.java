@@ -47,6 +47,7 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
     @Override
     public CacheManagerPeerProvider createCachePeerProvider(CacheManager cacheManager, Properties properties) {
         io.ehrelay.internal.Dependencies.check();
+        io.ehrelay.internal.config.RepeatedKeys.check(cacheManager.getConfiguration(), "io.ehrelay.");
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
         NodeConfig config = NodeConfig.read(reader, manualPeersProperty);
         Transport transport = createTransport(reader, config);

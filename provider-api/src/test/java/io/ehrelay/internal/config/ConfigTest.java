@@ -65,6 +65,29 @@ class ConfigTest {
     }
 
     @Test
+    void aPropertyGivenTwice_isFound_inTheRawAttribute() {
+        assertThat(RepeatedKeys.repeated("queueMaxEvents=100000, peers=h:1, queueMaxEvents = 10", ","))
+                .isEqualTo("queueMaxEvents");
+        assertThat(RepeatedKeys.repeated("a=1; b=2;; c:3", ";")).isNull();
+        assertThat(RepeatedKeys.repeated("a=1|x, a:2", ",")).isEqualTo("a");
+    }
+
+    @Test
+    void aPropertyGivenTwice_refusesTheCacheManager_namingTheCache() {
+        String xml = "<ehcache updateCheck=\"false\" name=\"twice\">"
+                + "<cacheManagerPeerProviderFactory class=\"io.ehrelay.loopback.LoopbackCacheManagerPeerProviderFactory\""
+                + " properties=\"peerDiscovery=manual\"/>"
+                + "<cache name=\"orders\" maxEntriesLocalHeap=\"10\"><cacheEventListenerFactory"
+                + " class=\"io.ehrelay.loopback.LoopbackCacheReplicatorFactory\""
+                + " properties=\"replicatePuts=false, replicateAsynchronously=true, replicatePuts=true\"/></cache>"
+                + "</ehcache>";
+        assertThatThrownBy(() -> new net.sf.ehcache.CacheManager(new java.io.ByteArrayInputStream(
+                xml.getBytes(java.nio.charset.StandardCharsets.UTF_8))))
+                .hasStackTraceContaining("property 'replicatePuts' is given more than once")
+                .hasStackTraceContaining("cacheEventListenerFactory of cache orders");
+    }
+
+    @Test
     void anAllowListWildcard_overAWholeNameSpace_isRefused() {
         for (String broad : new String[] {"java.**", "javax.*", "com.**", "**", "*", "org.*.**"}) {
             assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("allowedClasses", broad)),
