@@ -88,6 +88,8 @@ final class Membership {
     private Set<String> local = Collections.emptySet();
     private long version = 1;
     private volatile List<Peer> known = Collections.emptyList();
+    /** The endpoints of {@link #known}: only these are listened to and answered (a sender name is not trusted). */
+    private volatile Set<String> knownEndpoints = Collections.emptySet();
 
     /** @param localCaches the caches this node replicates now (live or bootstrapping ones) */
     Membership(String cacheManagerName, Transport transport, Supplier<Collection<String>> localCaches, Clock clock) {
@@ -177,6 +179,9 @@ final class Membership {
      * older than the one it replaces is ignored.
      */
     void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches) {
+        if (!knownEndpoints.contains(endpoint)) {
+            return; // not a peer of this node (yet): it is taken to hold every cache, the safe side
+        }
         Announced now = new Announced(peerRun, peerVersion, caches);
         Announced kept = announced.compute(endpoint,
                 (k, old) -> old != null && old.run == peerRun && old.version >= peerVersion ? old : now);
@@ -260,6 +265,7 @@ final class Membership {
                 }
             }
             known = peers;
+            knownEndpoints = Collections.unmodifiableSet(now);
             for (String gone : before) {
                 if (!now.contains(gone)) {
                     forget(gone);
@@ -391,6 +397,9 @@ final class Membership {
 
     /** {@code endpoint} sent an event of a cache this node does not have: tell it what this node has (rate-limited). */
     void sentUnknownCache(String endpoint) {
+        if (!knownEndpoints.contains(endpoint)) {
+            return; // answer peers only: a sender's name does not make it one
+        }
         long now = clock.nanoTime();
         Long last = reannounced.get(endpoint);
         if (last != null && now - last < REANNOUNCE_NANOS) {

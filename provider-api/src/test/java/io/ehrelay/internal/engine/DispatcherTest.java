@@ -103,6 +103,7 @@ class DispatcherTest {
     @Test
     void aPeerWithoutACache_isSentTheBatchWithoutThatCachesEvents_underTheSameNumber() throws Exception {
         failNext = false;
+        membership.peersChanged(Collections.singletonList(peer));
         localCaches.addAll(java.util.Arrays.asList("a", "b"));
         membership.localAdded();
         membership.announced("p:1", 7, 1, Collections.singleton("a")); // the peer holds a, not b

@@ -110,6 +110,7 @@ class MembershipTest {
 
     @Test
     void whatAPeerSaid_decidesWhatItIsSent_andALateAnnouncementChangesNothing() {
+        membership.peersChanged(Arrays.asList(p, new Peer("q:2")));
         local.addAll(set("a", "b"));
         membership.localAdded();
         assertThat(membership.has("p:1", "b")).as("unknown: every cache").isTrue();
@@ -127,6 +128,7 @@ class MembershipTest {
 
     @Test
     void aPeerThatAddsACacheItWasNotSent_getsThatCacheCleared_butNotAfterARestart() {
+        membership.peersChanged(Collections.singletonList(p));
         local.addAll(set("a", "b"));
         membership.localAdded();
         membership.announced("p:1", 9, 1, set("a"));
@@ -146,6 +148,18 @@ class MembershipTest {
         membership.leaveOut("p:1", Collections.singletonList("b"));
         membership.announced("p:1", 10, 1, null); // a new run: its caches are new, nothing to clear
         assertThat(sent).hasSize(n);
+    }
+
+    @Test
+    void aSenderThatIsNoPeer_isNeitherHeardNorAnswered() {
+        membership.peersChanged(Collections.singletonList(p));
+        local.add("a");
+        membership.localAdded();
+        int n = sent.size();
+        membership.announced("stranger:9", 1, 1, set());
+        assertThat(membership.has("stranger:9", "a")).isTrue();
+        membership.sentUnknownCache("stranger:9");
+        assertThat(sent).as("nothing sent to a name a sender gave").hasSize(n);
     }
 
     @Test
