@@ -133,7 +133,9 @@ public final class ContainerNode implements NodeControlMBean {
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n"
                 + "  <cacheManagerPeerProviderFactory class=\"" + prefix + "CacheManagerPeerProviderFactory\"\n"
-                + "      properties=\"" + discovery + ", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=8m\"/>\n"
+                + "      properties=\"" + discovery + ", overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=8m"
+                // the containers are separate hosts on the project's own network, and nothing authenticates yet
+                + (prefix.startsWith("io.ehrelay.") ? ", unauthenticatedPeers=any" : "") + "\"/>\n"
                 + (jgroups ? "" : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
                 + "      properties=\"hostName=" + host + ", port=" + port + "\"/>\n")
                 + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n"

@@ -81,6 +81,15 @@ public interface Transport {
         return null;
     }
 
+    /**
+     * How peers prove who they are on this transport as configured (e.g. {@code "TLS client certificates"}), or
+     * {@code null} when they do not: then only the hosts {@link TransportContext#peerGate()} admits are served.
+     * Said once at start. Called after {@link #start}.
+     */
+    default String peerAuthentication() {
+        return null;
+    }
+
     /** A cache that replicates through this transport is live on this node (may be called more than once). */
     default void cacheAdded(String cacheName) {
     }

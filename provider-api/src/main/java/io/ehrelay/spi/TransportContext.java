@@ -28,6 +28,12 @@ public interface TransportContext {
         return Clock.SYSTEM;
     }
 
+    /**
+     * Which hosts may replicate without authenticating: a transport asks it for every connection or request
+     * that arrives unauthenticated, and serves none it refuses (see {@link PeerGate}).
+     */
+    PeerGate peerGate();
+
     /** The CacheManager's name, for thread names and log lines. */
     String cacheManagerName();
 

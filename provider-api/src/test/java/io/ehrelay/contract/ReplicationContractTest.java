@@ -745,6 +745,30 @@ public abstract class ReplicationContractTest {
         return cm.getCachePeerListener(fixture().scheme()).getBoundCachePeers();
     }
 
+    // ---- secure by default ------------------------------------------------------------------------------------
+
+    @Test
+    void aHostThatUnauthenticatedPeersDoesNotAdmit_isRefused_counted_andChangesNothing() throws Exception {
+        CacheManager a = node("a");
+        // 192.0.2.1 (TEST-NET) only: this host, where a runs, is not admitted by b
+        CacheManager b = cluster.start("b", "unauthenticatedPeers=192.0.2.1", false);
+        started.add(b);
+        Jmx jb = cluster.jmx(b);
+        Await.until(() -> {
+            cache(a, "async").put(new Element("k", "v")); // a retries; every attempt is refused
+            return jb.managerCount("unauthorized") > 0;
+        }, () -> "nothing refused");
+        Thread.sleep(500);
+        assertThat(cache(b, "async").get("k")).as("applied on b").isNull();
+        assertThat(jb.cacheCount("async", "received")).isZero();
+        cluster.stop(b);
+        started.remove(b);
+        CacheManager c = node("c"); // the default admits this host
+        cache(a, "async").put(new Element("k2", "v2"));
+        awaitValue(c, "async", "k2", "v2");
+        assertThat(cluster.jmx(c).managerCount("unauthorized")).isZero();
+    }
+
     // ---- never stale: an event a node cannot apply invalidates what it would have changed ------------------
 
     @Test

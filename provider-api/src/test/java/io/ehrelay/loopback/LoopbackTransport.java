@@ -63,9 +63,17 @@ public final class LoopbackTransport implements Transport {
         byte[] bytes = batch.toByteArray();
         String from = endpoint;
         return target.run(() -> {
+            target.admit();
             target.context.inbound().onEvents(from, java.nio.ByteBuffer.wrap(bytes));
             return null;
         });
+    }
+
+    /** Every loopback node is on this host: it is refused only when unauthenticatedPeers leaves loopback out. */
+    private void admit() throws java.io.IOException {
+        if (!context.peerGate().admits(java.net.InetAddress.getLoopbackAddress(), "connection")) {
+            throw new java.io.IOException("refused by unauthenticatedPeers");
+        }
     }
 
     @Override
@@ -76,6 +84,7 @@ public final class LoopbackTransport implements Transport {
             return CompletableFuture.failedFuture(new java.net.ConnectException("no loopback node at " + peer));
         }
         return target.run(() -> {
+            target.admit();
             target.context.inbound().onStateRequest(cacheName, maxChunkBytes, sink);
             return null;
         });

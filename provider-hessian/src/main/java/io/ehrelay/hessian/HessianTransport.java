@@ -75,7 +75,7 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         httpThreads.allowCoreThreadTimeOut(true);
         server.setExecutor(httpThreads);
         server.createContext(ls.path, new RpcHttpHandler(relay, settings.clusterToken,
-                ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics()));
+                ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics(), ctx.peerGate()));
         server.start();
         localEndpoint = PeerUrls.normalize((ls.https() ? "https" : "http") + "://" + hostForUrl(listener.hostName())
                 + ":" + server.getAddress().getPort() + ls.path);
@@ -88,6 +88,11 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
     @Override
     public String localEndpoint() {
         return localEndpoint;
+    }
+
+    @Override
+    public String peerAuthentication() {
+        return settings != null && settings.clusterToken != null ? "the cluster token (clusterToken)" : null;
     }
 
     @Override

@@ -34,7 +34,12 @@ final class RpcHttpHandler implements HttpHandler {
     private final TransportMetrics metrics;
     private final TransportMetrics.Count unauthorized;
 
-    RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics) {
+    private final io.ehrelay.spi.PeerGate gate;
+
+    /** @param gate admits hosts that send requests without authenticating (no cluster token configured) */
+    RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics,
+                   io.ehrelay.spi.PeerGate gate) {
+        this.gate = gate;
         this.relay = relay;
         this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
         this.maxBodyBytes = maxBodyBytes;
@@ -49,7 +54,13 @@ final class RpcHttpHandler implements HttpHandler {
                 respond(exchange, 405, new byte[0]);
                 return;
             }
-            if (token != null) {
+            if (token == null) {
+                // nothing authenticates the request: only hosts unauthenticatedPeers admits are served
+                if (!gate.admits(exchange.getRemoteAddress().getAddress(), "request")) {
+                    respond(exchange, 403, new byte[0]);
+                    return;
+                }
+            } else {
                 String given = exchange.getRequestHeaders().getFirst(HessianSettings.TOKEN_HEADER);
                 if (given == null || !MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
                     unauthorized.mark();

@@ -96,6 +96,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
+        membersAuthenticate = authenticates(channel);
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
         channel.connect(clusterName);
@@ -132,6 +133,11 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         return relay == null ? 0 : relay.openTransfers();
     }
 
+    @Override
+    public String peerAuthentication() {
+        return membersAuthenticate ? "the stack's AUTH or encryption protocol" : null;
+    }
+
     /** Members are the channel's view: {@code registerPeer}/{@code unregisterPeer} are ignored (as stock's). */
     @Override
     public boolean registersPeers() {
@@ -157,6 +163,56 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
 
     // ---- membership ------------------------------------------------------------------------------------------
 
+    /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
+    private static final java.util.Set<String> AUTHENTICATING = new java.util.HashSet<>(
+            java.util.Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT"));
+    private volatile boolean membersAuthenticate;
+
+    private static boolean authenticates(JChannel ch) {
+        for (org.jgroups.stack.Protocol p : ch.getProtocolStack().getProtocols()) {
+            if (AUTHENTICATING.contains(p.getName())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The host of a member, from the transport's address cache, or {@code null} while it is not known yet.
+     */
+    private java.net.InetAddress hostOf(Address member) {
+        JChannel ch = channel;
+        if (ch == null || member == null) {
+            return null;
+        }
+        org.jgroups.PhysicalAddress pa = ch.getProtocolStack().getTransport().getPhysicalAddressFromCache(member);
+        return pa instanceof org.jgroups.stack.IpAddress ? ((org.jgroups.stack.IpAddress) pa).getIpAddress() : null;
+    }
+
+    /**
+     * Whether a member that did not authenticate (the stack has no AUTH or encryption) may be served: only a
+     * host {@code unauthenticatedPeers} admits; a member whose host is not known yet is not served until it is.
+     */
+    private boolean admitted(Address member, String what) {
+        if (membersAuthenticate) {
+            return true;
+        }
+        java.net.InetAddress host = hostOf(member);
+        if (host == null) {
+            return false;
+        }
+        return context.peerGate().admits(host, what);
+    }
+
+    /** Whether this node's own replication leaves a member out: its host is known and not admitted. */
+    private boolean refusedMember(Address member) {
+        if (membersAuthenticate || channel == null || member.equals(channel.getAddress())) {
+            return false;
+        }
+        java.net.InetAddress host = hostOf(member);
+        return host != null && !context.peerGate().admits(host, "member");
+    }
+
     @Override
     public void viewAccepted(View newView) {
         if (newView == null || context == null) {
@@ -166,7 +222,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         view = newView;
         List<String> members = new ArrayList<>();
         for (Address a : newView.getMembers()) {
-            members.add(endpoint(a));
+            if (!refusedMember(a)) {
+                members.add(endpoint(a));
+            }
         }
         context.setMembers(members);
         if (previous != null) {
@@ -208,6 +266,15 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     public Object handle(Message msg) {
         RelayHeader h = msg.getHeader(RelayHeader.ID);
         String from = msg.getSrc() == null ? "?" : endpoint(msg.getSrc());
+        if (!admitted(msg.getSrc(), "request")) {
+            if (hostOf(msg.getSrc()) == null) {
+                context.metrics().count("unauthorized").mark();
+                LOG.warn("ehrelay: refused a request from {} whose host is not known yet (counted in unauthorized)",
+                        from);
+            }
+            return Replies.error("ehrelay: refused: this node accepts unauthenticated members only from the hosts "
+                    + "its unauthenticatedPeers setting admits");
+        }
         if (h == null || !(msg instanceof BytesMessage)) {
             context.metrics().markMalformedFrame();
             LOG.warn("ehrelay: refused a request from {} that is not a relay call (counted in malformedFrames)", from);

@@ -49,27 +49,36 @@ final class BufferedSockets {
      */
     static final class Server extends ServerSocket {
         private final java.util.Set<Socket> accepted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private final io.ehrelay.spi.PeerGate gate;
 
-        Server() throws IOException {
+        /** @param gate closes connections from hosts it does not admit ({@code null}: admits all) */
+        Server(io.ehrelay.spi.PeerGate gate) throws IOException {
             super();
+            this.gate = gate;
         }
 
         @Override
         public Socket accept() throws IOException {
-            if (isClosed()) {
-                throw new java.net.SocketException("Socket is closed");
-            }
-            Socket s = new BufferedSocket() {
-                @Override
-                public synchronized void close() throws IOException {
-                    accepted.remove(this);
-                    super.close();
+            while (true) {
+                if (isClosed()) {
+                    throw new java.net.SocketException("Socket is closed");
                 }
-            };
-            implAccept(s);
-            s.setTcpNoDelay(true);
-            accepted.add(s);
-            return s;
+                Socket s = new BufferedSocket() {
+                    @Override
+                    public synchronized void close() throws IOException {
+                        accepted.remove(this);
+                        super.close();
+                    }
+                };
+                implAccept(s);
+                if (gate != null && !gate.admits(s.getInetAddress(), "connection")) {
+                    s.close();
+                    continue;
+                }
+                s.setTcpNoDelay(true);
+                accepted.add(s);
+                return s;
+            }
         }
 
         /** Closes every connection this socket accepted that is still open. */

@@ -81,8 +81,10 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         }
         adviseHostName(listener.hostName());
         InetAddress address = InetAddress.getByName(listener.hostName());
-        registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth);
-        objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth);
+        // a TLS client certificate authenticates the peer; anything else is admitted only by unauthenticatedPeers
+        io.ehrelay.spi.PeerGate gate = settings.tls && settings.clientAuth ? null : ctx.peerGate();
+        registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate);
+        objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate);
         remoteObjectPort = ls.remoteObjectPort;
         // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
         stubSockets = settings.tls ? new TlsClientSocketFactory(ls.socketTimeoutMillis)
@@ -107,6 +109,12 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             unexportAll();
             throw e;
         }
+    }
+
+    @Override
+    public String peerAuthentication() {
+        return settings != null && settings.tls && settings.clientAuth ? "TLS client certificates (tlsClientAuth=true)"
+                : null;
     }
 
     /** Stubs carry the host of {@code java.rmi.server.hostname}; stock nodes use it to call back. */

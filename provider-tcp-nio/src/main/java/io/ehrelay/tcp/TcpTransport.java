@@ -89,6 +89,10 @@ final class TcpTransport implements Transport {
                 }
                 continue;
             }
+            if (!admitted(sc)) {
+                closeQuietly(sc); // no authentication on TCP yet: only hosts unauthenticatedPeers admits
+                continue;
+            }
             if (inbound.size() >= settings.maxInboundConnections) {
                 context.metrics().count("refusedConnections").mark();
                 LOG.warn("ehrelay: refusing connection from {}: maxInboundConnections={} reached", remote(sc),
@@ -115,6 +119,17 @@ final class TcpTransport implements Transport {
                 closeQuietly(sc);
             }
         }
+    }
+
+    private boolean admitted(SocketChannel sc) {
+        java.net.SocketAddress remote;
+        try {
+            remote = sc.getRemoteAddress();
+        } catch (IOException e) {
+            return false;
+        }
+        return remote instanceof java.net.InetSocketAddress
+                && context.peerGate().admits(((java.net.InetSocketAddress) remote).getAddress(), "connection");
     }
 
     private static String remote(SocketChannel sc) {

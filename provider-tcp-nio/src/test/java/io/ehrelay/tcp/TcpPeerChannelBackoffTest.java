@@ -125,6 +125,11 @@ class TcpPeerChannelBackoffTest {
             }
 
             @Override
+            public io.ehrelay.spi.PeerGate peerGate() {
+                return (address, what) -> true;
+            }
+
+            @Override
             public String cacheManagerName() {
                 return "tcp-backoff-test";
             }

@@ -47,6 +47,7 @@ public final class NodeConfig {
     private final boolean learnAllowedClasses;
     private final DiscoveryConfig discovery;
     private final long peerOutboundMaxBytes;
+    private final UnauthenticatedPeers unauthenticatedPeers;
 
     private NodeConfig(PropertyReader r, String manualPeersProperty) {
         queueMaxBytes = r.bytesIn(QUEUE_MAX_BYTES, 64L << 20, 1024, 1L << 40);
@@ -74,6 +75,7 @@ public final class NodeConfig {
         learnAllowedClasses = r.bool(LEARN_ALLOWED_CLASSES, false);
         discovery = DiscoveryConfig.read(r, manualPeersProperty);
         peerOutboundMaxBytes = r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34);
+        unauthenticatedPeers = UnauthenticatedPeers.read(r);
         if (batchMaxBytes > limits.maxFrameBytes()) {
             throw r.invalid(BATCH_MAX_BYTES, Integer.toString(batchMaxBytes),
                     "at most " + MAX_FRAME_BYTES + " (" + limits.maxFrameBytes() + ")");
@@ -118,4 +120,6 @@ public final class NodeConfig {
     public DiscoveryConfig discovery() { return discovery; }
     /** Most bytes of batches waiting for one peer; past it, sends to that peer fail at once (counted). */
     public long peerOutboundMaxBytes() { return peerOutboundMaxBytes; }
+    /** Which hosts may replicate with this node without authenticating ({@code unauthenticatedPeers}). */
+    public UnauthenticatedPeers unauthenticatedPeers() { return unauthenticatedPeers; }
 }

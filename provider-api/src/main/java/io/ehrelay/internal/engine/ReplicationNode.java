@@ -89,6 +89,7 @@ public final class ReplicationNode {
     private StateTransfer stateTransfer;
     private Membership membership;
     private final CacheManagerEventListener cacheWatch = new CacheWatch();
+    private final io.ehrelay.spi.PeerGate gate = this::admits;
 
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
                             Predicate<CacheEventListener> isReplicator, Clock clock) {
@@ -165,6 +166,7 @@ public final class ReplicationNode {
         metrics.gauge("peersKnown", () -> directory.peers().size());
         metrics.gauge("peersReachable", this::reachablePeers);
         metrics.gauge("threads", threads::live);
+        metrics.meter("unauthorized");
         if (sentClasses.learning()) {
             metrics.gauge("learnedAllowedClasses", sentClasses::learnedSetting);
         }
@@ -217,6 +219,7 @@ public final class ReplicationNode {
         }
         LOG.info("ehrelay: {} replication of CacheManager {} started at {}", transportName, cacheManager.getName(),
                 transport.localEndpoint());
+        logAdmission(transport.localEndpoint());
     }
 
     /** Stops the node (see the class comment for when Ehcache calls it); later calls do nothing. */
@@ -383,6 +386,50 @@ public final class ReplicationNode {
         }
     }
 
+    /** The {@link io.ehrelay.spi.PeerGate} of this node's transport: {@code unauthenticatedPeers}, counted. */
+    private boolean admits(java.net.InetAddress address, String what) {
+        io.ehrelay.internal.config.UnauthenticatedPeers u = config.unauthenticatedPeers();
+        if (u.admits(address)) {
+            return true;
+        }
+        metrics.meter("unauthorized").mark();
+        warn.warn("unauthorized:" + address.getHostAddress(), "ehrelay: refused an unauthenticated {} from {} to "
+                + "{} replication of CacheManager {} (counted in unauthorized): unauthenticated peers are accepted "
+                + "only from {}. To accept this host, add it to unauthenticatedPeers on cacheManagerPeerProviderFactory "
+                + "(unauthenticatedPeers={}|{})", what, address.getHostAddress(), transportName, cacheManager.getName(),
+                u.setting(), u.setting(), address.getHostAddress());
+        return false;
+    }
+
+    /** Says at start whom this node accepts without authentication (see {@code unauthenticatedPeers}). */
+    private void logAdmission(String endpoint) {
+        io.ehrelay.internal.config.UnauthenticatedPeers u = config.unauthenticatedPeers();
+        if (endpoint == null) {
+            return; // no listener: nothing accepts peers here
+        }
+        String auth = transport.peerAuthentication();
+        if (auth != null) {
+            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts only peers that authenticate ({})",
+                    transportName, cacheManager.getName(), endpoint, auth);
+            return;
+        }
+        if (u.any()) {
+            LOG.warn("ehrelay: {} replication of CacheManager {} at {} accepts unauthenticated peers from any host "
+                    + "(unauthenticatedPeers=any): any process that reaches that address can read, change and clear "
+                    + "its replicated caches", transportName, cacheManager.getName(), endpoint);
+        } else if (u.addresses().isEmpty()) {
+            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts unauthenticated peers only from this "
+                    + "host: other hosts are refused and counted in unauthorized. To accept them, list their "
+                    + "addresses in unauthenticatedPeers (or unauthenticatedPeers=any) on cacheManagerPeerProviderFactory",
+                    transportName, cacheManager.getName(), endpoint);
+        } else {
+            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts unauthenticated peers only from {}{}; "
+                    + "other hosts are refused and counted in unauthorized (unauthenticatedPeers)", transportName,
+                    cacheManager.getName(), endpoint, u.setting().toLowerCase(java.util.Locale.ROOT).contains("loopback")
+                    ? "this host and " : "", u.addresses());
+        }
+    }
+
     /** Follows the CacheManager's caches being added and removed. */
     private final class CacheWatch implements CacheManagerEventListener {
         @Override
@@ -518,6 +565,11 @@ public final class ReplicationNode {
         @Override
         public String cacheManagerName() {
             return cacheManager.getName();
+        }
+
+        @Override
+        public io.ehrelay.spi.PeerGate peerGate() {
+            return gate;
         }
 
         @Override
