@@ -681,28 +681,24 @@ public abstract class ReplicationContractTest {
     }
 
     @Test
-    void aCacheThePeerNeverHad_isSentItsFirstEventAtMost_andNotListedAfterIt() {
+    void aCacheThePeerNeverHad_isNotListedForIt_onceItWasSentAnEvent() {
         CacheManager a = node("a");
         CacheManager b = node("b");
         Await.until(() -> remotePeers(a, "async").size() == 1, () -> "remote peers " + remotePeers(a, "async"));
         a.addCache("onlyOnA"); // from defaultCache: replicated here, absent on b
         // b has not named its caches yet (it would while still creating them at start-up): the first event
-        // goes to b, which drops it and tells a what it holds
+        // goes to b, which drops it, counts it, and tells a what it holds
         cache(a, "onlyOnA").put(new Element("first", "v"));
         Jmx jb = cluster.jmx(b);
         Await.until(() -> jb.managerCount("unknownCache") == 1, () -> "unknownCache " + jb.managerCount("unknownCache"));
         Await.until(() -> remotePeers(a, "onlyOnA").isEmpty(), () -> "still listed: " + remotePeers(a, "onlyOnA"));
         assertThat(remotePeers(a, "async")).as("the caches b has keep their peer").hasSize(1);
-        for (int i = 0; i < 20; i++) {
-            cache(a, "onlyOnA").put(new Element("k" + i, "v"));
-        }
-        settle(a, "async"); // one dispatcher lane: what a sent before the marker has arrived
-        Jmx ja = cluster.jmx(a);
-        Await.until(() -> ja.cacheCount("onlyOnA", "enqueued") == 21, () -> "enqueued "
-                + ja.cacheCount("onlyOnA", "enqueued"));
-        assertThat(ja.cacheCount("onlyOnA", "sent")).as("events of onlyOnA sent to b").isEqualTo(1);
-        assertThat(ja.cacheCount("onlyOnA", "failed")).isZero();
-        assertThat(jb.managerCount("unknownCache")).as("events b received for a cache it lacks").isEqualTo(1);
+        assertThat(b.getEhcache("onlyOnA")).as("not created on b").isNull();
+        // b may yet create the cache (Hibernate creates regions after start-up): its events are still sent, and
+        // once b has the cache they are applied
+        b.addCache("onlyOnA");
+        cache(a, "onlyOnA").put(new Element("later", "v2"));
+        awaitValue(b, "onlyOnA", "later", "v2");
     }
 
     @Test

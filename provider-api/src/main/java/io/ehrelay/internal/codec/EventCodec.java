@@ -26,7 +26,8 @@ import net.sf.ehcache.Element;
  *
  * membership := batch header with flags = FLAG_MEMBERSHIP [| FLAG_EVERY_CACHE], stream = the sender's run,
  *               seq = its version · entry*   (no entry with FLAG_EVERY_CACHE)
- * entry  := i32 length · u8 op(=5) · u16 nameLength · name(UTF-8)       (one per cache the sender replicates)
+ * entry  := i32 length · u8 op · u16 nameLength · name(UTF-8)   (op 5: a cache the sender replicates;
+ *           op 6: a cache it removed in this run and has not added again)
  * </pre>
  *
  * Events are encoded once, on the writing thread, into self-contained byte arrays; a batch is a header
@@ -61,8 +62,9 @@ public final class EventCodec {
      * it as holding every cache. Carries no entries.
      */
     public static final int FLAG_EVERY_CACHE = 8;
-    /** The operation code of a membership entry, valid only in a membership announcement. */
+    /** The operation codes of membership entries, valid only in a membership announcement. */
     private static final int MEMBER_OP = 5;
+    private static final int REMOVED_OP = 6;
 
     private EventCodec() {
     }
@@ -224,36 +226,49 @@ public final class EventCodec {
     }
 
     /**
-     * A membership announcement: this node replicates exactly {@code cacheNames}, or, when it is {@code null},
-     * every cache as far as peers need to know (see the format above).
+     * A membership announcement: this node replicates exactly {@code cacheNames} and removed {@code removed} (in
+     * this run, not added again); or, when {@code cacheNames} is {@code null}, it holds every cache as far as
+     * peers need to know (see the format above).
      *
      * @param run non-zero, the same for every announcement of one run of the node
      * @param version from 1, higher for each later announcement of the run
      */
-    public static byte[] membershipBatch(java.util.Collection<String> cacheNames, long run, long version) {
+    public static byte[] membershipBatch(java.util.Collection<String> cacheNames, java.util.Collection<String> removed,
+                                         long run, long version) {
         if (run == 0 || version < 1) {
             throw new IllegalArgumentException("run " + run + " / version " + version);
         }
         if (cacheNames == null) {
+            if (!removed.isEmpty()) {
+                throw new IllegalArgumentException("'every cache' with removed caches");
+            }
             ByteSink out = new ByteSink(BATCH_HEADER_BYTES);
             out.write(batchHeader(0), 0, BATCH_HEADER_BYTES);
             putBatchHeader(out, 0, 0, FLAG_MEMBERSHIP | FLAG_EVERY_CACHE, run, version);
             return out.toByteArray();
         }
-        ByteSink out = new ByteSink(BATCH_HEADER_BYTES + 32 * cacheNames.size());
-        out.write(batchHeader(cacheNames.size()), 0, BATCH_HEADER_BYTES);
-        putBatchHeader(out, 0, cacheNames.size(), FLAG_MEMBERSHIP, run, version);
+        int count = cacheNames.size() + removed.size();
+        ByteSink out = new ByteSink(BATCH_HEADER_BYTES + 32 * count);
+        out.write(batchHeader(count), 0, BATCH_HEADER_BYTES);
+        putBatchHeader(out, 0, count, FLAG_MEMBERSHIP, run, version);
         for (String cacheName : cacheNames) {
-            byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
-            if (name.length > 0xffff) {
-                throw new IllegalArgumentException("cache name longer than 65535 bytes");
-            }
-            out.writeInt(1 + 2 + name.length);
-            out.write(MEMBER_OP);
-            out.writeShort(name.length);
-            out.write(name, 0, name.length);
+            writeEntry(out, MEMBER_OP, cacheName);
+        }
+        for (String cacheName : removed) {
+            writeEntry(out, REMOVED_OP, cacheName);
         }
         return out.toByteArray();
+    }
+
+    private static void writeEntry(ByteSink out, int op, String cacheName) {
+        byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
+        if (name.length > 0xffff) {
+            throw new IllegalArgumentException("cache name longer than 65535 bytes");
+        }
+        out.writeInt(1 + 2 + name.length);
+        out.write(op);
+        out.writeShort(name.length);
+        out.write(name, 0, name.length);
     }
 
     public static byte[] singletonBatch(byte[] event) {
@@ -304,8 +319,12 @@ public final class EventCodec {
             throw new MalformedFrameException("event count " + count + " impossible in " + in.remaining() + " bytes");
         }
         if (membership) {
-            return new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq,
-                    every ? null : decodeMembers(in, count));
+            java.util.Set<String> removed = new java.util.LinkedHashSet<>();
+            java.util.Set<String> members = every ? null : decodeMembers(in, count, removed);
+            DecodedBatch d = new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq,
+                    members);
+            d.removed = Collections.unmodifiableSet(removed);
+            return d;
         }
         List<ReplicationEvent> events = new ArrayList<>(count);
         List<Rejection> rejections = Collections.emptyList();
@@ -333,15 +352,17 @@ public final class EventCodec {
         return new DecodedBatch(events, rejections, flags, stream, seq, null);
     }
 
-    private static java.util.Set<String> decodeMembers(ByteSource in, int count) throws MalformedFrameException {
+    private static java.util.Set<String> decodeMembers(ByteSource in, int count, java.util.Set<String> removed)
+            throws MalformedFrameException {
         java.util.Set<String> names = new java.util.LinkedHashSet<>();
         for (int i = 0; i < count; i++) {
             ByteSource entry = in.slice(in.readLength("membership entry"), "membership entry");
             int op = entry.readByte("operation");
-            if (op != MEMBER_OP) {
+            if (op != MEMBER_OP && op != REMOVED_OP) {
                 throw new MalformedFrameException("operation code " + op + " in a membership announcement");
             }
-            names.add(entry.readUtf8(entry.readShort("cache name length"), "cache name"));
+            String name = entry.readUtf8(entry.readShort("cache name length"), "cache name");
+            (op == MEMBER_OP ? names : removed).add(name);
             end(entry);
         }
         if (in.remaining() != 0) {
@@ -427,6 +448,7 @@ public final class EventCodec {
         private final long stream;
         private final long seq;
         private final java.util.Set<String> members;
+        private java.util.Set<String> removed = Collections.emptySet();
 
         DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq,
                      java.util.Set<String> members) {
@@ -462,6 +484,8 @@ public final class EventCodec {
          * event batch.
          */
         public java.util.Set<String> members() { return members; }
+        /** For a membership announcement, the caches the sender removed (in its run, not added again). */
+        public java.util.Set<String> removed() { return removed; }
         /**
          * Whether this is a membership announcement, not events ({@link #stream()} is then the sender's run,
          * {@link #seq()} the announcement's version).

@@ -79,7 +79,7 @@ final class Inbound implements InboundHandler {
             Membership ms = membership;
             String endpoint = endpointOf.apply(fromPeer);
             if (ms != null && endpoint != null) {
-                ms.announced(endpoint, stream, decoded.seq(), decoded.members());
+                ms.announced(endpoint, stream, decoded.seq(), decoded.members(), decoded.removed());
             }
             return;
         }

@@ -25,24 +25,26 @@ import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 
 /**
- * Which caches each peer replicates, so that a node is not sent the events of a cache it removed or never had,
- * and {@code listRemoteCachePeers(cache)} lists only the peers that hold {@code cache}.
+ * Which caches each peer replicates and which it removed, so that a node is not sent the events of a cache it
+ * removed, and {@code listRemoteCachePeers(cache)} lists only the peers that hold {@code cache}.
  *
- * <p><b>Announcing.</b> A node starts each run by telling every peer "assume I hold every cache"
- * ({@link EventCodec#FLAG_EVERY_CACHE}): a restarted node is never taken for the one that had removed a cache.
- * It names its caches only once there is a reason: a cache removed here, or an event received for a cache this
- * node does not have (it answers that peer, at most once per {@link #REANNOUNCE_NANOS}). From then on every
- * change (a cache added, starting its bootstrap, or removed) is announced to every peer. So a node that is still
- * creating its caches at start-up is not taken to lack the ones it has not created yet. Announcements are
+ * <p><b>Announcing.</b> A node starts each run by telling every peer "take me to hold every cache"
+ * ({@link EventCodec#FLAG_EVERY_CACHE}). It names its caches (those it holds, and those it removed in this run
+ * and has not added again) only once there is a reason: a cache removed here, or an event received for a cache
+ * this node does not have (it answers that peer, at most once per {@link #REANNOUNCE_NANOS}). From then on every
+ * change (a cache added, starting its bootstrap, or removed) is announced to every peer. Announcements are
  * numbered within a run, so a late one never replaces a newer one; newcomers in the directory get the current
  * one; one a peer could not take is sent again when a batch reaches it, or within a second otherwise.
  *
- * <p><b>Using it.</b> A peer this node knows nothing of (an older ehrelay, stock Ehcache, one that has not said
- * or that a send just failed to) is taken to hold every cache: an event it drops costs little, one it missed
- * could leave it stale. When a peer that was left out of a cache's events adds that cache (they were not sent
- * while it lacked it), this node clears the peer's copy of the cache (a {@code removeAll} to that peer only): it
- * may miss, but never keeps what this node changed meanwhile. Before a cache here loads its content from a peer
- * (bootstrap), the node waits until its peers have taken the announcement that names the cache. Thread-safe.
+ * <p><b>Using it.</b> Listing follows what a peer holds. Sending leaves out only the caches a peer
+ * <em>removed</em>: a cache it never had may be one it is still creating (Hibernate creates its regions when its
+ * SessionFactory starts, after the CacheManager), and leaving those out would lose the events it needs once it
+ * has them; it drops them and counts them in {@code unknownCache}. A peer this node knows nothing of (an older
+ * ehrelay, stock Ehcache, one that has not said, or one a send just failed to) is taken to hold every cache.
+ * When a peer adds again a cache whose events were left out for it meanwhile, this node clears the peer's copy
+ * of that cache (a {@code removeAll} to that peer only): it may miss, but never keeps what this node changed
+ * meanwhile. Before a cache here loads its content from a peer (bootstrap), the node waits until its peers have
+ * taken the announcement that names the cache. Only the node's own peers are heard and answered. Thread-safe.
  */
 final class Membership {
 
@@ -50,16 +52,21 @@ final class Membership {
     static final long REANNOUNCE_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    /** What one peer announced: its run, the announcement's number and its caches ({@code null}: every one). */
+    /**
+     * What one peer announced: its run, the announcement's number, its caches ({@code null}: every one) and the
+     * caches it removed (in that run, not added again).
+     */
     private static final class Announced {
         final long run;
         final long version;
         final Set<String> caches;
+        final Set<String> removed;
 
-        Announced(long run, long version, Set<String> caches) {
+        Announced(long run, long version, Set<String> caches, Set<String> removed) {
             this.run = run;
             this.version = version;
             this.caches = caches;
+            this.removed = removed;
         }
     }
 
@@ -86,6 +93,8 @@ final class Membership {
     /** Whether this node names its caches yet (else it says "every cache"). */
     private boolean naming;
     private Set<String> local = Collections.emptySet();
+    /** Caches removed here in this run and not added again. */
+    private final Set<String> removedHere = new LinkedHashSet<>();
     private long version = 1;
     private volatile List<Peer> known = Collections.emptyList();
     /** The endpoints of {@link #known}: only these are listened to and answered (a sender name is not trusted). */
@@ -112,9 +121,17 @@ final class Membership {
         return a == null || a.caches == null || a.caches.contains(cacheName);
     }
 
+    /** Whether {@code endpoint} removed {@code cacheName} (and has not added it again): it is not sent its events. */
+    boolean removedBy(String endpoint, String cacheName) {
+        Announced a = announced.get(endpoint);
+        return a != null && a.removed.contains(cacheName);
+    }
+
     /**
-     * This node's caches that {@code endpoint} does not hold, or {@code null} when it holds them all (or has
-     * not said): the dispatcher's one lookup per peer and batch.
+     * This node's caches that {@code endpoint} removed, or {@code null} when it removed none of them: the
+     * dispatcher's one lookup per peer and batch. (A cache a peer never had is still sent: it may be one the
+     * peer is about to create, as Hibernate creates its regions when its SessionFactory starts; the peer drops
+     * those events and counts them in {@code unknownCache}.)
      */
     Set<String> missing(String endpoint) {
         return missing.isEmpty() ? null : missing.get(endpoint);
@@ -146,7 +163,7 @@ final class Membership {
         return out;
     }
 
-    /** {@code all} without the peers that lack {@code cacheName} (marked as left out for it). */
+    /** {@code all} without the peers that removed {@code cacheName} (marked as left out for it). */
     List<Peer> holding(List<Peer> all, String cacheName) {
         if (missing.isEmpty()) {
             return all;
@@ -155,7 +172,7 @@ final class Membership {
             List<Peer> some = null;
             for (int i = 0; i < all.size(); i++) {
                 Peer p = all.get(i);
-                if (has(p.endpoint(), cacheName)) {
+                if (!removedBy(p.endpoint(), cacheName)) {
                     if (some != null) {
                         some.add(p);
                     }
@@ -178,11 +195,11 @@ final class Membership {
      * A peer announced the caches it replicates ({@code null}: take it to hold every cache); an announcement
      * older than the one it replaces is ignored.
      */
-    void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches) {
+    void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches, Set<String> removed) {
         if (!knownEndpoints.contains(endpoint)) {
             return; // not a peer of this node (yet): it is taken to hold every cache, the safe side
         }
-        Announced now = new Announced(peerRun, peerVersion, caches);
+        Announced now = new Announced(peerRun, peerVersion, caches, removed);
         Announced kept = announced.compute(endpoint,
                 (k, old) -> old != null && old.run == peerRun && old.version >= peerVersion ? old : now);
         if (kept != now) {
@@ -196,7 +213,7 @@ final class Membership {
             } else if (skipped != null) {
                 List<String> added = new ArrayList<>();
                 for (String cache : skipped) {
-                    if (caches == null || caches.contains(cache)) {
+                    if (!removed.contains(cache)) {
                         added.add(cache);
                     }
                 }
@@ -327,7 +344,7 @@ final class Membership {
                 announceNext();
             }
             to = known;
-            current = EventCodec.membershipBatch(local, run, version);
+            current = EventCodec.membershipBatch(local, removedHere, run, version);
         }
         // the same announcement again, acknowledged: once applied, so is the one before it (order per peer). Sent
         // outside the lock: a transport may make an acknowledged call on the calling thread
@@ -353,6 +370,12 @@ final class Membership {
         if (now.equals(local)) {
             return false;
         }
+        for (String gone : local) {
+            if (!now.contains(gone)) {
+                removedHere.add(gone);
+            }
+        }
+        removedHere.removeAll(now);
         local = now;
         for (String endpoint : announced.keySet()) {
             recompute(endpoint);
@@ -420,12 +443,12 @@ final class Membership {
     /** Guarded by {@code this}. */
     private void recompute(String endpoint) {
         Announced theirs = announced.get(endpoint);
-        if (theirs == null || theirs.caches == null) {
+        if (theirs == null || theirs.removed.isEmpty()) {
             missing.remove(endpoint);
             return;
         }
         Set<String> lacking = new HashSet<>(local);
-        lacking.removeAll(theirs.caches);
+        lacking.retainAll(theirs.removed);
         if (lacking.isEmpty()) {
             missing.remove(endpoint);
         } else {
@@ -441,7 +464,8 @@ final class Membership {
         if (to.isEmpty()) {
             return;
         }
-        Batch batch = new Batch(EventCodec.membershipBatch(naming ? local : null, run, version), 0);
+        Batch batch = new Batch(naming ? EventCodec.membershipBatch(local, removedHere, run, version)
+                : EventCodec.membershipBatch(null, Collections.<String>emptySet(), run, version), 0);
         for (Peer peer : to) {
             try {
                 transport.send(peer, batch, false).whenComplete((ok, failure) -> {

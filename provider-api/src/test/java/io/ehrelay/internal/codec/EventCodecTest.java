@@ -40,13 +40,16 @@ class EventCodecTest {
 
     @Test
     void membershipAnnouncement_roundTrips_andIsNoEventBatch() throws Exception {
-        byte[] b = EventCodec.membershipBatch(java.util.Arrays.asList("orders", "caf\u00e9"), 42, 3);
+        byte[] b = EventCodec.membershipBatch(java.util.Arrays.asList("orders", "caf\u00e9"),
+                java.util.Collections.singletonList("gone"), 42, 3);
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
         assertThat(d.members()).containsExactly("orders", "caf\u00e9");
+        assertThat(d.removed()).containsExactly("gone");
         assertThat(d.events()).isEmpty();
         assertThat(d.stream()).isEqualTo(42);
         assertThat(d.seq()).isEqualTo(3);
-        byte[] none = EventCodec.membershipBatch(java.util.Collections.emptyList(), 42, 4);
+        byte[] none = EventCodec.membershipBatch(java.util.Collections.emptyList(),
+                java.util.Collections.emptyList(), 42, 4);
         assertThat(EventCodec.decodeBatch(none, 0, none.length, LIMITS).members()).isEmpty();
         byte[] events = EventCodec.singletonBatch(EventCodec.encodeRemoveAll("orders"));
         assertThat(EventCodec.decodeBatch(events, 0, events.length, LIMITS).members()).isNull();
@@ -54,7 +57,8 @@ class EventCodecTest {
 
     @Test
     void membershipAnnouncement_thatIsDamaged_isRefusedWhole() throws Exception {
-        byte[] b = EventCodec.membershipBatch(java.util.Collections.singletonList("orders"), 42, 1);
+        byte[] b = EventCodec.membershipBatch(java.util.Collections.singletonList("orders"),
+                java.util.Collections.emptyList(), 42, 1);
         byte[] entryOp = b.clone();
         entryOp[EventCodec.BATCH_HEADER_BYTES + 4] = (byte) Op.REMOVE_ALL.code(); // an event inside an announcement
         assertThatThrownBy(() -> EventCodec.decodeBatch(entryOp, 0, entryOp.length, LIMITS))

@@ -106,7 +106,7 @@ class DispatcherTest {
         membership.peersChanged(Collections.singletonList(peer));
         localCaches.addAll(java.util.Arrays.asList("a", "b"));
         membership.localAdded();
-        membership.announced("p:1", 7, 1, Collections.singleton("a")); // the peer holds a, not b
+        membership.announced("p:1", 7, 1, Collections.singleton("a"), Collections.singleton("b")); // removed b
         CacheMetrics other = kit.metrics.cache("b");
         enqueue("k1");
         enqueue(other, "k2");
@@ -122,10 +122,11 @@ class DispatcherTest {
         assertThat(other.failedCount()).isZero();
         assertThat(other.queueEventCount()).isZero();
 
-        membership.announced("p:1", 7, 2, new java.util.HashSet<>(java.util.Arrays.asList("a", "b")));
+        membership.announced("p:1", 7, 2, new java.util.HashSet<>(java.util.Arrays.asList("a", "b")),
+                Collections.<String>emptySet());
         enqueue(other, "k4");
         Await.until(() -> other.sentCount() == 1, () -> "b's event not sent once the peer holds b");
-        membership.announced("p:1", 7, 1, Collections.singleton("a")); // late: older than the one it had
+        membership.announced("p:1", 7, 1, Collections.singleton("a"), Collections.singleton("b")); // late
         assertThat(membership.has("p:1", "b")).isTrue();
     }
 

@@ -85,6 +85,7 @@ class MembershipTest {
         membership.localRemoved();
         assertThat(sent).hasSize(2);
         assertThat(last().members()).containsExactly("a");
+        assertThat(last().removed()).containsExactly("b");
         local.add("c");
         membership.localAdded(); // named from now on: every change is announced
         assertThat(last().members()).containsExactlyInAnyOrder("a", "c");
@@ -109,21 +110,24 @@ class MembershipTest {
     }
 
     @Test
-    void whatAPeerSaid_decidesWhatItIsSent_andALateAnnouncementChangesNothing() {
+    void whatAPeerSaid_decidesWhatItIsListedFor_andWhatItIsSent_andALateAnnouncementChangesNothing() {
         membership.peersChanged(Arrays.asList(p, new Peer("q:2")));
-        local.addAll(set("a", "b"));
+        local.addAll(set("a", "b", "c"));
         membership.localAdded();
         assertThat(membership.has("p:1", "b")).as("unknown: every cache").isTrue();
         assertThat(membership.missing("p:1")).isNull();
-        membership.announced("p:1", 9, 3, set("a"));
+        membership.announced("p:1", 9, 3, set("a"), set("b")); // holds a, removed b, never had c
         assertThat(membership.has("p:1", "b")).isFalse();
-        assertThat(membership.missing("p:1")).containsExactly("b");
-        membership.announced("p:1", 9, 2, set("a", "b")); // older: ignored
+        assertThat(membership.has("p:1", "c")).isFalse();
+        assertThat(membership.missing("p:1")).as("only what it removed is left out").containsExactly("b");
+        membership.announced("p:1", 9, 2, set("a", "b", "c"), set()); // older: ignored
         assertThat(membership.has("p:1", "b")).isFalse();
         assertThat(membership.holding(Arrays.asList(p, new Peer("q:2")), "b")).extracting(Peer::endpoint)
                 .containsExactly("q:2");
+        assertThat(membership.holding(Arrays.asList(p, new Peer("q:2")), "c")).hasSize(2);
         membership.unreachable("p:1"); // it may be restarting: back to every cache
         assertThat(membership.has("p:1", "b")).isTrue();
+        assertThat(membership.missing("p:1")).isNull();
     }
 
     @Test
@@ -131,22 +135,22 @@ class MembershipTest {
         membership.peersChanged(Collections.singletonList(p));
         local.addAll(set("a", "b"));
         membership.localAdded();
-        membership.announced("p:1", 9, 1, set("a"));
+        membership.announced("p:1", 9, 1, set("a"), set("b"));
         boolean[] out = membership.leaveOut("p:1", Arrays.asList("a", "b", "a"));
         assertThat(out).containsExactly(false, true, false);
-        membership.announced("p:1", 9, 2, set("a", "b"));
+        membership.announced("p:1", 9, 2, set("a", "b"), set());
         EventCodec.DecodedBatch clear = last();
         assertThat(clear.isMembership()).isFalse();
         assertThat(clear.events()).extracting(ReplicationEvent::op, ReplicationEvent::cacheName)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(Op.REMOVE_ALL, "b"));
         assertThat(sentTo.get(sentTo.size() - 1)).isEqualTo("p:1");
         int n = sent.size();
-        membership.announced("p:1", 9, 3, set("a", "b"));
+        membership.announced("p:1", 9, 3, set("a", "b"), set());
         assertThat(sent).as("cleared once").hasSize(n);
 
-        membership.announced("p:1", 9, 4, set("a"));
+        membership.announced("p:1", 9, 4, set("a"), set("b"));
         membership.leaveOut("p:1", Collections.singletonList("b"));
-        membership.announced("p:1", 10, 1, null); // a new run: its caches are new, nothing to clear
+        membership.announced("p:1", 10, 1, null, set()); // a new run: its caches are new, nothing to clear
         assertThat(sent).hasSize(n);
     }
 
@@ -156,8 +160,9 @@ class MembershipTest {
         local.add("a");
         membership.localAdded();
         int n = sent.size();
-        membership.announced("stranger:9", 1, 1, set());
+        membership.announced("stranger:9", 1, 1, set(), set("a"));
         assertThat(membership.has("stranger:9", "a")).isTrue();
+        assertThat(membership.missing("stranger:9")).isNull();
         membership.sentUnknownCache("stranger:9");
         assertThat(sent).as("nothing sent to a name a sender gave").hasSize(n);
     }
