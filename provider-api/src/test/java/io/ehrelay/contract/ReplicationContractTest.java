@@ -590,6 +590,12 @@ public abstract class ReplicationContractTest {
                 .listRemoteCachePeers(cache(cm, cache));
     }
 
+    /** Waits until {@code cm} lists {@code peers} remote peers for {@code cache}. */
+    private void awaitListed(CacheManager cm, String cache, int peers) {
+        Await.until(() -> remotePeers(cm, cache).size() == peers, () -> cm.getName() + " lists for " + cache + ": "
+                + remotePeers(cm, cache) + ", expected " + peers + " peer(s)");
+    }
+
     private static String nameOf(net.sf.ehcache.distribution.CachePeer p) {
         try {
             return p.getName();
@@ -602,7 +608,7 @@ public abstract class ReplicationContractTest {
     void listRemoteCachePeers_isACachePeerOfTheCache_perReachablePeer() throws Exception {
         CacheManager a = node("a");
         CacheManager b = node("b");
-        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "remote peers " + remotePeers(a, "async"));
+        awaitListed(a, "async", 1);
         net.sf.ehcache.distribution.CachePeer peer = remotePeers(a, "async").get(0);
         assertThat(peer.getName()).isEqualTo("async");
         assertThat(peer.getUrlBase()).contains(cluster.endpoint(b));
@@ -618,7 +624,7 @@ public abstract class ReplicationContractTest {
     void aPeerThatStops_leavesListRemoteCachePeers() {
         CacheManager a = node("a");
         CacheManager b = node("b");
-        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "remote peers " + remotePeers(a, "async"));
+        awaitListed(a, "async", 1);
         b.shutdown(); // not unregistered: a configured peer stays configured and is retried in the background
         Await.until(() -> {
             cache(a, "async").put(new Element("probe", System.nanoTime())); // a send finds out a silent peer
@@ -673,7 +679,7 @@ public abstract class ReplicationContractTest {
         assertThat(remotePeers(a, "async")).isEmpty();
         cache(a, "async").put(new Element("k2", "v"));
         provider.registerPeer(cluster.endpoint(b));
-        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "not listed again");
+        awaitListed(a, "async", 1);
         cache(a, "async").put(new Element("k3", "v"));
         awaitValue(b, "async", "k3", "v");
         // written while b was not a peer: the gap in a's batch numbers makes b resynchronise from a
@@ -684,14 +690,14 @@ public abstract class ReplicationContractTest {
     void aCacheThePeerNeverHad_isNotListedForIt_onceItWasSentAnEvent() {
         CacheManager a = node("a");
         CacheManager b = node("b");
-        Await.until(() -> remotePeers(a, "async").size() == 1, () -> "remote peers " + remotePeers(a, "async"));
+        awaitListed(a, "async", 1);
         a.addCache("onlyOnA"); // from defaultCache: replicated here, absent on b
         // b has not named its caches yet (it would while still creating them at start-up): the first event
         // goes to b, which drops it, counts it, and tells a what it holds
         cache(a, "onlyOnA").put(new Element("first", "v"));
         Jmx jb = cluster.jmx(b);
         Await.until(() -> jb.managerCount("unknownCache") == 1, () -> "unknownCache " + jb.managerCount("unknownCache"));
-        Await.until(() -> remotePeers(a, "onlyOnA").isEmpty(), () -> "still listed: " + remotePeers(a, "onlyOnA"));
+        awaitListed(a, "onlyOnA", 0);
         assertThat(remotePeers(a, "async")).as("the caches b has keep their peer").hasSize(1);
         assertThat(b.getEhcache("onlyOnA")).as("not created on b").isNull();
         // b may yet create the cache (Hibernate creates regions after start-up): its events are still sent, and
@@ -705,11 +711,11 @@ public abstract class ReplicationContractTest {
     void aCacheThePeerRemoved_isNoLongerSentOrListed_untilItIsAddedAgain() {
         CacheManager a = node("a");
         CacheManager b = node("b");
-        Await.until(() -> remotePeers(a, "expiring").size() == 1, () -> "remote peers " + remotePeers(a, "expiring"));
+        awaitListed(a, "expiring", 1);
         cache(a, "expiring").put(new Element("before", "v"));
         awaitValue(b, "expiring", "before", "v");
         b.removeCache("expiring");
-        Await.until(() -> remotePeers(a, "expiring").isEmpty(), () -> "still listed: " + remotePeers(a, "expiring"));
+        awaitListed(a, "expiring", 0);
         assertThat(remotePeers(a, "async")).as("the other caches keep their peer").hasSize(1);
         if (fixture().listenerFactory() != null) {
             List<net.sf.ehcache.distribution.CachePeer> bound = boundPeers(b);
@@ -726,8 +732,7 @@ public abstract class ReplicationContractTest {
         Jmx jb = cluster.jmx(b);
         long receivedBefore = jb.cacheCount("expiring", "received");
         b.addCache("expiring"); // back (from defaultCache, replicated): a sends its events again
-        Await.until(() -> remotePeers(a, "expiring").size() == 1, () -> "not listed again: "
-                + remotePeers(a, "expiring"));
+        awaitListed(a, "expiring", 1);
         // b was not sent what a changed while b lacked the cache: a clears b's copy (one removeAll to b alone),
         // so whatever b loaded itself in the meantime is not served in place of a's change
         Await.until(() -> jb.cacheCount("expiring", "received") == receivedBefore + 1,

@@ -2,13 +2,10 @@ package io.ehrelay.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 
 import org.junit.jupiter.api.AfterEach;
@@ -19,9 +16,7 @@ import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.contract.Await;
 import io.ehrelay.internal.metrics.CacheMetrics;
-import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Peer;
-import io.ehrelay.spi.Transport;
 import io.ehrelay.testing.ManualClock;
 import net.sf.ehcache.Element;
 
@@ -32,57 +27,19 @@ class DispatcherTest {
     private final EngineTestKit kit = new EngineTestKit("dispatcherThreads", "1", "batchLingerMillis", "0");
     private final ManualClock clock = new ManualClock();
     private final Peer peer = new Peer("p:1");
-    private final List<Integer> sentEventCounts = new CopyOnWriteArrayList<>();
+    /** Fails the first send, takes every later one. */
+    private final RecordingTransport scripted = new RecordingTransport().failNext(1);
+    private final List<Integer> sentEventCounts = scripted.sentEventCounts;
     private final Set<String> undelivered = ConcurrentHashMap.newKeySet();
-    private volatile boolean failNext = true;
     private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 1000, OverflowPolicy.DROP, 0);
-    private final List<byte[]> sentBatches = new CopyOnWriteArrayList<>();
+    private final List<byte[]> sentBatches = scripted.sentBytes;
     private final Set<String> localCaches = ConcurrentHashMap.newKeySet();
     /** Announcements go nowhere here (a transport that takes everything); the dispatcher only reads it. */
-    private final Membership membership = new Membership("cm", new Quiet(), () -> localCaches, clock);
+    private final Membership membership = new Membership("cm", new RecordingTransport(), () -> localCaches, clock);
     private final Dispatcher dispatcher = new Dispatcher(queue, kit.config, () -> Collections.singletonList(peer),
-            new Scripted(), kit.metrics, Executors.defaultThreadFactory(), kit.warn, p -> undelivered.add(p.endpoint()),
+            scripted, kit.metrics, Executors.defaultThreadFactory(), kit.warn, p -> undelivered.add(p.endpoint()),
             clock, membership);
     private final CacheMetrics cache = kit.metrics.cache("a");
-
-    /** Fails the first send, takes every later one. */
-    private final class Scripted implements Transport {
-        @Override
-        public CompletableFuture<Void> send(Peer p, Batch batch, boolean acknowledge) {
-            sentEventCounts.add(batch.eventCount());
-            sentBatches.add(batch.toByteArray().clone());
-            CompletableFuture<Void> f = new CompletableFuture<>();
-            if (failNext) {
-                failNext = false;
-                f.completeExceptionally(new IOException("connection reset"));
-            } else {
-                f.complete(null);
-            }
-            return f;
-        }
-
-        @Override public void start(io.ehrelay.spi.TransportContext context) { }
-        @Override public String localEndpoint() { return "self:0"; }
-        @Override public CompletableFuture<Void> requestState(Peer p, String c, int m,
-                io.ehrelay.spi.InboundHandler.ChunkSink s) { return new CompletableFuture<>(); }
-        @Override public boolean isReachable(Peer p) { return true; }
-        @Override public void stop() { }
-    }
-
-    /** Takes every send at once. */
-    private static final class Quiet implements Transport {
-        @Override
-        public CompletableFuture<Void> send(Peer p, Batch batch, boolean acknowledge) {
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override public void start(io.ehrelay.spi.TransportContext context) { }
-        @Override public String localEndpoint() { return "self:0"; }
-        @Override public CompletableFuture<Void> requestState(Peer p, String c, int m,
-                io.ehrelay.spi.InboundHandler.ChunkSink s) { return new CompletableFuture<>(); }
-        @Override public boolean isReachable(Peer p) { return true; }
-        @Override public void stop() { }
-    }
 
     @AfterEach
     void stop() {
@@ -102,7 +59,7 @@ class DispatcherTest {
 
     @Test
     void aPeerWithoutACache_isSentTheBatchWithoutThatCachesEvents_underTheSameNumber() throws Exception {
-        failNext = false;
+        scripted.failNext(0);
         membership.peersChanged(Collections.singletonList(peer));
         localCaches.addAll(java.util.Arrays.asList("a", "b"));
         membership.localAdded();

@@ -8,19 +8,15 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.Test;
 
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.ReplicationEvent;
-import io.ehrelay.spi.Transport;
 import io.ehrelay.testing.ManualClock;
 
 /** The announcing and the bookkeeping of {@link Membership}, with a transport that records what it is given. */
@@ -28,41 +24,27 @@ class MembershipTest {
 
     private final ManualClock clock = new ManualClock();
     private final Set<String> local = ConcurrentHashMap.newKeySet();
-    private final List<String> sentTo = new CopyOnWriteArrayList<>();
-    private final List<EventCodec.DecodedBatch> sent = new CopyOnWriteArrayList<>();
-    private volatile boolean failing;
-    private final Membership membership = new Membership("cm", new Recording(), () -> new ArrayList<>(local), clock);
+    private final RecordingTransport transport = new RecordingTransport();
+    private final List<String> sentTo = transport.sentTo;
+    private final Membership membership = new Membership("cm", transport, () -> new ArrayList<>(local), clock);
     private final Peer p = new Peer("p:1");
 
-    private final class Recording implements Transport {
-        @Override
-        public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
-            byte[] b = batch.toByteArray();
+    /** What was sent, decoded. */
+    private List<EventCodec.DecodedBatch> sent() {
+        List<EventCodec.DecodedBatch> out = new ArrayList<>();
+        for (byte[] b : transport.sentBytes) {
             try {
-                sent.add(EventCodec.decodeBatch(b, 0, b.length, CodecLimits.defaults()));
+                out.add(EventCodec.decodeBatch(b, 0, b.length, CodecLimits.defaults()));
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
-            sentTo.add(peer.endpoint());
-            CompletableFuture<Void> f = new CompletableFuture<>();
-            if (failing) {
-                f.completeExceptionally(new java.io.IOException("down"));
-            } else {
-                f.complete(null);
-            }
-            return f;
         }
-
-        @Override public void start(io.ehrelay.spi.TransportContext context) { }
-        @Override public String localEndpoint() { return "self:0"; }
-        @Override public CompletableFuture<Void> requestState(Peer peer, String c, int m,
-                io.ehrelay.spi.InboundHandler.ChunkSink s) { return new CompletableFuture<>(); }
-        @Override public boolean isReachable(Peer peer) { return true; }
-        @Override public void stop() { }
+        return out;
     }
 
     private EventCodec.DecodedBatch last() {
-        return sent.get(sent.size() - 1);
+        List<EventCodec.DecodedBatch> all = sent();
+        return all.get(all.size() - 1);
     }
 
     private static Set<String> set(String... names) {
@@ -72,25 +54,25 @@ class MembershipTest {
     @Test
     void aNodeStartsWithEveryCache_andNamesItsCachesOnlyOnceItRemovesOne() {
         membership.peersChanged(Collections.singletonList(p));
-        assertThat(sent).hasSize(1);
+        assertThat(sent()).hasSize(1);
         assertThat(last().isMembership()).isTrue();
         assertThat(last().members()).as("every cache").isNull();
 
         local.addAll(set("a", "b")); // caches being created at start-up: not announced one by one
         membership.localAdded();
         membership.localAdded();
-        assertThat(sent).hasSize(1);
+        assertThat(sent()).hasSize(1);
 
         local.remove("b");
         membership.localRemoved();
-        assertThat(sent).hasSize(2);
+        assertThat(sent()).hasSize(2);
         assertThat(last().members()).containsExactly("a");
         assertThat(last().removed()).containsExactly("b");
         local.add("c");
         membership.localAdded(); // named from now on: every change is announced
         assertThat(last().members()).containsExactlyInAnyOrder("a", "c");
-        assertThat(last().seq()).as("numbered within the run").isGreaterThan(sent.get(1).seq());
-        assertThat(last().stream()).isEqualTo(sent.get(0).stream());
+        assertThat(last().seq()).as("numbered within the run").isGreaterThan(sent().get(1).seq());
+        assertThat(last().stream()).isEqualTo(sent().get(0).stream());
     }
 
     @Test
@@ -100,12 +82,12 @@ class MembershipTest {
         membership.localAdded();
         membership.sentUnknownCache("p:1");
         assertThat(last().members()).containsExactly("a");
-        int n = sent.size();
+        int n = sent().size();
         membership.sentUnknownCache("p:1");
-        assertThat(sent).hasSize(n);
+        assertThat(sent()).hasSize(n);
         clock.advanceMillis(2001);
         membership.sentUnknownCache("p:1");
-        assertThat(sent).hasSize(n + 1);
+        assertThat(sent()).hasSize(n + 1);
         assertThat(sentTo.get(n)).isEqualTo("p:1");
     }
 
@@ -144,14 +126,14 @@ class MembershipTest {
         assertThat(clear.events()).extracting(ReplicationEvent::op, ReplicationEvent::cacheName)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(Op.REMOVE_ALL, "b"));
         assertThat(sentTo.get(sentTo.size() - 1)).isEqualTo("p:1");
-        int n = sent.size();
+        int n = sent().size();
         membership.announced("p:1", 9, 3, set("a", "b"), set());
-        assertThat(sent).as("cleared once").hasSize(n);
+        assertThat(sent()).as("cleared once").hasSize(n);
 
         membership.announced("p:1", 9, 4, set("a"), set("b"));
         membership.leaveOut("p:1", Collections.singletonList("b"));
         membership.announced("p:1", 10, 1, null, set()); // a new run: its caches are new, nothing to clear
-        assertThat(sent).hasSize(n);
+        assertThat(sent()).hasSize(n);
     }
 
     @Test
@@ -159,31 +141,31 @@ class MembershipTest {
         membership.peersChanged(Collections.singletonList(p));
         local.add("a");
         membership.localAdded();
-        int n = sent.size();
+        int n = sent().size();
         membership.announced("stranger:9", 1, 1, set(), set("a"));
         assertThat(membership.has("stranger:9", "a")).isTrue();
         assertThat(membership.missing("stranger:9")).isNull();
         membership.sentUnknownCache("stranger:9");
-        assertThat(sent).as("nothing sent to a name a sender gave").hasSize(n);
+        assertThat(sent()).as("nothing sent to a name a sender gave").hasSize(n);
     }
 
     @Test
     void anAnnouncementThatCouldNotBeDelivered_isSentAgainWhenABatchGetsThrough() {
-        failing = true;
+        transport.failing = true;
         membership.peersChanged(Collections.singletonList(p));
-        assertThat(sent).hasSize(1);
-        failing = false;
+        assertThat(sent()).hasSize(1);
+        transport.failing = false;
         membership.delivered("p:1");
-        assertThat(sent).hasSize(2);
+        assertThat(sent()).hasSize(2);
         membership.delivered("p:1");
-        assertThat(sent).as("only what was lost").hasSize(2);
-        failing = true;
+        assertThat(sent()).as("only what was lost").hasSize(2);
+        transport.failing = true;
         local.add("a");
         membership.localRemoved();
-        failing = false;
-        int n = sent.size();
+        transport.failing = false;
+        int n = sent().size();
         membership.retryUndelivered();
-        assertThat(sent).hasSize(n + 1);
+        assertThat(sent()).hasSize(n + 1);
         assertThat(last().members()).containsExactly("a");
     }
 }

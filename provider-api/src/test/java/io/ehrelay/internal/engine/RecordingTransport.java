@@ -1,0 +1,52 @@
+package io.ehrelay.internal.engine;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.Transport;
+import io.ehrelay.spi.TransportContext;
+
+/** A transport for engine tests: records every send (peer, bytes, event count) and fails the ones it is told to. */
+final class RecordingTransport implements Transport {
+
+    final List<String> sentTo = new CopyOnWriteArrayList<>();
+    final List<byte[]> sentBytes = new CopyOnWriteArrayList<>();
+    final List<Integer> sentEventCounts = new CopyOnWriteArrayList<>();
+    /** Every send fails while set. */
+    volatile boolean failing;
+    private final AtomicInteger failNext = new AtomicInteger();
+
+    /** The next {@code n} sends fail. */
+    RecordingTransport failNext(int n) {
+        failNext.set(n);
+        return this;
+    }
+
+    @Override
+    public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
+        sentTo.add(peer.endpoint());
+        sentBytes.add(batch.toByteArray().clone());
+        sentEventCounts.add(batch.eventCount());
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        if (failing || failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            f.completeExceptionally(new IOException("connection reset"));
+        } else {
+            f.complete(null);
+        }
+        return f;
+    }
+
+    @Override public void start(TransportContext context) { }
+    @Override public String localEndpoint() { return "self:0"; }
+    @Override public CompletableFuture<Void> requestState(Peer p, String c, int m, InboundHandler.ChunkSink s) {
+        return new CompletableFuture<>();
+    }
+    @Override public boolean isReachable(Peer p) { return true; }
+    @Override public void stop() { }
+}
