@@ -138,10 +138,10 @@ final class Membership {
     }
 
     /**
-     * Which of a batch's events {@code endpoint} is not sent, or {@code null} for none: those of caches it lacks,
-     * which are marked as left out for it. Atomic with {@link #announced}: an event is either left out before the
-     * peer's announcement that it holds the cache is taken (and the clearing that follows covers it), or sent
-     * after the clearing.
+     * Which of a batch's events {@code endpoint} is not sent, or {@code null} for none: those of caches it
+     * removed, which are marked as left out for it. Atomic with {@link #announced}: an event is either left out
+     * before the peer's announcement that it holds the cache again is taken (and the clearing that follows covers
+     * it), or sent after the clearing.
      *
      * @param cacheNames the cache of each event of the batch
      */
@@ -192,8 +192,8 @@ final class Membership {
     }
 
     /**
-     * A peer announced the caches it replicates ({@code null}: take it to hold every cache); an announcement
-     * older than the one it replaces is ignored.
+     * A peer announced the caches it replicates ({@code null}: take it to hold every cache) and those it removed;
+     * an announcement older than the one it replaces is ignored.
      */
     void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches, Set<String> removed) {
         if (!knownEndpoints.contains(endpoint)) {
