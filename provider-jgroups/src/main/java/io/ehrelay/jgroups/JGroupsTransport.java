@@ -199,6 +199,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         java.net.InetAddress host = hostOf(member);
         if (host == null) {
+            context.metrics().count("unauthorized").mark();
+            LOG.warn("ehrelay: refused a {} from {} whose host is not known yet (counted in unauthorized)", what,
+                    member == null ? "?" : endpoint(member));
             return false;
         }
         return context.peerGate().admits(host, what);
@@ -267,11 +270,6 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         RelayHeader h = msg.getHeader(RelayHeader.ID);
         String from = msg.getSrc() == null ? "?" : endpoint(msg.getSrc());
         if (!admitted(msg.getSrc(), "request")) {
-            if (hostOf(msg.getSrc()) == null) {
-                context.metrics().count("unauthorized").mark();
-                LOG.warn("ehrelay: refused a request from {} whose host is not known yet (counted in unauthorized)",
-                        from);
-            }
             return Replies.error("ehrelay: refused: this node accepts unauthenticated members only from the hosts "
                     + "its unauthenticatedPeers setting admits");
         }

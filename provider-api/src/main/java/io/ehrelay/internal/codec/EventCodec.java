@@ -321,10 +321,8 @@ public final class EventCodec {
         if (membership) {
             java.util.Set<String> removed = new java.util.LinkedHashSet<>();
             java.util.Set<String> members = every ? null : decodeMembers(in, count, removed);
-            DecodedBatch d = new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq,
-                    members);
-            d.removed = Collections.unmodifiableSet(removed);
-            return d;
+            return new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq, members,
+                    Collections.unmodifiableSet(removed));
         }
         List<ReplicationEvent> events = new ArrayList<>(count);
         List<Rejection> rejections = Collections.emptyList();
@@ -349,7 +347,7 @@ public final class EventCodec {
         if (in.remaining() != 0) {
             throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " events");
         }
-        return new DecodedBatch(events, rejections, flags, stream, seq, null);
+        return new DecodedBatch(events, rejections, flags, stream, seq, null, Collections.<String>emptySet());
     }
 
     private static java.util.Set<String> decodeMembers(ByteSource in, int count, java.util.Set<String> removed)
@@ -448,11 +446,12 @@ public final class EventCodec {
         private final long stream;
         private final long seq;
         private final java.util.Set<String> members;
-        private java.util.Set<String> removed = Collections.emptySet();
+        private final java.util.Set<String> removed;
 
         DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq,
-                     java.util.Set<String> members) {
+                     java.util.Set<String> members, java.util.Set<String> removed) {
             this.members = members;
+            this.removed = removed;
             this.events = events;
             this.rejections = rejections;
             this.flags = flags;

@@ -142,7 +142,8 @@ public final class PropertyReader {
     }
 
     public long longIn(String name, long defaultValue, long min, long max) {
-        String v = typed(name, "a whole number from " + min + " to " + max);
+        String accepted = "a whole number from " + min + " to " + max;
+        String v = typed(name, accepted);
         if (v == null) {
             return defaultValue;
         }
@@ -150,10 +151,10 @@ public final class PropertyReader {
         try {
             parsed = Long.parseLong(v);
         } catch (NumberFormatException e) {
-            throw invalid(name, v, "a whole number from " + min + " to " + max);
+            throw invalid(name, v, accepted);
         }
         if (parsed < min || parsed > max) {
-            throw invalid(name, v, "a whole number from " + min + " to " + max);
+            throw invalid(name, v, accepted);
         }
         return parsed;
     }
@@ -190,7 +191,8 @@ public final class PropertyReader {
         for (E e : type.getEnumConstants()) {
             words.add(e.name().toLowerCase(Locale.ROOT));
         }
-        String v = typed(name, "one of " + String.join(", ", words));
+        String accepted = "one of " + String.join(", ", words);
+        String v = typed(name, accepted);
         if (v == null) {
             return defaultValue;
         }
@@ -199,7 +201,7 @@ public final class PropertyReader {
                 return e;
             }
         }
-        throw invalid(name, v, "one of " + String.join(", ", words));
+        throw invalid(name, v, accepted);
     }
 
     /** A list separated by {@code |} (the stock {@code rmiUrls} separator) or {@code ;}; blanks are dropped. */

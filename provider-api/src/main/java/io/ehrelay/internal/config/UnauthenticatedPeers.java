@@ -74,6 +74,11 @@ public final class UnauthenticatedPeers {
         return any;
     }
 
+    /** This host (with {@link #addresses()}, if any). */
+    public boolean loopback() {
+        return loopback;
+    }
+
     /** What admits a host beyond this node, for log lines: e.g. {@code loopback} or {@code loopback|10.0.0.5}. */
     public String setting() {
         return setting;

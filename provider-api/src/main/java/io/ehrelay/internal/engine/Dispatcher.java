@@ -49,6 +49,8 @@ final class Dispatcher {
     private final java.util.concurrent.atomic.AtomicLongArray seqs;
     /** Per lane: events were lost since the lane's last batch (the next batch carries {@code FLAG_LOST}). */
     private final java.util.concurrent.atomic.AtomicIntegerArray lost;
+    /** Per lane, reused batch after batch: where each event of the batch being built starts in its buffer. */
+    private final int[][] starts;
     /**
      * Per lane: peers a batch failed to and no later batch reached yet. While there are any, an idle lane sends an
      * empty batch every {@link #BEAT_NANOS}: when one arrives, its number shows the peer what it missed.
@@ -71,6 +73,7 @@ final class Dispatcher {
         this.streams = new long[queue.laneCount()];
         this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
         this.lost = new java.util.concurrent.atomic.AtomicIntegerArray(queue.laneCount());
+        this.starts = new int[queue.laneCount()][];
         @SuppressWarnings("unchecked")
         java.util.Set<String>[] u = new java.util.Set[queue.laneCount()];
         for (int i = 0; i < u.length; i++) {
@@ -127,15 +130,18 @@ final class Dispatcher {
         final int bytes;
         final ByteSink buffer;
         final int lane;
-        /** Per target, in the round's order: the events left out for it (a peer without their cache), or null. */
+        /**
+         * Per target, in the round's order: the events left out for it (a peer that removed their cache), or
+         * null; and the batch it was sent. Both null when every target got the same bytes.
+         */
         final boolean[][] leftOut;
-        final int[] sentBytes;
+        final List<Batch> perTarget;
 
         InFlight(List<ReplicationQueue.Entry> events, SendRound round, int bytes, ByteSink buffer, int lane,
-                 boolean[][] leftOut, int[] sentBytes) {
+                 boolean[][] leftOut, List<Batch> perTarget) {
             this.lane = lane;
             this.leftOut = leftOut;
-            this.sentBytes = sentBytes;
+            this.perTarget = perTarget;
             this.events = events;
             this.round = round;
             this.bytes = bytes;
@@ -203,7 +209,11 @@ final class Dispatcher {
         buffer.reset();
         buffer.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
         List<ReplicationQueue.Entry> included = new ArrayList<>(batch.size());
-        int[] starts = new int[batch.size() + 1];
+        int[] starts = this.starts[lane];
+        if (starts == null || starts.length < batch.size() + 1) {
+            starts = new int[batch.size() + 1]; // grows to the largest batch the lane takes
+            this.starts[lane] = starts;
+        }
         for (ReplicationQueue.Entry e : batch) {
             starts[included.size()] = buffer.position();
             e.cache.queueRemove(e.size);
@@ -242,27 +252,29 @@ final class Dispatcher {
         }
         List<Batch> perTarget = null;
         boolean[][] leftOut = null;
-        int[] sentBytes = null;
+        List<String> names = null;
         for (int t = 0; t < targets.size(); t++) {
             String endpoint = targets.get(t).endpoint();
-            boolean[] out = membership.missing(endpoint) == null ? null
-                    : membership.leaveOut(endpoint, cacheNames(included));
+            if (!membership.removedAny(endpoint)) {
+                continue;
+            }
+            if (names == null) {
+                names = cacheNames(included);
+            }
+            boolean[] out = membership.leaveOut(endpoint, names);
             if (out == null) {
                 continue;
             }
             if (perTarget == null) {
                 perTarget = new ArrayList<>(java.util.Collections.nCopies(targets.size(), bytes));
                 leftOut = new boolean[targets.size()][];
-                sentBytes = new int[targets.size()];
-                java.util.Arrays.fill(sentBytes, bytes.length());
             }
             perTarget.set(t, without(buffer, starts, out, flags, streams[lane], seqs.get(lane)));
             leftOut[t] = out;
-            sentBytes[t] = perTarget.get(t).length();
         }
         SendRound round = perTarget == null ? SendRound.start(transport, targets, bytes, false)
                 : SendRound.start(transport, targets, perTarget, false);
-        return new InFlight(included, round, buffer.position(), buffer, lane, leftOut, sentBytes);
+        return new InFlight(included, round, buffer.position(), buffer, lane, leftOut, perTarget);
     }
 
     private static List<String> cacheNames(List<ReplicationQueue.Entry> events) {
@@ -315,7 +327,7 @@ final class Dispatcher {
                 long now = clock.nanoTime();
                 unconfirmed[f.lane].remove(peer.endpoint());
                 membership.delivered(peer.endpoint());
-                metrics.markBytesSent(f.sentBytes == null ? f.bytes : f.sentBytes[t]);
+                metrics.markBytesSent(f.perTarget == null ? f.bytes : f.perTarget.get(t).length());
                 for (int i = 0; i < f.events.size(); i++) {
                     if (out == null || !out[i]) {
                         ReplicationQueue.Entry e = f.events.get(i);

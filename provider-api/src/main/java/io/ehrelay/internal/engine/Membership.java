@@ -77,8 +77,6 @@ final class Membership {
     private final long run;
 
     private final Map<String, Announced> announced = new ConcurrentHashMap<>();
-    /** Per peer: this node's caches the peer does not hold (absent: it holds them all, or has not said). */
-    private final Map<String, Set<String>> missing = new ConcurrentHashMap<>();
     /** Per peer: caches whose events were left out for it (it lacked them): cleared on it if it adds them (guarded by this). */
     private final Map<String, Set<String>> leftOut = new ConcurrentHashMap<>();
     /** The run each peer last announced from (kept when its announcement is forgotten). */
@@ -92,7 +90,7 @@ final class Membership {
     // guarded by this: the announcement as it stands
     /** Whether this node names its caches yet (else it says "every cache"). */
     private boolean naming;
-    private Set<String> local = Collections.emptySet();
+    private volatile Set<String> local = Collections.emptySet();
     /** Caches removed here in this run and not added again. */
     private final Set<String> removedHere = new LinkedHashSet<>();
     private long version = 1;
@@ -128,13 +126,27 @@ final class Membership {
     }
 
     /**
-     * This node's caches that {@code endpoint} removed, or {@code null} when it removed none of them: the
-     * dispatcher's one lookup per peer and batch. (A cache a peer never had is still sent: it may be one the
-     * peer is about to create, as Hibernate creates its regions when its SessionFactory starts; the peer drops
-     * those events and counts them in {@code unknownCache}.)
+     * Whether {@code endpoint} removed any cache (in its run, not added again): the dispatcher's one lookup per
+     * peer and batch before it asks {@link #leaveOut}.
+     */
+    boolean removedAny(String endpoint) {
+        Announced a = announced.get(endpoint);
+        return a != null && !a.removed.isEmpty();
+    }
+
+    /**
+     * This node's caches that {@code endpoint} removed, or {@code null} when it removed none of them. (A cache a
+     * peer never had is still sent: it may be one the peer is about to create, as Hibernate creates its regions
+     * when its SessionFactory starts; the peer drops those events and counts them in {@code unknownCache}.)
      */
     Set<String> missing(String endpoint) {
-        return missing.isEmpty() ? null : missing.get(endpoint);
+        Announced a = announced.get(endpoint);
+        if (a == null || a.removed.isEmpty()) {
+            return null;
+        }
+        Set<String> lacking = new HashSet<>(local);
+        lacking.retainAll(a.removed);
+        return lacking.isEmpty() ? null : lacking;
     }
 
     /**
@@ -146,7 +158,7 @@ final class Membership {
      * @param cacheNames the cache of each event of the batch
      */
     synchronized boolean[] leaveOut(String endpoint, List<String> cacheNames) {
-        Set<String> skip = missing.get(endpoint);
+        Set<String> skip = missing(endpoint);
         if (skip == null) {
             return null;
         }
@@ -165,7 +177,11 @@ final class Membership {
 
     /** {@code all} without the peers that removed {@code cacheName} (marked as left out for it). */
     List<Peer> holding(List<Peer> all, String cacheName) {
-        if (missing.isEmpty()) {
+        boolean anyRemoved = false;
+        for (Peer p : all) {
+            anyRemoved |= removedBy(p.endpoint(), cacheName);
+        }
+        if (!anyRemoved) {
             return all;
         }
         synchronized (this) {
@@ -222,7 +238,6 @@ final class Membership {
                     clearOn(endpoint, added); // sent before its events are: the peer clears, then applies them
                 }
             }
-            recompute(endpoint);
         }
         LOG.debug("ehrelay: CacheManager {}: peer {} replicates {}", cacheManagerName, endpoint,
                 caches == null ? "(every cache)" : caches);
@@ -305,7 +320,6 @@ final class Membership {
 
     private void forget(String endpoint) {
         announced.remove(endpoint);
-        missing.remove(endpoint);
     }
 
     /** A cache was added or started its bootstrap here: announced once this node names its caches. */
@@ -377,9 +391,6 @@ final class Membership {
         }
         removedHere.removeAll(now);
         local = now;
-        for (String endpoint : announced.keySet()) {
-            recompute(endpoint);
-        }
         return true;
     }
 
@@ -437,22 +448,6 @@ final class Membership {
             } else {
                 send(Collections.singletonList(new Peer(endpoint)));
             }
-        }
-    }
-
-    /** Guarded by {@code this}. */
-    private void recompute(String endpoint) {
-        Announced theirs = announced.get(endpoint);
-        if (theirs == null || theirs.removed.isEmpty()) {
-            missing.remove(endpoint);
-            return;
-        }
-        Set<String> lacking = new HashSet<>(local);
-        lacking.retainAll(theirs.removed);
-        if (lacking.isEmpty()) {
-            missing.remove(endpoint);
-        } else {
-            missing.put(endpoint, Collections.unmodifiableSet(lacking));
         }
     }
 

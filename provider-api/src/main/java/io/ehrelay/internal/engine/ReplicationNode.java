@@ -425,8 +425,7 @@ public final class ReplicationNode {
         } else {
             LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts unauthenticated peers only from {}{}; "
                     + "other hosts are refused and counted in unauthorized (unauthenticatedPeers)", transportName,
-                    cacheManager.getName(), endpoint, u.setting().toLowerCase(java.util.Locale.ROOT).contains("loopback")
-                    ? "this host and " : "", u.addresses());
+                    cacheManager.getName(), endpoint, u.loopback() ? "this host and " : "", u.addresses());
         }
     }
 
