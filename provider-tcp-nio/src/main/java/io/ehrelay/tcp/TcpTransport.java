@@ -21,6 +21,7 @@ import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.TransportMetrics;
 
 /**
  * Replication over TCP: length-prefixed {@link Frames} on blocking {@code java.nio} socket
@@ -41,6 +42,7 @@ final class TcpTransport implements Transport {
     private volatile TransportContext context;
     private volatile ServerSocketChannel server;
     private volatile String endpoint;
+    private volatile TransportMetrics.Count refusedConnections;
     private volatile boolean stopped;
     private Thread acceptor;
 
@@ -72,6 +74,7 @@ final class TcpTransport implements Transport {
         endpoint = Endpoints.format(listener.hostName(), ((InetSocketAddress) ssc.getLocalAddress()).getPort());
         ctx.metrics().gauge("connectionsIn", inbound::size);
         ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
+        refusedConnections = ctx.metrics().count("refusedConnections"); // registered now: monitoring sees it at 0
         acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);
         acceptor.start();
     }
@@ -94,7 +97,7 @@ final class TcpTransport implements Transport {
                 continue;
             }
             if (inbound.size() >= settings.maxInboundConnections) {
-                context.metrics().count("refusedConnections").mark();
+                refusedConnections.mark();
                 LOG.warn("ehrelay: refusing connection from {}: maxInboundConnections={} reached", remote(sc),
                         settings.maxInboundConnections);
                 closeQuietly(sc);
