@@ -142,7 +142,9 @@ final class Inbound implements InboundHandler {
         }
         if (cache == null) {
             metrics.markUnknownCache();
-            warn.warn("unknown:" + ev.cacheName(), "ehrelay: event from {} for cache '{}', which CacheManager {} "
+            // one key per sender, not per cache: a peer with many caches this node lacks (or a hostile one inventing
+            // names) makes one line per interval, with the count of the others, and no bookkeeping per name
+            warn.warn("unknown:" + fromPeer, "ehrelay: event from {} for cache '{}', which CacheManager {} "
                     + "does not have; dropped (counted in unknownCache)", fromPeer, ev.cacheName(), cacheManagerName);
             Membership ms = membership;
             String endpoint = ms == null ? null : endpointOf.apply(fromPeer);
