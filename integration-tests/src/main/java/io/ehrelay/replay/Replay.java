@@ -1,18 +1,25 @@
 package io.ehrelay.replay;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * The two-node replay of EXPERIMENTS.md: E1 (10,000 elements of growing size), E2 (growing count of 1,280 B
@@ -29,7 +36,7 @@ public final class Replay {
     static final int[] E3_PAYLOADS = {0, 1024, 2048, 4096, 8192, 16384};
 
     final List<String> transports = new ArrayList<>(Profiles.ALL);
-    final List<String> experiments = new ArrayList<>(List.of("e1", "e2", "e3"));
+    final List<String> experiments = new ArrayList<>(Arrays.asList("e1", "e2", "e3"));
     int[] e1Sizes = E1_QUICK;
     int[] e2Counts = E2_QUICK;
     int e1Count = 10_000;
@@ -39,13 +46,13 @@ public final class Replay {
     int[] e4Sizes = {1024, 10240, 102400};
     /** 0: about 64 MB per writer, 500 to 20,000 elements. */
     int e4Count = 0;
-    List<String> e4Modes = List.of("n-n");
+    List<String> e4Modes = Arrays.asList("n-n");
     String e4Heap = "1536m";
     String heap = "2g";
     int reps = 1;
     long stepTimeoutSeconds = 600;
     String discovery = "manual";
-    Path out = Path.of("results");
+    Path out = Paths.get("results");
     private final List<StepResult> results = new ArrayList<>();
 
     /** A command line the replay cannot run: its message names the option and what it takes. */
@@ -57,7 +64,7 @@ public final class Replay {
         }
     }
 
-    static final List<String> EXPERIMENTS = List.of("e1", "e2", "e3", "e4", "threads");
+    static final List<String> EXPERIMENTS = Arrays.asList("e1", "e2", "e3", "e4", "threads");
 
     public static void main(String[] args) throws Exception {
         Replay r = new Replay();
@@ -69,6 +76,10 @@ public final class Replay {
             System.err.println("replay: " + e.getMessage());
             System.err.println("(./replay --help lists the options)");
             System.exit(2);
+            return;
+        }
+        if (r.render != null) {
+            r.renderAgain();
             return;
         }
         r.run();
@@ -100,7 +111,7 @@ public final class Replay {
                     e1Sizes = E1_SIZES;
                     e2Counts = E2_COUNTS;
                     e4Nodes = new int[] {2, 4, 8};
-                    e4Modes = List.of("n-n", "1-n");
+                    e4Modes = Arrays.asList("n-n", "1-n");
                     if (!heapGiven) {
                         heap = "6g";
                     }
@@ -133,7 +144,7 @@ public final class Replay {
                     e4Count = number(a, value(args, ++i, a), 1, 100_000_000);
                     break;
                 case "--e4-modes":
-                    e4Modes = oneOf(a, list(a, value(args, ++i, a)), List.of("n-n", "1-n"));
+                    e4Modes = oneOf(a, list(a, value(args, ++i, a)), Arrays.asList("n-n", "1-n"));
                     break;
                 case "--e4-heap":
                     e4Heap = heapSize(a, value(args, ++i, a));
@@ -152,10 +163,17 @@ public final class Replay {
                     stepTimeoutSeconds = number(a, value(args, ++i, a), 1, 86_400);
                     break;
                 case "--discovery":
-                    discovery = oneOf(a, List.of(value(args, ++i, a)), List.of("manual", "multicast")).get(0);
+                    discovery = oneOf(a, Arrays.asList(value(args, ++i, a)), Arrays.asList("manual", "multicast"))
+                            .get(0);
                     break;
                 case "--out":
-                    out = Path.of(value(args, ++i, a));
+                    out = Paths.get(value(args, ++i, a));
+                    break;
+                case "--render":
+                    render = Paths.get(value(args, ++i, a));
+                    if (!Files.isRegularFile(render)) {
+                        throw new UsageException("--render: no such file '" + render + "'");
+                    }
                     break;
                 default:
                     throw new UsageException("unknown option '" + a + "'");
@@ -163,7 +181,7 @@ public final class Replay {
         }
         if (full && !experimentsGiven) {
             experiments.clear();
-            experiments.addAll(List.of("e1", "e2", "e3", "e4", "threads"));
+            experiments.addAll(Arrays.asList("e1", "e2", "e3", "e4", "threads"));
         }
         for (String t : transports) {
             if (!Profiles.isKnown(t)) {
@@ -253,99 +271,321 @@ public final class Replay {
                 "  --reps n                 repetitions per step; the median is reported (default 1)",
                 "  --step-timeout s         a step taking longer is a FAIL (default 600)",
                 "  --discovery manual|multicast   how the writer finds the reader (default manual)",
-                "  --out dir                where CSV, Markdown and HTML go (default results)");
+                "  --out dir                where CSV, Markdown and HTML go (default results)",
+                "  --render run.csv         run nothing: write the report (Markdown, HTML, charts) of an earlier",
+                "                           run's CSV again, next to it (its -threads.csv too, if present)");
     }
 
     /** Wall-clock time of the whole run, for the report. */
     Duration elapsed = Duration.ZERO;
+    /** {@code --render}: the CSV of an earlier run to write the report of again; null for a run. */
+    Path render;
+    /** True while writing a report again from {@link #render}. */
+    boolean rendered;
+    /** The progress line; silent until {@link #run()} starts one (tests call the steps directly). */
+    Progress progress = new Progress(new PrintStream(new OutputStream() {
+        @Override
+        public void write(int b) {
+        }
+    }), false, 0, 0);
+    private int experimentWidth = Report.EXPERIMENT_WIDTH;
+    private int transportWidth = Report.TRANSPORT_WIDTH;
+
+    /** One step of the run: what the progress line names, its estimated cost (relative units), what it does. */
+    private static final class Planned {
+        final String label;
+        final double weight;
+        final Action action;
+
+        Planned(String label, double weight, Action action) {
+            this.label = label;
+            this.weight = weight;
+            this.action = action;
+        }
+    }
+
+    private interface Action {
+        void run() throws Exception;
+    }
+
+    /**
+     * A relative cost estimate of a transfer step for the time left: two JVMs and a warm-up, plus the bytes (a
+     * synchronous run waits for a round trip per put).
+     */
+    private double transferWeight(String transport, int count, int size) {
+        double perElement = Profiles.isSyncVariant(transport) ? 150e-6 : 5e-6;
+        return reps * (4 + (double) count * size / 100e6 + count * perElement);
+    }
 
     void run() throws Exception {
-        long started = System.nanoTime();
+        final long started = System.nanoTime();
         Files.createDirectories(out);
         String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-        Path log = out.resolve("replay-" + stamp + ".log");
-        System.out.printf("ehrelay replay: transports %s, experiments %s, heap %s per node, %d rep(s)%n", transports,
-                experiments, heap, reps);
-        System.out.println(Report.tableHeader());
+        final Path log = out.resolve("replay-" + stamp + ".log");
+        final List<ThreadsProbe.Row> threadRows = new ArrayList<>();
+        List<Planned> plan = plan(log, threadRows);
+        double totalWeight = 0;
+        for (Planned p : plan) {
+            totalWeight += p.weight;
+        }
+        progress = new Progress(System.out, System.console() != null, plan.size(), totalWeight);
+        System.out.printf("ehrelay replay: transports %s, experiments %s, heap %s per node, %d rep(s), %d steps%n",
+                transports, experiments, heap, reps, plan.size());
+        System.out.println(Report.tableHeader(experimentWidth, transportWidth));
+        for (Planned p : plan) {
+            progress.begin(p.label, p.weight);
+            p.action.run();
+            progress.end();
+        }
+        progress.clear();
+        elapsed = Duration.ofNanos(System.nanoTime() - started);
+        Path csv = out.resolve("replay-" + stamp + ".csv");
+        Report.writeCsv(results, csv);
+        if (!threadRows.isEmpty()) {
+            Path threadsCsv = out.resolve("replay-" + stamp + "-threads.csv");
+            List<String> lines = new ArrayList<>();
+            lines.add("transport,caches,jvm_threads_added,ehrelay_threads_per_node,threads_per_region_max,outcome");
+            for (ThreadsProbe.Row row : threadRows) {
+                lines.add(row.csv());
+            }
+            Files.write(threadsCsv, lines);
+        }
+        Path md = out.resolve("replay-" + stamp + ".md");
+        write(md, Report.markdown(results, threadRows, this, "replay-" + stamp + "-"));
+        Path html = out.resolve("replay-" + stamp + ".html");
+        List<Report.Chart> charts = Report.charts(results, threadRows);
+        write(html, Report.html(results, threadRows, charts, this));
+        int svgs = 0;
+        for (Report.Chart c : charts) {
+            if (!c.svg().isEmpty()) {
+                write(out.resolve("replay-" + stamp + "-" + c.slug() + ".svg"), c.standalone());
+                svgs++;
+            }
+        }
+        System.out.println();
+        for (String line : Report.consoleSummary(results, elapsed, html, md, csv, svgs, log)) {
+            System.out.println(line);
+        }
+    }
+
+    /**
+     * {@code --render}: the report of an earlier run written again from its CSV (and its {@code -threads.csv}),
+     * next to it, under the CSV's own name; the report says it was re-rendered and the run's own header is lost.
+     */
+    void renderAgain() throws IOException {
+        List<String> lines = Files.readAllLines(render, StandardCharsets.UTF_8);
+        for (String line : lines.subList(1, lines.size())) {
+            if (!line.trim().isEmpty()) {
+                results.add(StepResult.parseCsv(line));
+            }
+        }
+        List<ThreadsProbe.Row> threadRows = new ArrayList<>();
+        String name = render.getFileName().toString().replaceFirst("\\.csv$", "");
+        Path dir = render.toAbsolutePath().getParent();
+        Path threadsCsv = dir.resolve(name + "-threads.csv");
+        if (Files.isRegularFile(threadsCsv)) {
+            List<String> rows = Files.readAllLines(threadsCsv, StandardCharsets.UTF_8);
+            for (String row : rows.subList(1, rows.size())) {
+                if (!row.trim().isEmpty()) {
+                    threadRows.add(ThreadsProbe.Row.parseCsv(row));
+                }
+            }
+        }
+        rendered = true;
+        write(dir.resolve(name + ".md"), Report.markdown(results, threadRows, this, name + "-"));
+        List<Report.Chart> charts = Report.charts(results, threadRows);
+        write(dir.resolve(name + ".html"), Report.html(results, threadRows, charts, this));
+        for (Report.Chart c : charts) {
+            if (!c.svg().isEmpty()) {
+                write(dir.resolve(name + "-" + c.slug() + ".svg"), c.standalone());
+            }
+        }
+        for (Report.Verdict v : Report.verdicts(results)) {
+            System.out.println(v);
+        }
+        System.out.println("report: " + dir.resolve(name + ".html") + " (and .md, charts)");
+    }
+
+    private static void write(Path file, String text) throws IOException {
+        Files.write(file, text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Every step the options ask for, in run order (known up front, for "step n of N" and the time left). */
+    private List<Planned> plan(final Path log, final List<ThreadsProbe.Row> threadRows) {
+        List<Planned> plan = new ArrayList<>();
+        Set<String> experimentLabels = new LinkedHashSet<>();
         if (experiments.contains("e1")) {
-            for (int size : e1Sizes) {
-                for (String t : transports) {
-                    record(median(() -> transfer("E1", t, e1Count, size, log)));
+            experimentLabels.add("E1");
+            for (final int size : e1Sizes) {
+                for (final String t : transports) {
+                    plan.add(new Planned(String.format(Locale.ROOT, "E1 %s %,d x %,d B", t, e1Count, size),
+                            transferWeight(t, e1Count, size), () -> record(median(() -> transfer("E1", t, e1Count,
+                            size, log)))));
                 }
             }
         }
         if (experiments.contains("e2")) {
-            for (int count : e2Counts) {
-                for (String t : transports) {
-                    record(median(() -> transfer("E2", t, count, e2Size, log)));
+            experimentLabels.add("E2");
+            for (final int count : e2Counts) {
+                for (final String t : transports) {
+                    plan.add(new Planned(String.format(Locale.ROOT, "E2 %s %,d x %,d B", t, count, e2Size),
+                            transferWeight(t, count, e2Size), () -> record(median(() -> transfer("E2", t, count,
+                            e2Size, log)))));
                 }
             }
         }
         if (experiments.contains("e3")) {
-            for (String t : transports) {
+            experimentLabels.add("E3");
+            for (final String t : transports) {
                 if (Profiles.isCacheTransport(t) && !Profiles.isSyncVariant(t)) { // E3 is synchronous already
-                    for (StepResult r : latency(t, log)) {
-                        record(r);
-                    }
+                    plan.add(new Planned("E3 " + t + ", " + E3_PAYLOADS.length + " payloads x " + e3Calls
+                            + " synchronous puts", 6 + E3_PAYLOADS.length * e3Calls * 300e-6, () -> {
+                                for (StepResult r : latency(t, log)) {
+                                    record(r);
+                                }
+                            }));
                 }
             }
         }
         if (experiments.contains("e4")) {
-            for (String mode : e4Modes) {
-                for (int nodes : e4Nodes) {
-                    for (int size : e4Sizes) {
-                        for (String t : transports) {
+            for (final String mode : e4Modes) {
+                for (final int nodes : e4Nodes) {
+                    experimentLabels.add("E4 " + mode + "/" + nodes);
+                    for (final int size : e4Sizes) {
+                        for (final String t : transports) {
                             if (Profiles.isCacheTransport(t) && !Profiles.isSyncVariant(t)) {
-                                int count = e4Count > 0 ? e4Count
+                                final int count = e4Count > 0 ? e4Count
                                         : (int) Math.max(500, Math.min(20_000, (64L << 20) / size));
-                                record(median(() -> group(t, mode, nodes, size, count, log)));
+                                double moved = (double) count * size * ("n-n".equals(mode) ? nodes * (nodes - 1)
+                                        : nodes - 1);
+                                plan.add(new Planned(String.format(Locale.ROOT, "E4 %s/%d %s %,d x %,d B", mode, nodes,
+                                        t, count, size), reps * (2 * nodes + moved / 50e6),
+                                        () -> record(median(() -> group(t, mode, nodes, size, count, log)))));
                             }
                         }
                     }
                 }
             }
         }
-        List<ThreadsProbe.Row> threadRows = List.of();
         if (experiments.contains("threads")) {
-            System.out.println();
-            System.out.println("threads-per-region probe (two nodes in this JVM):");
-            threadRows = ThreadsProbe.run(transports, new int[] {10, 100, 1000});
+            plan.add(new Planned("threads-per-region probe (two nodes in this JVM)", 10 * transports.size(), () -> {
+                progress.clear();
+                System.out.println("threads-per-region probe (two nodes in this JVM):");
+                threadRows.addAll(ThreadsProbe.run(transports, new int[] {10, 100, 1000}));
+            }));
         }
-        elapsed = Duration.ofNanos(System.nanoTime() - started);
-        Path csv = out.resolve("replay-" + stamp + ".csv");
-        Report.writeCsv(results, csv);
-        StringBuilder threadsMd = new StringBuilder();
-        if (!threadRows.isEmpty()) {
-            Path threadsCsv = out.resolve("replay-" + stamp + "-threads.csv");
-            List<String> lines = new ArrayList<>();
-            lines.add("transport,caches,jvm_threads_added,ehrelay_threads_per_node,threads_per_region_max,outcome");
-            threadsMd.append("\nThreads-per-region probe:\n\n").append(ThreadsProbe.Row.HEADER).append('\n');
-            for (ThreadsProbe.Row row : threadRows) {
-                lines.add(row.csv());
-                threadsMd.append(row.markdown()).append('\n');
-            }
-            Files.write(threadsCsv, lines);
-        }
-        Path md = out.resolve("replay-" + stamp + ".md");
-        Files.writeString(md, Report.markdown(results, this) + threadsMd);
-        Path html = out.resolve("replay-" + stamp + ".html");
-        List<Report.Chart> charts = Report.charts(results, threadRows);
-        Files.writeString(html, Report.html(results, threadRows, charts, this));
-        for (Report.Chart c : charts) {
-            if (!c.svg().isEmpty()) {
-                Files.writeString(out.resolve("replay-" + stamp + "-" + c.slug() + ".svg"), c.standalone());
-            }
-        }
-        System.out.println();
-        System.out.println(Report.ratios(results));
-        System.out.printf("run took %s%n", Report.duration(elapsed));
-        System.out.println("results: " + csv + ", " + md + ", " + html + ", a .svg per chart (node logs: " + log + ")");
+        experimentWidth = Report.width(3, experimentLabels);
+        transportWidth = Report.width("transport".length(), transports);
+        return plan;
     }
 
     private void record(StepResult r) {
         results.add(r);
-        // a progress line may precede: clear it first
-        System.out.println("\r" + " ".repeat(100) + "\r" + Report.tableRow(r));
+        progress.println(Report.tableRow(r, experimentWidth, transportWidth));
+    }
+
+    /**
+     * The progress of a run: "step n of N", the time elapsed and an estimate of the time left (from the time the
+     * steps done so far took per unit of their estimated cost). On a terminal one line is rewritten in place; when
+     * the output is a file or a pipe, each step starts a plain line and nothing is rewritten.
+     */
+    static final class Progress {
+        private final PrintStream out;
+        private final boolean terminal;
+        private final int total;
+        private final double totalWeight;
+        private final LongSupplier clock;
+        private final long started;
+        private int step;
+        private double doneWeight;
+        private double currentWeight;
+        private long doneNanos;
+        private String current = "";
+        /** Characters of the progress line on the terminal (0: none shown). */
+        private int shown;
+
+        Progress(PrintStream out, boolean terminal, int total, double totalWeight) {
+            this(out, terminal, total, totalWeight, System::nanoTime);
+        }
+
+        Progress(PrintStream out, boolean terminal, int total, double totalWeight, LongSupplier clock) {
+            this.out = out;
+            this.terminal = terminal;
+            this.total = total;
+            this.totalWeight = totalWeight;
+            this.clock = clock;
+            this.started = clock.getAsLong();
+        }
+
+        /** A step starts. */
+        void begin(String label, double weight) {
+            step++;
+            currentWeight = weight;
+            current = String.format(Locale.ROOT, "step %d of %d (%s): %s", step, total, timeLeft(), label);
+            if (terminal) {
+                show(current);
+            } else {
+                out.println(current);
+                out.flush();
+            }
+        }
+
+        /** How the current step is going (e.g. elements arrived); shown on a terminal only. */
+        void update(String detail) {
+            if (terminal && !current.isEmpty()) {
+                show(current + ": " + detail);
+            }
+        }
+
+        /** The current step is over. */
+        void end() {
+            doneWeight += currentWeight;
+            doneNanos = clock.getAsLong() - started;
+            current = "";
+        }
+
+        /** A line of output (a result row): on a terminal the progress line is cleared first, then redrawn. */
+        void println(String line) {
+            clear();
+            out.println(line);
+            if (terminal && !current.isEmpty()) {
+                show(current);
+            }
+            out.flush();
+        }
+
+        /** Takes the progress line off the terminal. */
+        void clear() {
+            if (terminal && shown > 0) {
+                out.print("\r" + spaces(shown) + "\r");
+                shown = 0;
+                out.flush();
+            }
+        }
+
+        private void show(String line) {
+            out.print("\r" + line + spaces(shown - line.length()));
+            shown = Math.max(shown, line.length());
+            out.flush();
+        }
+
+        String timeLeft() {
+            long elapsed = clock.getAsLong() - started;
+            String spent = Report.duration(Duration.ofNanos(elapsed)) + " elapsed";
+            if (doneWeight <= 0 || doneNanos <= 0) {
+                return spent + ", time left not yet known";
+            }
+            double left = (totalWeight - doneWeight) * doneNanos / doneWeight;
+            return spent + ", about " + Report.duration(Duration.ofNanos((long) left)) + " left";
+        }
+
+        private static String spaces(int n) {
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < n; i++) {
+                sb.append(' ');
+            }
+            return sb.toString();
+        }
     }
 
     private interface Step {
@@ -368,7 +608,7 @@ public final class Replay {
     List<String> nodeArgs(String role, String transport, int count, int size, String mode) {
         // a -sync variant runs its base transport with synchronous puts
         String m = "async".equals(mode) && Profiles.isSyncVariant(transport) ? "sync" : mode;
-        return new ArrayList<>(List.of("role=" + role, "transport=" + Profiles.base(transport), "count=" + count,
+        return new ArrayList<>(Arrays.asList("role=" + role, "transport=" + Profiles.base(transport), "count=" + count,
                 "size=" + size, "discovery=" + discoveryArg(), "mode=" + m));
     }
 
@@ -390,7 +630,7 @@ public final class Replay {
 
     StepResult transfer(String experiment, String transport, int count, int size, Path log) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stepTimeoutSeconds);
-        int[] progress = {0};
+        int[] arrived = {0};
         NodeProcess reader = null;
         NodeProcess writer = null;
         try {
@@ -407,9 +647,8 @@ public final class Replay {
             NodeProcess w = writer;
             String[] done = reader.expect("DONE", deadline, l -> {
                 if (l.startsWith("PROGRESS")) {
-                    progress[0] = Integer.parseInt(l.substring(9).trim());
-                    System.out.printf("\r  %s %-5s %,10d x %,7d B: %,d arrived", experiment, transport, count, size,
-                            progress[0]);
+                    arrived[0] = Integer.parseInt(l.substring(9).trim());
+                    progress.update(String.format(Locale.ROOT, "%,d of %,d arrived", arrived[0], count));
                 }
             }, w).split(" ");
             long firstPut = Long.parseLong(wrote[1]);
@@ -427,7 +666,7 @@ public final class Replay {
                     Double.NaN, Double.NaN, outcome, (lastPut - firstPut) / 1e6);
         } catch (NodeProcess.StepFailure e) {
             return StepResult.failed(experiment, transport, count, size, e.getMessage() + ", reader had "
-                    + progress[0] + " of " + count);
+                    + arrived[0] + " of " + count);
         } catch (Exception e) {
             return StepResult.failed(experiment, transport, count, size, e.toString());
         } finally {
@@ -462,7 +701,7 @@ public final class Replay {
             for (int i = 0; i < nodes; i++) {
                 boolean writes = all || i == 0;
                 int expect = all ? perMember : i == 0 ? 0 : count;
-                members.add(NodeProcess.start("member" + i, e4Heap, GroupMember.class, new ArrayList<>(List.of(
+                members.add(NodeProcess.start("member" + i, e4Heap, GroupMember.class, new ArrayList<>(Arrays.asList(
                         "transport=" + transport, "index=" + i, "ports=" + portList, "count=" + count,
                         "size=" + size, "writes=" + writes, "expect=" + expect)), log));
             }

@@ -2,38 +2,115 @@ package io.ehrelay.replay;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 
-/** Formats replay results: console table, CSV, Markdown, and a self-contained HTML page with SVG charts. */
+/**
+ * Formats replay results: the console rows and summary, CSV, and a report as Markdown and as a self-contained
+ * HTML page with SVG charts. The report opens with a verdict per experiment (the fastest ehrelay transport, its
+ * ratio to the best stock series and to the raw stream), then one section per experiment (chart, tables), then
+ * every step and the detailed ratios. Compiles for Java 8.
+ */
 final class Report {
+
+    /** How the old JGroups module's "synchronous" mode behaves: it sends and returns, waiting for nobody. */
+    static final String NO_WAIT = "does not wait for peers";
+    static final String LOWER = "lower is better";
+    static final String HIGHER = "higher is better";
+
+    /** Console column widths that fit every known name ({@code E4 n-n/16}, {@code stock-jgroups-udp}). */
+    static final int EXPERIMENT_WIDTH = 9;
+    static final int TRANSPORT_WIDTH = 17;
 
     private Report() {
     }
 
+    // ---------------------------------------------------------------------------------------------- console
+
+    /** The width of a column holding {@code names}: the longest name, at least {@code min}. */
+    static int width(int min, Collection<String> names) {
+        int w = min;
+        for (String n : names) {
+            w = Math.max(w, n.length());
+        }
+        return w;
+    }
+
     static String tableHeader() {
-        return String.format(Locale.ROOT, "%-8s %-14s %10s %9s %9s %9s %9s %11s %8s %8s  %s", "exp", "transp", "count",
-                "size B", "s(put)", "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "result");
+        return tableHeader(EXPERIMENT_WIDTH, TRANSPORT_WIDTH);
+    }
+
+    static String tableHeader(int experimentWidth, int transportWidth) {
+        return String.format(Locale.ROOT, "%-" + experimentWidth + "s %-" + transportWidth
+                + "s %10s %9s %9s %9s %9s %11s %8s %8s  %s", "exp", "transport", "count", "size B", "s(put)",
+                "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "result");
     }
 
     static String tableRow(StepResult r) {
-        if ("E3".equals(r.experiment)) {
-            return String.format(Locale.ROOT, "%-8s %-14s %10s %9d  sync put latency: p50 %.1f us, p99 %.1f us, max %.1f us"
-                    + " (%d calls)  %s", r.experiment, r.transport, "", r.size, r.p50Micros, r.p99Micros, r.maxMicros,
-                    r.count, r.outcome);
+        return tableRow(r, Math.max(EXPERIMENT_WIDTH, r.experiment.length()),
+                Math.max(TRANSPORT_WIDTH, r.transport.length()));
+    }
+
+    static String tableRow(StepResult r, int experimentWidth, int transportWidth) {
+        String lead = String.format(Locale.ROOT, "%-" + experimentWidth + "s %-" + transportWidth + "s ", r.experiment,
+                r.transport);
+        if (r.isLatency()) {
+            return lead + String.format(Locale.ROOT, "%10s %,9d  sync put latency: p50 %.1f us, p99 %.1f us, max %.1f us"
+                    + " (%d calls)%s  %s", "", r.size, r.p50Micros, r.p99Micros, r.maxMicros, r.count,
+                    waitsForPeers(r.transport) ? "" : " (" + NO_WAIT + ")", r.outcome);
         }
-        return String.format(Locale.ROOT, "%-8s %-14s %,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d  %s", r.experiment,
-                r.transport, r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(),
-                r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.outcome);
+        return lead + String.format(Locale.ROOT, "%,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d  %s", r.count, r.size,
+                r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(), r.writerPeakHeap >> 20,
+                r.readerPeakHeap >> 20, r.outcome);
+    }
+
+    /**
+     * What the console prints at the end of a run: the verdict, the failed steps' count, where the report is.
+     * The detailed ratios are in the report files only.
+     */
+    static List<String> consoleSummary(List<StepResult> results, Duration elapsed, Path html, Path md, Path csv,
+                                       int charts, Path log) {
+        List<String> lines = new ArrayList<>();
+        lines.add("verdict (ratios are same-run; the report has every step):");
+        for (Verdict v : verdicts(results)) {
+            lines.add("  " + v.text);
+        }
+        if (lines.size() == 1) {
+            lines.add("  (no experiment with results)");
+        }
+        int failed = 0;
+        for (StepResult r : results) {
+            if (!r.ok()) {
+                failed++;
+            }
+        }
+        if (failed > 0) {
+            lines.add(String.format(Locale.ROOT, "%d step(s) FAILED; reasons in the report", failed));
+        }
+        lines.add("run took " + duration(elapsed));
+        lines.add("report: " + html + " (also " + md.getFileName() + ", " + csv.getFileName() + ", " + charts
+                + " .svg chart(s)" + (log == null ? "" : "; node logs " + log.getFileName()) + ")");
+        return lines;
     }
 
     static void writeCsv(List<StepResult> results, Path file) throws IOException {
@@ -45,50 +122,474 @@ final class Report {
         Files.write(file, lines);
     }
 
+    // -------------------------------------------------------------------------------------- classification
+
+    /** Whether a transport's synchronous mode waits for the peer (the old JGroups module's sends and returns). */
+    static boolean waitsForPeers(String transport) {
+        return !Profiles.isStockJGroups(Profiles.base(transport));
+    }
+
+    private static boolean isEhrelay(String transport) {
+        return Profiles.isEhrelay(Profiles.base(transport));
+    }
+
+    private static boolean isStock(String transport) {
+        return Profiles.isStock(Profiles.base(transport)) || transport.startsWith("stock-");
+    }
+
+    private static boolean isRaw(String transport) {
+        return Profiles.RAW.equals(transport);
+    }
+
+    /** Series order in tables and legends: ehrelay, then stock, then raw; within each, the replay's order. */
+    private static final Comparator<String> SERIES_ORDER = new Comparator<String>() {
+        @Override
+        public int compare(String a, String b) {
+            int c = Integer.compare(kindRank(a), kindRank(b));
+            if (c != 0) {
+                return c;
+            }
+            c = Integer.compare(order(a), order(b));
+            return c != 0 ? c : a.compareTo(b);
+        }
+
+        private int order(String t) {
+            int i = Profiles.ALL.indexOf(Profiles.base(t));
+            return (i < 0 ? Profiles.ALL.size() : i) * 2 + (Profiles.isSyncVariant(t) ? 1 : 0);
+        }
+    };
+
+    private static int kindRank(String t) {
+        return isEhrelay(t) ? 0 : isStock(t) ? 1 : isRaw(t) ? 2 : 0;
+    }
+
+    private static List<String> transportsOf(List<StepResult> rows) {
+        Set<String> set = new LinkedHashSet<>();
+        for (StepResult r : rows) {
+            set.add(r.transport);
+        }
+        List<String> out = new ArrayList<>(set);
+        Collections.sort(out, SERIES_ORDER);
+        return out;
+    }
+
+    private static List<String> experimentsOf(List<StepResult> results) {
+        Set<String> set = new LinkedHashSet<>();
+        for (StepResult r : results) {
+            set.add(r.experiment);
+        }
+        return new ArrayList<>(set);
+    }
+
+    private static List<StepResult> rowsOf(List<StepResult> results, String experiment) {
+        List<StepResult> out = new ArrayList<>();
+        for (StepResult r : results) {
+            if (experiment.equals(r.experiment)) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /** The steps of a transfer experiment, in run order: "count x size" keys. */
+    private static List<String> stepsOf(List<StepResult> rows) {
+        Set<String> set = new LinkedHashSet<>();
+        for (StepResult r : rows) {
+            set.add(r.stepKey());
+        }
+        return new ArrayList<>(set);
+    }
+
+    /** transport → step key → result (the last one wins). */
+    private static Map<String, Map<String, StepResult>> byTransportAndStep(List<StepResult> rows) {
+        Map<String, Map<String, StepResult>> out = new LinkedHashMap<>();
+        for (StepResult r : rows) {
+            Map<String, StepResult> m = out.get(r.transport);
+            if (m == null) {
+                m = new LinkedHashMap<>();
+                out.put(r.transport, m);
+            }
+            m.put(r.stepKey(), r);
+        }
+        return out;
+    }
+
+    private static String describe(String experiment) {
+        if ("E1".equals(experiment)) {
+            return "E1 growing element size";
+        }
+        if ("E2".equals(experiment)) {
+            return "E2 growing element count";
+        }
+        if ("E3".equals(experiment)) {
+            return "E3 synchronous put latency";
+        }
+        if (experiment.startsWith("E4 ")) {
+            String[] mn = experiment.substring(3).split("/");
+            if (mn.length == 2) {
+                return experiment + " (" + mn[1] + " members, " + ("1-n".equals(mn[0]) ? "one writes"
+                        : "all write") + ")";
+            }
+        }
+        return experiment;
+    }
+
+    // ---------------------------------------------------------------------------------------------- verdict
+
+    /** One line of the verdict: an experiment's winner among the ehrelay transports and how it compares. */
+    static final class Verdict {
+        final String experiment;
+        /** The fastest (E3: lowest latency) ehrelay transport, or null when none completed. */
+        final String winner;
+        /** Throughput ÷ the best stock series (geometric mean over the steps); E3: best waiting stock's p99 ÷ the
+         * winner's. NaN when there is no stock series to compare with. */
+        final double vsStock;
+        /** Throughput as a fraction of the raw stream (geometric mean over the steps); NaN when raw did not run. */
+        final double vsRaw;
+        final String text;
+
+        Verdict(String experiment, String winner, double vsStock, double vsRaw, String text) {
+            this.experiment = experiment;
+            this.winner = winner;
+            this.vsStock = vsStock;
+            this.vsRaw = vsRaw;
+            this.text = text;
+        }
+
+        @Override
+        public String toString() {
+            return text;
+        }
+    }
+
+    /** The verdict: one line per experiment (and per synchronous group where -sync variants ran). */
+    static List<Verdict> verdicts(List<StepResult> results) {
+        List<Verdict> out = new ArrayList<>();
+        for (String e : experimentsOf(results)) {
+            List<StepResult> rows = rowsOf(results, e);
+            if ("E3".equals(e)) {
+                Verdict v = latencyVerdict(rows);
+                if (v != null) {
+                    out.add(v);
+                }
+                continue;
+            }
+            for (boolean sync : new boolean[] {false, true}) {
+                Verdict v = throughputVerdict(e, rows, sync);
+                if (v != null) {
+                    out.add(v);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Verdict throughputVerdict(String experiment, List<StepResult> rows, boolean sync) {
+        List<String> steps = stepsOf(rows);
+        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
+        List<String> candidates = new ArrayList<>();
+        List<String> stocks = new ArrayList<>();
+        for (String t : transportsOf(rows)) {
+            if (Profiles.isSyncVariant(t) != sync) {
+                continue;
+            }
+            if (isEhrelay(t)) {
+                candidates.add(t);
+            } else if (isStock(t)) {
+                stocks.add(t);
+            }
+        }
+        if (candidates.isEmpty()) {
+            return null;
+        }
+        String label = describe(experiment) + (sync ? ", synchronous puts" : "") + " (throughput, " + HIGHER + ")";
+        List<String> complete = new ArrayList<>();
+        List<String> incomplete = new ArrayList<>();
+        for (String t : candidates) {
+            (okSteps(by.get(t)) == steps.size() ? complete : incomplete).add(t);
+        }
+        List<String> pool = complete.isEmpty() ? candidates : complete;
+        String winner = null;
+        double best = 0;
+        for (String t : pool) {
+            double score = geoMeanMegabytes(by.get(t));
+            if (score > best) {
+                best = score;
+                winner = t;
+            }
+        }
+        StringBuilder text = new StringBuilder(label).append(": ");
+        if (winner == null) {
+            text.append("no ehrelay transport completed a step");
+            return new Verdict(experiment, null, Double.NaN, Double.NaN, text.toString());
+        }
+        Map<String, StepResult> w = by.get(winner);
+        List<Double> stockRatios = new ArrayList<>();
+        Set<String> bestStocks = new LinkedHashSet<>();
+        List<Double> rawRatios = new ArrayList<>();
+        for (String step : steps) {
+            StepResult r = w.get(step);
+            if (r == null || !r.ok()) {
+                continue;
+            }
+            StepResult s = fastest(by, stocks, step);
+            if (s != null) {
+                stockRatios.add(s.seconds / r.seconds);
+                bestStocks.add(s.transport);
+            }
+            StepResult raw = by.containsKey(Profiles.RAW) ? by.get(Profiles.RAW).get(step) : null;
+            if (raw != null && raw.ok()) {
+                rawRatios.add(raw.seconds / r.seconds);
+            }
+        }
+        int ok = okSteps(w);
+        text.append(winner).append(String.format(Locale.ROOT, " fastest, %,.0f MB/s", best)).append(ok == 1
+                ? steps.size() == 1 ? " (1 step)" : " (1 of " + steps.size() + " steps)"
+                : " (geometric mean of " + ok + (ok == steps.size() ? " steps)" : " of " + steps.size() + " steps)"));
+        double vsStock = geoMean(stockRatios);
+        if (stockRatios.isEmpty()) {
+            text.append("; no stock series completed a step to compare with");
+        } else {
+            text.append("; ").append(ratio(vsStock)).append(" the best stock series (").append(range(stockRatios,
+                    false)).append("best stock: ").append(join(bestStocks)).append(")");
+        }
+        double vsRaw = geoMean(rawRatios);
+        if (rawRatios.isEmpty()) {
+            text.append("; raw: not measured");
+        } else {
+            text.append("; ").append(percent(vsRaw)).append(" of raw");
+            if (rawRatios.size() > 1) {
+                text.append(" (").append(range(rawRatios, true)).append(")");
+            }
+        }
+        if (!complete.isEmpty() && !incomplete.isEmpty()) {
+            List<String> failed = new ArrayList<>();
+            for (String t : incomplete) {
+                failed.add(t + " failed " + (steps.size() - okSteps(by.get(t))) + " of " + steps.size());
+            }
+            text.append("; not ranked: ").append(join(failed));
+        }
+        return new Verdict(experiment, winner, vsStock, vsRaw, text.toString());
+    }
+
+    private static Verdict latencyVerdict(List<StepResult> rows) {
+        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
+        Set<Integer> payloads = new TreeSet<>();
+        for (StepResult r : rows) {
+            if (r.ok()) {
+                payloads.add(r.size);
+            }
+        }
+        List<String> candidates = new ArrayList<>();
+        List<String> stocks = new ArrayList<>();
+        List<String> noWait = new ArrayList<>();
+        List<String> failed = new ArrayList<>();
+        for (String t : transportsOf(rows)) {
+            if (!waitsForPeers(t)) {
+                noWait.add(t);
+            } else if (isEhrelay(t)) {
+                if (okSteps(by.get(t)) == payloads.size() && okSteps(by.get(t)) == by.get(t).size()) {
+                    candidates.add(t);
+                } else {
+                    failed.add(t);
+                }
+            } else if (isStock(t) && okSteps(by.get(t)) > 0) {
+                stocks.add(t);
+            }
+        }
+        if (candidates.isEmpty() && failed.isEmpty()) {
+            return null;
+        }
+        StringBuilder text = new StringBuilder(describe("E3")).append(" (").append(LOWER).append("): ");
+        String winner = lowestP99(by, candidates);
+        double vsStock = Double.NaN;
+        if (winner == null) {
+            text.append("no ehrelay transport completed E3");
+        } else {
+            double p99 = median(by.get(winner), true);
+            double p50 = median(by.get(winner), false);
+            text.append(winner).append(String.format(Locale.ROOT,
+                    " lowest, p99 %,.0f µs, p50 %,.0f µs (medians of %d payloads)", p99, p50, payloads.size()));
+            String stock = lowestP99(by, stocks);
+            if (stock == null) {
+                text.append("; no stock series that waits for its peer to compare with");
+            } else {
+                double sp99 = median(by.get(stock), true);
+                double sp50 = median(by.get(stock), false);
+                vsStock = sp99 / p99;
+                text.append(String.format(Locale.ROOT, "; p99 %s lower than the best stock that waits (%s: p99 %,.0f µs, "
+                        + "p50 %,.0f µs)", ratio(vsStock), stock, sp99, sp50));
+            }
+            text.append("; raw: not measured in E3");
+        }
+        if (!failed.isEmpty()) {
+            text.append("; not ranked (failed): ").append(join(failed));
+        }
+        if (!noWait.isEmpty()) {
+            text.append("; not ranked, \"synchronous\" mode ").append(NO_WAIT).append(": ").append(join(noWait));
+        }
+        return new Verdict("E3", winner, vsStock, Double.NaN, text.toString());
+    }
+
+    private static String lowestP99(Map<String, Map<String, StepResult>> by, List<String> among) {
+        String winner = null;
+        double best = Double.MAX_VALUE;
+        for (String t : among) {
+            double p99 = median(by.get(t), true);
+            if (p99 < best) {
+                best = p99;
+                winner = t;
+            }
+        }
+        return winner;
+    }
+
+    private static double median(Map<String, StepResult> steps, boolean p99) {
+        List<Double> v = new ArrayList<>();
+        for (StepResult r : steps.values()) {
+            if (r.ok()) {
+                v.add(p99 ? r.p99Micros : r.p50Micros);
+            }
+        }
+        if (v.isEmpty()) {
+            return Double.NaN;
+        }
+        Collections.sort(v);
+        int n = v.size();
+        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+    }
+
+    private static int okSteps(Map<String, StepResult> steps) {
+        int n = 0;
+        if (steps != null) {
+            for (StepResult r : steps.values()) {
+                if (r.ok()) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    private static double geoMeanMegabytes(Map<String, StepResult> steps) {
+        List<Double> v = new ArrayList<>();
+        for (StepResult r : steps.values()) {
+            if (r.ok()) {
+                v.add(r.megabytesPerSecond());
+            }
+        }
+        return v.isEmpty() ? 0 : geoMean(v);
+    }
+
+    private static double geoMean(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        double sum = 0;
+        for (double v : values) {
+            sum += Math.log(v);
+        }
+        return Math.exp(sum / values.size());
+    }
+
+    /** The fastest of {@code among} at {@code step} (ok steps only), or null. */
+    private static StepResult fastest(Map<String, Map<String, StepResult>> by, List<String> among, String step) {
+        StepResult best = null;
+        for (String t : among) {
+            StepResult r = by.get(t).get(step);
+            if (r != null && r.ok() && (best == null || r.seconds < best.seconds)) {
+                best = r;
+            }
+        }
+        return best;
+    }
+
+    /** "2.2×–4.5× by step; " (empty for a single step). */
+    private static String range(List<Double> values, boolean percent) {
+        if (values.size() < 2) {
+            return "";
+        }
+        double lo = Collections.min(values);
+        double hi = Collections.max(values);
+        return (percent ? percent(lo) + "–" + percent(hi) + " by step" : ratio(lo) + "–" + ratio(hi) + " by step; ");
+    }
+
+    private static String ratio(double v) {
+        return String.format(Locale.ROOT, v >= 10 ? "%.0f×" : "%.1f×", v);
+    }
+
+    private static String percent(double v) {
+        return String.format(Locale.ROOT, "%.0f%%", 100 * v);
+    }
+
+    private static String join(Collection<String> items) {
+        StringBuilder sb = new StringBuilder();
+        for (String s : items) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(s);
+        }
+        return sb.toString();
+    }
+
+    // ----------------------------------------------------------------------------------------------- ratios
+
+    private static final List<String> BASELINES = Arrays.asList(Profiles.RAW, Profiles.STOCK_RMI,
+            Profiles.STOCK_RMI_SYNC, Profiles.STOCK_JGROUPS, Profiles.STOCK_JGROUPS_UDP);
+
+    private static String baselineName(String baseline) {
+        return Profiles.RAW.equals(baseline) ? "the raw TCP stream"
+                : Profiles.STOCK_RMI.equals(baseline) ? "stock Ehcache RMI"
+                : Profiles.STOCK_RMI_SYNC.equals(baseline) ? "stock Ehcache RMI, synchronous"
+                : "ehcache-jgroupsreplication 1.7 (" + baseline + ")";
+    }
+
     /**
      * Throughput of each ehrelay transport step by step, relative to the raw stream (the physical reference) and
-     * to stock Ehcache RMI (what users run today), both measured in the same run.
+     * to stock Ehcache RMI (what users run today), both measured in the same run (as text; the report has the
+     * same as tables).
      */
     static String ratios(List<StepResult> results) {
         StringBuilder sb = new StringBuilder();
-        for (String baseline : List.of(Profiles.RAW, Profiles.STOCK_RMI, Profiles.STOCK_RMI_SYNC, Profiles.STOCK_JGROUPS,
-                Profiles.STOCK_JGROUPS_UDP)) {
-            // synchronous variants are compared with the synchronous baseline only, and asynchronous with the others
-            boolean syncBaseline = Profiles.isSyncVariant(baseline);
+        for (String baseline : BASELINES) {
             StringBuilder lines = new StringBuilder();
-            for (StepResult r : results) {
-                if (!r.ok() || !Profiles.isEhrelay(Profiles.base(r.transport)) || !isTransfer(r)
-                        || Profiles.isSyncVariant(r.transport) != syncBaseline) {
-                    continue;
-                }
-                for (StepResult b : results) {
-                    if (b.ok() && baseline.equals(b.transport) && b.experiment.equals(r.experiment)
-                            && b.count == r.count && b.size == r.size) {
-                        lines.append(String.format(Locale.ROOT, "  %s %,d x %,d B: %s %.1f MB/s, %s %.1f MB/s -> %s%n",
-                                r.experiment, r.count, r.size, r.transport, r.megabytesPerSecond(), baseline,
-                                b.megabytesPerSecond(), Profiles.RAW.equals(baseline)
-                                        ? String.format(Locale.ROOT, "%.0f%%", 100 * b.seconds / r.seconds)
-                                        : String.format(Locale.ROOT, "%.1fx", b.seconds / r.seconds)));
-                    }
-                }
+            for (StepResult[] p : pairs(results, baseline)) {
+                StepResult r = p[0];
+                StepResult b = p[1];
+                lines.append(String.format(Locale.ROOT, "  %s %,d x %,d B: %s %.1f MB/s, %s %.1f MB/s -> %s%n",
+                        r.experiment, r.count, r.size, r.transport, r.megabytesPerSecond(), baseline,
+                        b.megabytesPerSecond(), Profiles.RAW.equals(baseline)
+                                ? String.format(Locale.ROOT, "%.0f%%", 100 * b.seconds / r.seconds)
+                                : String.format(Locale.ROOT, "%.1fx", b.seconds / r.seconds)));
             }
             if (lines.length() > 0) {
-                sb.append("throughput relative to ").append(Profiles.RAW.equals(baseline) ? "the raw TCP stream"
-                        : Profiles.STOCK_RMI.equals(baseline) ? "stock Ehcache RMI"
-                        : Profiles.STOCK_RMI_SYNC.equals(baseline) ? "stock Ehcache RMI, synchronous"
-                        : "ehcache-jgroupsreplication 1.7 (" + baseline + ")").append(", same run:\n").append(lines);
+                sb.append("throughput relative to ").append(baselineName(baseline)).append(", same run:\n")
+                        .append(lines);
             }
         }
         return sb.toString();
     }
 
-    /** E1, E2 and E4 steps move data (throughput); E3 measures latency. */
-    private static boolean isTransfer(StepResult r) {
-        return !"E3".equals(r.experiment);
+    /** (ehrelay step, baseline step) pairs: synchronous variants with the synchronous baseline only. */
+    private static List<StepResult[]> pairs(List<StepResult> results, String baseline) {
+        boolean syncBaseline = Profiles.isSyncVariant(baseline);
+        List<StepResult[]> out = new ArrayList<>();
+        for (StepResult r : results) {
+            if (!r.ok() || !isEhrelay(r.transport) || r.isLatency()
+                    || Profiles.isSyncVariant(r.transport) != syncBaseline) {
+                continue;
+            }
+            for (StepResult b : results) {
+                if (b.ok() && baseline.equals(b.transport) && b.experiment.equals(r.experiment)
+                        && b.stepKey().equals(r.stepKey())) {
+                    out.add(new StepResult[] {r, b});
+                }
+            }
+        }
+        return out;
     }
 
     static String duration(Duration d) {
-        return String.format(Locale.ROOT, "%d min %02d s", d.toMinutes(), d.toSecondsPart());
+        long s = d.getSeconds();
+        return String.format(Locale.ROOT, "%d min %02d s", s / 60, s % 60);
     }
 
     private static String machine() {
@@ -97,38 +598,119 @@ final class Report {
                 System.getProperty("java.version"), ManagementFactory.getRuntimeMXBean().getVmVendor());
     }
 
-    static String markdown(List<StepResult> results, Replay run) {
-        StringBuilder sb = new StringBuilder();
-        sb.append("Replay of ").append(LocalDateTime.now().withNano(0)).append(" on ").append(machine())
-                .append(", heap ").append(run.heap).append(" per node (E4 members ").append(run.e4Heap).append("), ")
-                .append(run.reps).append(" rep(s), run took ").append(duration(run.elapsed)).append("\n\n");
-        sb.append("| exp | transport | count | size B | s (first put → last arrival) | s (first → last arrival) | MB/s "
-                + "| elements/s | writer heap MB | reader heap MB | result |\n");
-        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-        for (StepResult r : results) {
-            if ("E3".equals(r.experiment)) {
-                continue;
-            }
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %.3f | %.3f | %.1f | %,.0f | %d | %d | %s |%n",
-                    r.experiment, r.transport, r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(),
-                    r.elementsPerSecond(), r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.outcome));
+    // --------------------------------------------------------------------------------------------- document
+
+    /** A table rendered both as Markdown and as HTML; its caption says which way is better. */
+    static final class Table {
+        final String caption;
+        final List<String> headers;
+        final List<List<String>> rows = new ArrayList<>();
+        /** Columns of text (left-aligned); the others are numbers (right-aligned). */
+        final Set<Integer> textColumns = new TreeSet<>();
+
+        Table(String caption, List<String> headers, Integer... textColumns) {
+            this.caption = caption;
+            this.headers = headers;
+            this.textColumns.addAll(Arrays.asList(textColumns));
         }
-        boolean e3 = results.stream().anyMatch(r -> "E3".equals(r.experiment));
-        if (e3) {
-            sb.append("\n| E3 transport | payload B | calls | p50 µs | p99 µs | max µs | result |\n");
-            sb.append("|---|---:|---:|---:|---:|---:|---|\n");
-            for (StepResult r : results) {
-                if ("E3".equals(r.experiment)) {
-                    sb.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %.1f | %.1f | %.1f | %s |%n", r.transport,
-                            r.size, r.count, r.p50Micros, r.p99Micros, r.maxMicros, r.outcome));
+
+        Table row(List<String> cells) {
+            rows.add(cells);
+            return this;
+        }
+    }
+
+    /** Markdown and HTML written side by side. */
+    private static final class Doc {
+        final StringBuilder md = new StringBuilder();
+        final StringBuilder html = new StringBuilder();
+
+        void heading(int level, String text, String id) {
+            md.append(md.length() == 0 || md.toString().endsWith("\n\n") ? "" : "\n").append(repeat('#', level))
+                    .append(' ').append(text).append("\n\n");
+            html.append("<h").append(level).append('>')
+                    .append(escape(text)).append("</h").append(level).append('>');
+        }
+
+        void para(String text, String cssClass) {
+            md.append(text).append("\n\n");
+            html.append("<p").append(cssClass == null ? "" : " class=\"" + cssClass + "\"").append('>')
+                    .append(escape(text)).append("</p>");
+        }
+
+        void bullets(List<String> items, String cssClass) {
+            if (items.isEmpty()) {
+                return;
+            }
+            html.append("<ul").append(cssClass == null ? "" : " class=\"" + cssClass + "\"").append('>');
+            for (String i : items) {
+                md.append("- ").append(i).append('\n');
+                html.append("<li>").append(escape(i)).append("</li>");
+            }
+            md.append('\n');
+            html.append("</ul>");
+        }
+
+        void table(Table t) {
+            if (t.rows.isEmpty()) {
+                return;
+            }
+            md.append(t.caption).append(":\n\n|");
+            html.append("<table><caption>").append(escape(t.caption)).append("</caption><thead><tr>");
+            StringBuilder rule = new StringBuilder("|");
+            for (int c = 0; c < t.headers.size(); c++) {
+                md.append(' ').append(mdCell(t.headers.get(c))).append(" |");
+                rule.append(t.textColumns.contains(c) ? "---|" : "---:|");
+                html.append("<th>").append(escape(t.headers.get(c))).append("</th>");
+            }
+            md.append('\n').append(rule).append('\n');
+            html.append("</tr></thead><tbody>");
+            for (List<String> row : t.rows) {
+                md.append('|');
+                html.append("<tr>");
+                for (int c = 0; c < row.size(); c++) {
+                    String cell = row.get(c);
+                    md.append(' ').append(mdCell(cell)).append(" |");
+                    String cls = (t.textColumns.contains(c) ? "t" : "")
+                            + (cell.startsWith("FAIL") || cell.startsWith("NO") ? (t.textColumns.contains(c) ? " " : "")
+                            + "fail" : "");
+                    html.append(cls.isEmpty() ? "<td>" : "<td class=\"" + cls + "\">").append(escape(cell))
+                            .append("</td>");
                 }
+                md.append('\n');
+                html.append("</tr>");
             }
+            md.append('\n');
+            html.append("</tbody></table>");
         }
-        String ratios = ratios(results);
-        if (!ratios.isEmpty()) {
-            sb.append("\n```\n").append(ratios).append("```\n");
-        }
-        return sb.toString();
+    }
+
+    private static String mdCell(String s) {
+        return s.replace("|", "\\|").replace('\n', ' ');
+    }
+
+    private static String repeat(char c, int n) {
+        char[] a = new char[Math.max(0, n)];
+        Arrays.fill(a, c);
+        return new String(a);
+    }
+
+    private static String stepLabel(StepResult r) {
+        return String.format(Locale.ROOT, "%,d × %,d B", r.count, r.size);
+    }
+
+    private static String slug(String experiment) {
+        return experiment.toLowerCase(Locale.ROOT).replace(' ', '-').replace('/', '-');
+    }
+
+    static String markdown(List<StepResult> results, Replay run) {
+        return document(results, Collections.<ThreadsProbe.Row>emptyList(), charts(results,
+                Collections.<ThreadsProbe.Row>emptyList()), run, null).md.toString();
+    }
+
+    /** The Markdown report; with {@code svgPrefix}, each chart is linked as {@code <svgPrefix><slug>.svg}. */
+    static String markdown(List<StepResult> results, List<ThreadsProbe.Row> threads, Replay run, String svgPrefix) {
+        return document(results, threads, charts(results, threads), run, svgPrefix).md.toString();
     }
 
     static String html(List<StepResult> results, List<ThreadsProbe.Row> threads, Replay run) {
@@ -139,28 +721,382 @@ final class Report {
     static String html(List<StepResult> results, List<ThreadsProbe.Row> threads, List<Chart> charts, Replay run) {
         StringBuilder sb = new StringBuilder();
         sb.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>ehrelay replay</title><style>")
-                .append("body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}")
+                .append("body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;")
+                .append("margin:0.5em 0 1.5em}caption{text-align:left;padding:4px 0;color:#333}")
                 .append("td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}")
-                .append(".fail{color:#b00}svg{border:1px solid #ddd;margin:1em 0}</style></head><body>");
-        sb.append("<h1>ehrelay replay</h1><p>").append(escape(LocalDateTime.now().withNano(0) + " on "
-                + machine() + ", heap " + run.heap + " per node (E4 members " + run.e4Heap + "), " + run.reps
-                + " rep(s), run took " + duration(run.elapsed))).append("</p>");
-        for (Chart c : charts) {
-            sb.append("<h2>").append(escape(c.title())).append("</h2>").append(c.svg()).append(c.failures());
-        }
-        sb.append("<h2>Table</h2><pre>").append(escape(markdown(results, run)));
-        if (!threads.isEmpty()) {
-            sb.append("\n").append(escape(ThreadsProbe.Row.HEADER)).append('\n');
-            for (ThreadsProbe.Row t : threads) {
-                sb.append(escape(t.markdown())).append('\n');
-            }
-        }
-        sb.append("</pre></body></html>");
+                .append("td.t{text-align:left}.fail{color:#b00}ul.verdict li{margin:0.4em 0}")
+                .append("svg{border:1px solid #ddd;margin:1em 0}</style></head><body>");
+        sb.append(document(results, threads, charts, run, null).html);
+        sb.append("</body></html>");
         return sb.toString();
     }
 
-    /** One chart of the report: a file-name slug, its title, the standalone SVG, the failed steps below it. */
-    record Chart(String slug, String title, String svg, String failures) {
+    private static Doc document(List<StepResult> results, List<ThreadsProbe.Row> threads, List<Chart> charts,
+                                Replay run, String svgPrefix) {
+        Doc doc = new Doc();
+        doc.heading(1, "ehrelay replay", null);
+        if (run.rendered) {
+            doc.para("Re-rendered on " + LocalDateTime.now().withNano(0) + " from " + run.render.getFileName()
+                    + " (the run's machine, heap and duration are in that run's own report).", null);
+        } else {
+            doc.para(LocalDateTime.now().withNano(0) + " on " + machine() + ", heap " + run.heap + " per node (E4 "
+                    + "members " + run.e4Heap + "), " + run.reps + " rep(s), run took " + duration(run.elapsed) + ".",
+                    null);
+        }
+        List<Verdict> verdicts = verdicts(results);
+        if (!verdicts.isEmpty()) {
+            doc.heading(2, "Verdict", "verdict");
+            List<String> lines = new ArrayList<>();
+            for (Verdict v : verdicts) {
+                lines.add(v.text);
+            }
+            doc.bullets(lines, "verdict");
+            doc.para("Ratios compare series measured in the same run on the same machine; the best stock series is "
+                    + "the fastest stock one at each step (synchronous ehrelay runs are compared with synchronous stock "
+                    + "runs only). One run per step on a shared machine is noisy: use --reps 3 for medians.", null);
+        }
+        Map<String, Chart> bySlug = new HashMap<>();
+        for (Chart c : charts) {
+            bySlug.put(c.slug(), c);
+        }
+        for (String e : experimentsOf(results)) {
+            List<StepResult> rows = rowsOf(results, e);
+            Chart c = bySlug.remove(slug(e));
+            doc.heading(2, c != null ? c.title() : describe(e), slug(e));
+            chartBlock(doc, c, svgPrefix);
+            if ("E3".equals(e)) {
+                latencyTables(doc, rows);
+            } else {
+                throughputTables(doc, e, rows);
+            }
+        }
+        Chart threadsChart = bySlug.remove("threads");
+        if (threadsChart != null || !threads.isEmpty()) {
+            doc.heading(2, threadsChart != null ? threadsChart.title() : "Threads", "threads");
+            chartBlock(doc, threadsChart, svgPrefix);
+            doc.table(threadsTable(threads));
+        }
+        Table all = new Table("All E1, E2 and E4 steps (seconds: " + LOWER + "; MB/s and elements/s: " + HIGHER + ")",
+                Arrays.asList("exp", "transport", "count", "size B", "s (first put → last arrival)",
+                        "s (first → last arrival)", "MB/s", "elements/s", "writer heap MB", "reader heap MB", "result"),
+                0, 1, 10);
+        for (StepResult r : results) {
+            if (!r.isLatency()) {
+                all.row(Arrays.asList(r.experiment, r.transport, String.format(Locale.ROOT, "%,d", r.count),
+                        String.format(Locale.ROOT, "%,d", r.size), num3(r.seconds), num3(r.blogSeconds),
+                        num1(r.megabytesPerSecond()), Double.isNaN(r.seconds) ? "–"
+                                : String.format(Locale.ROOT, "%,.0f", r.elementsPerSecond()),
+                        Long.toString(r.writerPeakHeap >> 20), Long.toString(r.readerPeakHeap >> 20), r.outcome));
+            }
+        }
+        if (!all.rows.isEmpty()) {
+            doc.heading(2, "All steps", "all-steps");
+            doc.table(all);
+        }
+        boolean headed = false;
+        for (String e : experimentsOf(results)) {
+            if ("E3".equals(e)) {
+                continue;
+            }
+            for (String baseline : BASELINES.subList(1, BASELINES.size())) { // raw: in the experiment's section
+                Table t = baselineTable(e, baseline, pairs(rowsOf(results, e), baseline));
+                if (t != null) {
+                    if (!headed) {
+                        doc.heading(2, "Ratios to each baseline", "ratios");
+                        headed = true;
+                    }
+                    doc.table(t);
+                }
+            }
+        }
+        return doc;
+    }
+
+    private static void chartBlock(Doc doc, Chart c, String svgPrefix) {
+        if (c == null) {
+            return;
+        }
+        if (!c.svg().isEmpty()) {
+            doc.html.append(c.svg());
+            if (svgPrefix != null) {
+                doc.md.append("![").append(c.title()).append("](").append(svgPrefix).append(c.slug())
+                        .append(".svg)\n\n");
+            }
+        }
+        doc.html.append(c.failures());
+        for (String f : c.failureLines()) {
+            doc.md.append("- ").append(f).append('\n');
+        }
+        if (!c.failureLines().isEmpty()) {
+            doc.md.append('\n');
+        }
+    }
+
+    private static void throughputTables(Doc doc, String experiment, List<StepResult> rows) {
+        List<String> transports = transportsOf(rows);
+        List<String> steps = stepsOf(rows);
+        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
+        Map<String, String> labels = new LinkedHashMap<>();
+        for (StepResult r : rows) {
+            labels.put(r.stepKey(), stepLabel(r));
+        }
+        List<String> headers = new ArrayList<>();
+        headers.add("step");
+        headers.addAll(transports);
+        Table mbs = new Table(experiment + ": MB/s from the first put to the last arrival (" + HIGHER + ")", headers,
+                0);
+        for (String step : steps) {
+            List<String> cells = new ArrayList<>();
+            cells.add(labels.get(step));
+            for (String t : transports) {
+                StepResult r = by.get(t).get(step);
+                cells.add(r == null ? "–" : r.ok() ? num1(r.megabytesPerSecond()) : "FAIL");
+            }
+            mbs.row(cells);
+        }
+        doc.table(mbs);
+
+        List<String> ehrelay = new ArrayList<>();
+        List<String> stockAsync = new ArrayList<>();
+        List<String> stockSync = new ArrayList<>();
+        for (String t : transports) {
+            if (isEhrelay(t)) {
+                ehrelay.add(t);
+            } else if (isStock(t)) {
+                (Profiles.isSyncVariant(t) ? stockSync : stockAsync).add(t);
+            }
+        }
+        if (ehrelay.isEmpty()) {
+            return;
+        }
+        boolean anySync = false;
+        boolean anyAsync = false;
+        for (String t : ehrelay) {
+            anySync |= Profiles.isSyncVariant(t);
+            anyAsync |= !Profiles.isSyncVariant(t);
+        }
+        List<String> rh = new ArrayList<>();
+        rh.add("step");
+        if (anyAsync && !stockAsync.isEmpty()) {
+            rh.add("best stock");
+        }
+        if (anySync && !stockSync.isEmpty()) {
+            rh.add("best stock, sync");
+        }
+        int textCols = rh.size();
+        rh.addAll(ehrelay);
+        Table vsStock = new Table(experiment + ": ehrelay throughput ÷ the best stock series at each step ("
+                + HIGHER + "; synchronous runs ÷ synchronous stock)", rh, textCols == 3 ? new Integer[] {0, 1, 2}
+                : textCols == 2 ? new Integer[] {0, 1} : new Integer[] {0});
+        boolean anyStock = false;
+        for (String step : steps) {
+            List<String> cells = new ArrayList<>();
+            cells.add(labels.get(step));
+            StepResult bestAsync = fastest(by, stockAsync, step);
+            StepResult bestSync = fastest(by, stockSync, step);
+            if (anyAsync && !stockAsync.isEmpty()) {
+                cells.add(bestAsync == null ? "–" : bestAsync.transport);
+            }
+            if (anySync && !stockSync.isEmpty()) {
+                cells.add(bestSync == null ? "–" : bestSync.transport);
+            }
+            for (String t : ehrelay) {
+                StepResult r = by.get(t).get(step);
+                StepResult s = Profiles.isSyncVariant(t) ? bestSync : bestAsync;
+                if (r != null && r.ok() && s != null) {
+                    anyStock = true;
+                    cells.add(ratio(s.seconds / r.seconds));
+                } else {
+                    cells.add(r != null && !r.ok() ? "FAIL" : "–");
+                }
+            }
+            vsStock.row(cells);
+        }
+        if (anyStock) {
+            doc.table(vsStock);
+        }
+        Map<String, StepResult> raw = by.get(Profiles.RAW);
+        if (raw != null) {
+            List<String> h = new ArrayList<>();
+            h.add("step");
+            h.addAll(ehrelay);
+            Table vsRaw = new Table(experiment + ": ehrelay throughput as a share of the raw TCP stream (" + HIGHER
+                    + ")", h, 0);
+            for (String step : steps) {
+                List<String> cells = new ArrayList<>();
+                cells.add(labels.get(step));
+                StepResult rr = raw.get(step);
+                for (String t : ehrelay) {
+                    StepResult r = by.get(t).get(step);
+                    cells.add(r != null && r.ok() && rr != null && rr.ok() ? percent(rr.seconds / r.seconds)
+                            : r != null && !r.ok() ? "FAIL" : "–");
+                }
+                vsRaw.row(cells);
+            }
+            doc.table(vsRaw);
+        }
+    }
+
+    private static Table baselineTable(String experiment, String baseline, List<StepResult[]> pairs) {
+        if (pairs.isEmpty()) {
+            return null;
+        }
+        List<String> transports = new ArrayList<>();
+        Map<String, String> labels = new LinkedHashMap<>();
+        Map<String, String> cells = new HashMap<>();
+        for (StepResult[] p : pairs) {
+            if (!transports.contains(p[0].transport)) {
+                transports.add(p[0].transport);
+            }
+            labels.put(p[0].stepKey(), stepLabel(p[0]));
+            double v = p[1].seconds / p[0].seconds;
+            cells.put(p[0].stepKey() + "|" + p[0].transport, Profiles.RAW.equals(baseline) ? percent(v) : ratio(v));
+        }
+        Collections.sort(transports, SERIES_ORDER);
+        List<String> headers = new ArrayList<>();
+        headers.add("step");
+        headers.add(baseline + " MB/s");
+        for (String t : transports) {
+            headers.add(t + (Profiles.RAW.equals(baseline) ? " % of " : " ÷ ") + baseline);
+        }
+        Table t = new Table(experiment + ": throughput relative to " + baselineName(baseline) + " (" + HIGHER + ")",
+                headers, 0);
+        Map<String, String> baseMbs = new HashMap<>();
+        for (StepResult[] p : pairs) {
+            baseMbs.put(p[0].stepKey(), num1(p[1].megabytesPerSecond()));
+        }
+        for (Map.Entry<String, String> step : labels.entrySet()) {
+            List<String> row = new ArrayList<>();
+            row.add(step.getValue());
+            row.add(baseMbs.get(step.getKey()));
+            for (String tr : transports) {
+                String c = cells.get(step.getKey() + "|" + tr);
+                row.add(c == null ? "–" : c);
+            }
+            t.row(row);
+        }
+        return t;
+    }
+
+    private static String withNote(String transport) {
+        return waitsForPeers(transport) ? transport : transport + " (" + NO_WAIT + ")";
+    }
+
+    private static void latencyTables(Doc doc, List<StepResult> rows) {
+        List<String> transports = transportsOf(rows);
+        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
+        Set<Integer> payloads = new TreeSet<>();
+        for (StepResult r : rows) {
+            if (r.ok()) {
+                payloads.add(r.size);
+            }
+        }
+        boolean anyNoWait = false;
+        List<String> headers = new ArrayList<>();
+        headers.add("payload B");
+        for (String t : transports) {
+            headers.add(withNote(t));
+            anyNoWait |= !waitsForPeers(t);
+        }
+        Table pivot = new Table("E3: synchronous put latency, p50 / p99 in µs, by payload (" + LOWER + ")", headers);
+        for (int p : payloads) {
+            List<String> cells = new ArrayList<>();
+            cells.add(String.format(Locale.ROOT, "%,d", p));
+            for (String t : transports) {
+                StepResult r = null;
+                for (StepResult s : by.get(t).values()) {
+                    if (s.ok() && s.size == p) {
+                        r = s;
+                    }
+                }
+                cells.add(r == null ? (okSteps(by.get(t)) < by.get(t).size() ? "FAIL" : "–")
+                        : String.format(Locale.ROOT, "%,.0f / %,.0f", r.p50Micros, r.p99Micros));
+            }
+            pivot.row(cells);
+        }
+        doc.table(pivot);
+        if (anyNoWait) {
+            doc.para("Marked \"" + NO_WAIT + "\": that transport's \"synchronous\" mode sends and returns without "
+                    + "waiting for any peer (the old ehcache-jgroupsreplication module), so its figures are a local "
+                    + "send, not a replicated put; it is left out of the verdict.", null);
+        }
+        Table all = new Table("E3: every payload, latency in µs (" + LOWER + ")", Arrays.asList("transport",
+                "payload B", "calls", "p50 µs", "p99 µs", "max µs", "result"), 0, 6);
+        for (StepResult r : rows) {
+            all.row(Arrays.asList(withNote(r.transport), String.format(Locale.ROOT, "%,d", r.size),
+                    String.format(Locale.ROOT, "%,d", r.count), num1(r.p50Micros), num1(r.p99Micros),
+                    num1(r.maxMicros), r.outcome));
+        }
+        doc.table(all);
+    }
+
+    private static Table threadsTable(List<ThreadsProbe.Row> threads) {
+        String[] header = ThreadsProbe.Row.HEADER.split("\n")[0].split("\\|");
+        List<String> headers = new ArrayList<>();
+        for (int i = 1; i < header.length; i++) {
+            headers.add(header[i].trim());
+        }
+        Table t = new Table("Threads-per-region probe: threads a pair of nodes adds (" + LOWER + ")", headers, 0,
+                headers.size() - 1);
+        for (ThreadsProbe.Row r : threads) {
+            String[] cells = r.markdown().split("\\|");
+            List<String> row = new ArrayList<>();
+            for (int i = 1; i < cells.length; i++) {
+                row.add(cells[i].trim());
+            }
+            t.row(row);
+        }
+        return t;
+    }
+
+    private static String num1(double v) {
+        return Double.isNaN(v) ? "–" : String.format(Locale.ROOT, "%,.1f", v);
+    }
+
+    private static String num3(double v) {
+        return Double.isNaN(v) ? "–" : String.format(Locale.ROOT, "%,.3f", v);
+    }
+
+    // ----------------------------------------------------------------------------------------------- charts
+
+    /** One chart of the report: a file-name slug, its title, the SVG, the failed steps below it. */
+    static final class Chart {
+        private final String slug;
+        private final String title;
+        private final String svg;
+        private final List<String> failureLines;
+
+        Chart(String slug, String title, String svg, List<String> failureLines) {
+            this.slug = slug;
+            this.title = title;
+            this.svg = svg;
+            this.failureLines = failureLines;
+        }
+
+        String slug() {
+            return slug;
+        }
+
+        String title() {
+            return title;
+        }
+
+        String svg() {
+            return svg;
+        }
+
+        List<String> failureLines() {
+            return failureLines;
+        }
+
+        /** The failed steps as HTML paragraphs. */
+        String failures() {
+            StringBuilder sb = new StringBuilder();
+            for (String f : failureLines) {
+                sb.append("<p class=\"fail\">").append(escape(f)).append("</p>");
+            }
+            return sb.toString();
+        }
 
         /** The SVG as a file of its own: the title drawn at its top. */
         String standalone() {
@@ -172,53 +1108,107 @@ final class Report {
         }
     }
 
+    /** How one chart draws its axes and series. */
+    static final class ChartSpec {
+        String xLabel;
+        String yLabel;
+        /** {@link #LOWER} or {@link #HIGHER}. */
+        String direction;
+        /** The x values as evenly spaced categories (e.g. E3's payloads, 0 included) instead of a log scale. */
+        boolean categoricalX;
+        Function<Double, String> xFormat = v -> number(v);
+        Function<String, String> legend = Function.identity();
+        Predicate<String> faded = s -> false;
+
+        ChartSpec(String xLabel, String yLabel, String direction) {
+            this.xLabel = xLabel;
+            this.yLabel = yLabel;
+            this.direction = direction;
+        }
+    }
+
     /** Every chart with data, in report order (the HTML embeds them; the replay also writes each as an SVG file). */
     static List<Chart> charts(List<StepResult> results, List<ThreadsProbe.Row> threads) {
         List<Chart> out = new ArrayList<>();
-        add(out, "e1", "E1: 10,000 elements of growing size", chart("element size (bytes)",
-                "seconds, first put → last arrival", select(results, "E1"), r -> r.transport, r -> r.size,
-                r -> r.seconds), failures(results, "E1"));
-        add(out, "e2", "E2: growing count of 1,280-byte elements", chart("elements", "seconds, first put → last arrival",
-                select(results, "E2"), r -> r.transport, r -> r.count, r -> r.seconds), failures(results, "E2"));
-        add(out, "e3", "E3: synchronous put latency by payload (p99)", chart("payload (bytes, +1)", "p99 microseconds",
-                select(results, "E3"), r -> r.transport, r -> r.size + 1, r -> r.p99Micros), failures(results, "E3"));
-        for (String e4 : results.stream().map(r -> r.experiment).filter(e -> e.startsWith("E4")).distinct().toList()) {
-            add(out, "e4-" + e4.substring(3).replace('/', '-'), e4
-                    + " (mode/members): elements/s received per member (median member)", chart("element size (bytes)",
-                    "elements/s per member", select(results, e4), r -> r.transport, r -> r.size,
-                    StepResult::elementsPerSecond), failures(results, e4));
+        ToDoubleFunction<StepResult> seconds = r -> r.seconds;
+        Function<StepResult, String> transport = r -> r.transport;
+        Function<Double, String> bytes = v -> bytes(v);
+        ChartSpec e1 = new ChartSpec("element size", "seconds, first put → last arrival", LOWER);
+        e1.xFormat = bytes;
+        add(out, "e1", "E1: " + countsOf(results, "E1") + " elements of growing size", chart(e1,
+                select(results, "E1"), transport, r -> r.size, seconds), failures(results, "E1"));
+        ChartSpec e2 = new ChartSpec("elements", "seconds, first put → last arrival", LOWER);
+        add(out, "e2", "E2: growing count of " + sizesOf(results, "E2") + "-byte elements", chart(e2,
+                select(results, "E2"), transport, r -> r.count, seconds), failures(results, "E2"));
+        ChartSpec e3 = new ChartSpec("payload", "p99 latency, µs", LOWER);
+        e3.categoricalX = true;
+        e3.xFormat = bytes;
+        e3.legend = t -> withNote(t);
+        e3.faded = t -> !waitsForPeers(t);
+        add(out, "e3", "E3: synchronous put latency by payload (p99)", chart(e3, select(results, "E3"), transport,
+                r -> r.size, r -> r.p99Micros), failures(results, "E3"));
+        for (String e4 : experimentsOf(results)) {
+            if (!e4.startsWith("E4")) {
+                continue;
+            }
+            ChartSpec spec = new ChartSpec("element size", "elements/s per member", HIGHER);
+            spec.xFormat = bytes;
+            add(out, slug(e4), e4 + " (mode/members): elements/s received per member (median member)", chart(spec,
+                    select(results, e4), transport, r -> r.size, r -> r.elementsPerSecond()), failures(results, e4));
         }
-        List<ThreadsProbe.Row> probed = threads.stream().filter(t -> t.notProbed() == null).toList();
-        StringBuilder threadFailures = new StringBuilder();
+        List<ThreadsProbe.Row> probed = new ArrayList<>();
+        List<String> threadFailures = new ArrayList<>();
         for (ThreadsProbe.Row t : threads) {
+            if (t.notProbed() == null) {
+                probed.add(t);
+            }
             if (t.notProbed() != null || !t.allReplicated()) {
-                threadFailures.append("<p class=\"fail\">").append(escape(t.transport() + ": " + (t.notProbed() != null
-                        ? "not probed: " + t.notProbed() : "FAIL at " + t.caches() + " caches (not all replicated)")))
-                        .append("</p>");
+                threadFailures.add(t.transport() + ": " + (t.notProbed() != null ? "not probed: " + t.notProbed()
+                        : "FAIL at " + t.caches() + " caches (not all replicated)"));
             }
         }
-        add(out, "threads", "Threads: JVM threads a pair of nodes adds, by replicated caches", chart("replicated caches",
-                "threads added", probed, ThreadsProbe.Row::transport, ThreadsProbe.Row::caches,
-                t -> Math.max(1, t.added())), threadFailures.toString());
+        add(out, "threads", "Threads: JVM threads a pair of nodes adds, by replicated caches", chart(
+                new ChartSpec("replicated caches", "threads added", LOWER), probed,
+                t -> t.transport(), t -> t.caches(), t -> Math.max(1, t.added())), threadFailures);
         return out;
     }
 
-    private static void add(List<Chart> out, String slug, String title, String svg, String failures) {
+    private static String countsOf(List<StepResult> results, String experiment) {
+        Set<String> v = new TreeSet<>();
+        for (StepResult r : results) {
+            if (experiment.equals(r.experiment)) {
+                v.add(String.format(Locale.ROOT, "%,d", r.count));
+            }
+        }
+        return v.size() == 1 ? v.iterator().next() : join(v);
+    }
+
+    private static String sizesOf(List<StepResult> results, String experiment) {
+        Set<String> v = new TreeSet<>();
+        for (StepResult r : results) {
+            if (experiment.equals(r.experiment)) {
+                v.add(String.format(Locale.ROOT, "%,d", r.size));
+            }
+        }
+        return v.size() == 1 ? v.iterator().next() : join(v);
+    }
+
+    private static void add(List<Chart> out, String slug, String title, String svg, List<String> failures) {
         if (!svg.isEmpty() || !failures.isEmpty()) {
             out.add(new Chart(slug, title, svg, failures));
         }
     }
 
     /** The failed steps of an experiment, with their reasons, below its chart (a chart shows only what ran). */
-    private static String failures(List<StepResult> results, String experiment) {
-        StringBuilder sb = new StringBuilder();
+    private static List<String> failures(List<StepResult> results, String experiment) {
+        List<String> out = new ArrayList<>();
         for (StepResult r : results) {
             if (experiment.equals(r.experiment) && !r.ok()) {
-                sb.append("<p class=\"fail\">").append(escape(String.format(Locale.ROOT, "%s %s %,d x %,d B: %s",
-                        r.transport, r.experiment, r.count, r.size, r.outcome))).append("</p>");
+                out.add(String.format(Locale.ROOT, "%s %s %,d x %,d B: %s", r.transport, r.experiment, r.count,
+                        r.size, r.outcome));
             }
         }
-        return sb.toString();
+        return out;
     }
 
     private static List<StepResult> select(List<StepResult> results, String experiment) {
@@ -231,106 +1221,299 @@ final class Report {
         return out;
     }
 
-    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-        "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000"};
+    /** How a series is drawn: ehrelay solid in its own hue, stock dashed, raw dotted grey. */
+    static final class Style {
+        final String kind;
+        final String color;
+        /** null: a solid line. */
+        final String dash;
+        final double width;
+        /** circle, square or dot. */
+        final String marker;
+        final boolean hollow;
 
-    /** A log-log line chart, one series per {@code seriesOf} (the transport). */
-    static <T> String chart(String xLabel, String yLabel, List<T> points, Function<T, String> seriesOf,
-                            ToDoubleFunction<T> x, ToDoubleFunction<T> y) {
-        if (points.isEmpty()) {
-            return "";
+        Style(String kind, String color, String dash, double width, String marker, boolean hollow) {
+            this.kind = kind;
+            this.color = color;
+            this.dash = dash;
+            this.width = width;
+            this.marker = marker;
+            this.hollow = hollow;
         }
-        int w = 760;
-        int h = 380;
-        int left = 80;
-        int right = 150;
-        int top = 40;
-        int bottom = 60;
-        double minX = Double.MAX_VALUE;
-        double maxX = 0;
+    }
+
+    private static final Map<String, String> HUES = new HashMap<>();
+    private static final String[] SPARE_HUES = {"#17becf", "#7f3c8d", "#11a579", "#3969ac", "#e73f74", "#80ba5a"};
+
+    static {
+        HUES.put("tcp", "#1f77b4");
+        HUES.put("rmi", "#ff7f0e");
+        HUES.put("hessian", "#2ca02c");
+        HUES.put(Profiles.JGROUPS, "#9467bd");
+        HUES.put(Profiles.JGROUPS_UDP, "#d62728");
+        HUES.put(Profiles.STOCK_RMI, "#8c564b");
+        HUES.put(Profiles.STOCK_JGROUPS, "#e377c2");
+        HUES.put(Profiles.STOCK_JGROUPS_UDP, "#bcbd22");
+    }
+
+    static final String RAW_COLOR = "#888888";
+
+    static Style style(String series, int spare) {
+        String base = Profiles.base(series);
+        boolean sync = Profiles.isSyncVariant(series);
+        String hue = HUES.get(base);
+        if (hue == null) {
+            hue = SPARE_HUES[Math.abs(spare) % SPARE_HUES.length];
+        }
+        if (isRaw(series)) {
+            return new Style("raw", RAW_COLOR, "2,4", 2.5, "dot", false);
+        }
+        if (isStock(series)) {
+            return new Style("stock", hue, sync ? "9,3,2,3" : "7,4", 2, "square", sync);
+        }
+        return new Style("ehrelay", hue, null, sync ? 1.5 : 2.5, "circle", sync);
+    }
+
+    /**
+     * A line chart with a log y axis, one series per {@code seriesOf} (the transport). The x axis is logarithmic
+     * with a tick at every measured x value, or categorical ({@link ChartSpec#categoricalX}); both span the data
+     * and no more. The direction ("lower is better") is written at the top of the plot.
+     */
+    static <T> String chart(ChartSpec spec, List<T> points, Function<T, String> seriesOf, ToDoubleFunction<T> x,
+                            ToDoubleFunction<T> y) {
+        Map<String, List<double[]>> series = new HashMap<>();
+        TreeSet<Double> xs = new TreeSet<>();
         double minY = Double.MAX_VALUE;
         double maxY = 0;
-        Map<String, List<double[]>> series = new LinkedHashMap<>();
         for (T r : points) {
             double px = x.applyAsDouble(r);
             double py = y.applyAsDouble(r);
-            if (!(px > 0) || !(py > 0)) {
+            if (!(py > 0) || Double.isNaN(px) || Double.isInfinite(py) || (!spec.categoricalX && !(px > 0))) {
                 continue;
             }
-            series.computeIfAbsent(seriesOf.apply(r), k -> new ArrayList<>()).add(new double[] {px, py});
-            minX = Math.min(minX, px);
-            maxX = Math.max(maxX, px);
+            String name = seriesOf.apply(r);
+            List<double[]> s = series.get(name);
+            if (s == null) {
+                s = new ArrayList<>();
+                series.put(name, s);
+            }
+            s.add(new double[] {px, py});
+            xs.add(px);
             minY = Math.min(minY, py);
             maxY = Math.max(maxY, py);
         }
         if (series.isEmpty()) {
             return "";
         }
-        double lx0 = Math.floor(Math.log10(minX));
-        double lx1 = Math.max(lx0 + 1, Math.ceil(Math.log10(maxX)));
-        double ly0 = Math.floor(Math.log10(minY));
-        double ly1 = Math.max(ly0 + 1, Math.ceil(Math.log10(maxY)));
+        List<String> names = new ArrayList<>(series.keySet());
+        Collections.sort(names, SERIES_ORDER);
+        int maxLabel = 0;
+        for (String n : names) {
+            maxLabel = Math.max(maxLabel, spec.legend.apply(n).length());
+        }
+        int left = 70;
+        int pw = 540;
+        int top = 48;
+        int ph = 280;
+        int bottom = 56;
+        int legendX = left + pw + 20;
+        int w = legendX + 46 + (int) Math.ceil(maxLabel * 6.6) + 12;
+        int h = Math.max(top + ph + bottom, top + 22 * names.size() + 10);
+        final List<Double> xValues = new ArrayList<>(xs);
+        final double lx0;
+        final double lx1;
+        if (spec.categoricalX) {
+            lx0 = 0;
+            lx1 = 0;
+        } else {
+            double a = Math.log10(xValues.get(0));
+            double b = Math.log10(xValues.get(xValues.size() - 1));
+            double pad = b > a ? 0.05 * (b - a) : 0.5;
+            lx0 = a - pad;
+            lx1 = b + pad;
+        }
+        double ly0 = Math.log10(minY);
+        double ly1 = Math.log10(maxY);
+        if (ly1 - ly0 < 0.2) {
+            double mid = (ly0 + ly1) / 2;
+            ly0 = mid - 0.1;
+            ly1 = mid + 0.1;
+        }
+        double pad = 0.05 * (ly1 - ly0);
+        ly0 -= pad;
+        ly1 += pad;
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\">"
                 + "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>", w, h, w, h));
-        int pw = w - left - right;
-        int ph = h - top - bottom;
-        for (double d = lx0; d <= lx1; d++) {
-            double px = left + (d - lx0) / (lx1 - lx0) * pw;
+        for (int i = 0; i < xValues.size(); i++) {
+            double v = xValues.get(i);
+            double px = xPos(spec, xValues, v, lx0, lx1, left, pw);
             sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
-                    + "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s</text>", px, top, px, top + ph,
-                    px, top + ph + 15, tick(d)));
+                    + "<text class=\"xtick\" data-value=\"%s\" x=\"%.1f\" y=\"%d\" font-size=\"11\" "
+                    + "text-anchor=\"middle\">%s</text>", px, top, px, top + ph, plain(v), px, top + ph + 15,
+                    escape(spec.xFormat.apply(v))));
         }
-        for (double d = ly0; d <= ly1; d++) {
-            double py = top + ph - (d - ly0) / (ly1 - ly0) * ph;
+        for (double v : logTicks(ly0, ly1)) {
+            double py = top + ph - (Math.log10(v) - ly0) / (ly1 - ly0) * ph;
             sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                    + "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>", left, py, left + pw, py,
-                    left - 5, py + 4, tick(d)));
+                    + "<text class=\"ytick\" data-value=\"%s\" x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+                    + "text-anchor=\"end\">%s</text>", left, py, left + pw, py, plain(v), left - 5, py + 4, number(v)));
         }
-        sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>",
-                left, top, pw, ph));
-        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%s (log)</text>",
-                left + pw / 2, h - 15, escape(xLabel)));
-        sb.append(String.format(Locale.ROOT, "<text x=\"15\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\" "
-                + "transform=\"rotate(-90 15 %d)\">%s (log)</text>", top + ph / 2, top + ph / 2, escape(yLabel)));
-        int i = 0;
-        for (Map.Entry<String, List<double[]>> s : series.entrySet()) {
-            // a transport keeps its colour from chart to chart; others (e.g. sync variants) take the rest in turn
-            int known = Profiles.ALL.indexOf(s.getKey());
-            String color = COLORS[(known >= 0 ? known : Profiles.ALL.size() + i) % COLORS.length];
+        sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                + "stroke=\"#888\"/>", left, top, pw, ph));
+        sb.append(String.format(Locale.ROOT, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" font-size=\"12\" "
+                + "text-anchor=\"middle\">%s</text>", left + pw / 2, top + ph + 38, escape(spec.xLabel
+                + (spec.categoricalX ? " (each measured value)" : " (log scale)"))));
+        sb.append(String.format(Locale.ROOT, "<text class=\"ylabel\" x=\"15\" y=\"%d\" font-size=\"12\" "
+                + "text-anchor=\"middle\" transform=\"rotate(-90 15 %d)\">%s</text>", top + ph / 2, top + ph / 2,
+                escape(spec.yLabel + " (log scale)")));
+        sb.append(String.format(Locale.ROOT, "<text class=\"direction\" x=\"%d\" y=\"%d\" font-size=\"12\" "
+                + "font-weight=\"bold\" text-anchor=\"end\">%s %s</text>", left + pw, top - 7,
+                LOWER.equals(spec.direction) ? "↓" : "↑", escape(spec.direction)));
+        // raw and stock first, ehrelay on top of them
+        List<String> drawOrder = new ArrayList<>(names);
+        Collections.reverse(drawOrder);
+        Map<String, Style> styles = new HashMap<>();
+        int spare = 0;
+        for (String n : names) {
+            styles.put(n, style(n, HUES.containsKey(Profiles.base(n)) ? 0 : spare++));
+        }
+        for (String n : drawOrder) {
+            Style st = styles.get(n);
+            List<double[]> pts = series.get(n);
+            Collections.sort(pts, (a, b) -> Double.compare(a[0], b[0]));
             StringBuilder path = new StringBuilder();
-            s.getValue().sort((a, b) -> Double.compare(a[0], b[0]));
-            for (double[] p : s.getValue()) {
-                double px = left + (Math.log10(p[0]) - lx0) / (lx1 - lx0) * pw;
+            StringBuilder marks = new StringBuilder();
+            for (double[] p : pts) {
+                double px = xPos(spec, xValues, p[0], lx0, lx1, left, pw);
                 double py = top + ph - (Math.log10(p[1]) - ly0) / (ly1 - ly0) * ph;
                 path.append(path.length() == 0 ? "M" : " L").append(String.format(Locale.ROOT, "%.1f %.1f", px, py));
-                sb.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", px, py,
-                        color));
+                marks.append(marker(st, px, py, escape(n + ": " + spec.xFormat.apply(p[0]) + " → " + number(p[1]))));
             }
-            sb.append(String.format(Locale.ROOT, "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>", path,
-                    color));
-            sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-                    + "stroke-width=\"3\"/><text x=\"%d\" y=\"%d\" font-size=\"12\">%s</text>", left + pw + 15,
-                    top + 15 + 20 * i, left + pw + 40, top + 15 + 20 * i, color, left + pw + 45, top + 19 + 20 * i,
-                    escape(s.getKey())));
+            sb.append(String.format(Locale.ROOT, "<g class=\"series\" data-series=\"%s\" data-kind=\"%s\"%s>",
+                    escape(n), st.kind, spec.faded.test(n) ? " opacity=\"0.55\"" : ""));
+            sb.append(String.format(Locale.ROOT, "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s/>",
+                    path, st.color, plain(st.width), dashAttr(st)));
+            sb.append(marks).append("</g>");
+        }
+        int i = 0;
+        for (String n : names) {
+            Style st = styles.get(n);
+            int ly = top + 12 + 22 * i;
+            sb.append(String.format(Locale.ROOT, "<g class=\"legend\" data-series=\"%s\"%s><line x1=\"%d\" y1=\"%d\" "
+                    + "x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%s\"%s/>", escape(n),
+                    spec.faded.test(n) ? " opacity=\"0.55\"" : "", legendX, ly, legendX + 36, ly, st.color,
+                    plain(st.width), dashAttr(st)));
+            sb.append(marker(st, legendX + 18, ly, null));
+            sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"12\">%s</text></g>",
+                    legendX + 44, ly + 4, escape(spec.legend.apply(n))));
             i++;
         }
         sb.append("</svg>");
         return sb.toString();
     }
 
-    private static String tick(double exponent) {
-        double v = Math.pow(10, exponent);
+    private static double xPos(ChartSpec spec, List<Double> xValues, double v, double lx0, double lx1, int left,
+                               int pw) {
+        if (spec.categoricalX) {
+            return left + (xValues.indexOf(v) + 0.5) / xValues.size() * pw;
+        }
+        return left + (Math.log10(v) - lx0) / (lx1 - lx0) * pw;
+    }
+
+    private static String dashAttr(Style st) {
+        return st.dash == null ? "" : " stroke-dasharray=\"" + st.dash + "\""
+                + ("raw".equals(st.kind) ? " stroke-linecap=\"round\"" : "");
+    }
+
+    private static String marker(Style st, double x, double y, String tooltip) {
+        String fill = st.hollow ? "#fff" : st.color;
+        String title = tooltip == null ? "" : "<title>" + tooltip + "</title>";
+        if ("square".equals(st.marker)) {
+            return String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\" "
+                    + "stroke=\"%s\" stroke-width=\"1.5\">%s</rect>", x - 3.5, y - 3.5, fill, st.color, title);
+        }
+        double r = "dot".equals(st.marker) ? 2.5 : 3.5;
+        return String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\" stroke=\"%s\" "
+                + "stroke-width=\"1.5\">%s</circle>", x, y, plain(r), fill, st.color, title);
+    }
+
+    /** Tick values of a log axis from 10^lo to 10^hi: 1-2-5 steps, decades when the range is wide. */
+    static List<Double> logTicks(double lo, double hi) {
+        double[][] sets = {{1, 1.5, 2, 3, 5, 7}, {1, 2, 5}, {1, 3}, {1}};
+        List<Double> ticks = new ArrayList<>();
+        for (double[] set : sets) {
+            ticks.clear();
+            for (int e = (int) Math.floor(lo); e <= (int) Math.ceil(hi); e++) {
+                for (double m : set) {
+                    double v = m * Math.pow(10, e);
+                    double l = Math.log10(v);
+                    if (l >= lo - 1e-9 && l <= hi + 1e-9) {
+                        ticks.add(v);
+                    }
+                }
+            }
+            if (ticks.size() <= 10) {
+                break;
+            }
+        }
+        if (ticks.size() > 8) {
+            List<Double> thinned = new ArrayList<>();
+            int step = (ticks.size() + 7) / 8;
+            for (int i = 0; i < ticks.size(); i += step) {
+                thinned.add(ticks.get(i));
+            }
+            ticks = thinned;
+        }
+        if (ticks.size() < 2) {
+            ticks.clear();
+            ticks.add(round(Math.pow(10, lo + 0.1 * (hi - lo))));
+            ticks.add(round(Math.pow(10, hi - 0.1 * (hi - lo))));
+        }
+        return ticks;
+    }
+
+    private static double round(double v) {
+        return new BigDecimal(v).round(new MathContext(2)).doubleValue();
+    }
+
+    /** A number for a tick: 3 significant digits, k and M for thousands and millions. */
+    static String number(double v) {
         if (v >= 1e6) {
-            return String.format(Locale.ROOT, "%.0fM", v / 1e6);
+            return sig(v / 1e6) + "M";
         }
-        if (v >= 1e3) {
-            return String.format(Locale.ROOT, "%.0fk", v / 1e3);
+        if (v >= 1e4) {
+            return sig(v / 1e3) + "k";
         }
-        return v >= 1 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.3g", v);
+        if (v >= 1000) {
+            return String.format(Locale.ROOT, "%,.0f", v);
+        }
+        return sig(v);
+    }
+
+    /** A byte count: 0, 1 KiB, 1.25 KiB, 320 KiB, 1 MiB. */
+    static String bytes(double v) {
+        if (v >= 1 << 20) {
+            return sig(v / (1 << 20)) + " MiB";
+        }
+        if (v >= 1024) {
+            return sig(v / 1024) + " KiB";
+        }
+        return sig(v) + " B";
+    }
+
+    private static String sig(double v) {
+        if (v == 0) {
+            return "0";
+        }
+        return new BigDecimal(v).round(new MathContext(3)).stripTrailingZeros().toPlainString();
+    }
+
+    private static String plain(double v) {
+        return new BigDecimal(v).round(new MathContext(6)).stripTrailingZeros().toPlainString();
     }
 
     static String escape(String s) {
-        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }
 }

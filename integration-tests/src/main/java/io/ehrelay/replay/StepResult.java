@@ -54,6 +54,16 @@ final class StepResult {
         return "ok".equals(outcome);
     }
 
+    /** E3 rows are latency points; E1, E2 and E4 rows are transfers. */
+    boolean isLatency() {
+        return "E3".equals(experiment);
+    }
+
+    /** The step within its experiment: count and size (E3: the payload). */
+    String stepKey() {
+        return count + "x" + size;
+    }
+
     double megabytesPerSecond() {
         return (double) count * size / 1e6 / seconds;
     }
@@ -70,5 +80,17 @@ final class StepResult {
                 transport, count, size, seconds, blogSeconds, megabytesPerSecond(), elementsPerSecond(),
                 writerPeakHeap >> 20, readerPeakHeap >> 20, p50Micros, p99Micros, maxMicros,
                 outcome.replace(',', ';'), putSeconds);
+    }
+
+    /** A row of {@link #csv()} read back (to render a report again from a run's CSV). */
+    static StepResult parseCsv(String line) {
+        String[] f = line.split(",", -1);
+        if (f.length < 14) {
+            throw new IllegalArgumentException("not a replay CSV row: " + line);
+        }
+        return new StepResult(f[0], f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Double.parseDouble(f[4]),
+                Double.parseDouble(f[5]), Long.parseLong(f[8]) << 20, Long.parseLong(f[9]) << 20,
+                Double.parseDouble(f[10]), Double.parseDouble(f[11]), Double.parseDouble(f[12]), f[13],
+                f.length > 14 ? Double.parseDouble(f[14]) : Double.NaN);
     }
 }

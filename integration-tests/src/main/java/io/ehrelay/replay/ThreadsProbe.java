@@ -43,6 +43,17 @@ final class ThreadsProbe {
                     notProbed == null ? Integer.toString(added) : "", ehrelayThreads, perRegion,
                     notProbed != null ? "not probed: " + notProbed.replace(',', ';') : allReplicated ? "ok" : "FAIL");
         }
+
+        /** A row of {@link #csv()} read back (for {@code --render}). */
+        static Row parseCsv(String line) {
+            String[] f = line.split(",", -1);
+            if (f.length < 6) {
+                throw new IllegalArgumentException("not a threads CSV row: " + line);
+            }
+            String notProbed = f[5].startsWith("not probed: ") ? f[5].substring("not probed: ".length()) : null;
+            return new Row(f[0], Integer.parseInt(f[1]), f[2].isEmpty() ? 0 : Integer.parseInt(f[2]), f[3], f[4],
+                    "ok".equals(f[5]), notProbed);
+        }
     }
 
     static List<Row> run(List<String> transports, int[] cacheCounts) throws Exception {

@@ -52,5 +52,23 @@ class ReplayCliTest {
         refused("--discovery: unknown value 'dns'", "--discovery", "dns");
         refused("--e4-modes: unknown value 'all'", "--e4-modes", "all");
         refused("unknown option '--fast'", "--fast");
+        refused("--render: no such file 'nowhere.csv'", "--render", "nowhere.csv");
+    }
+
+    @Test
+    void render_writesTheReportOfARunsCsvAgain(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path csv = dir.resolve("run.csv");
+        java.nio.file.Files.write(csv, java.util.List.of(StepResult.CSV_HEADER,
+                "E1,tcp,10000,40960,0.5000,0.4900,819.2,20000,400,400,NaN,NaN,NaN,ok,0.3000",
+                "E1,stock-rmi,10000,40960,1.5000,0.6000,273.1,6667,400,400,NaN,NaN,NaN,ok,0.1000",
+                "E1,raw,10000,40960,0.3000,0.2900,1365.3,33333,300,300,NaN,NaN,NaN,ok,0.0000"));
+        Replay r = parsed("--render", csv.toString());
+        r.renderAgain();
+        String html = java.nio.file.Files.readString(dir.resolve("run.html"));
+        assertThat(html).contains("Re-rendered").contains("run.csv").contains("Verdict");
+        assertThat(html.indexOf("Verdict")).isLessThan(html.indexOf("<table"));
+        assertThat(java.nio.file.Files.readString(dir.resolve("run.md"))).contains("tcp fastest").contains("3.0×");
+        assertThat(dir.resolve("run-e1.svg")).exists();
     }
 }
