@@ -38,7 +38,7 @@ import com.sun.net.httpserver.HttpServer;
  * {@code HttpURLConnection} and by ehrelay's own blocking client ({@link HttpConnections}), one call in flight as
  * the transport does. Everything on 127.0.0.1.
  *
- * <p>Run: see the README's Hessian section ({@code ... io.ehrelay.hessian.HttpServerBench [rounds]}).
+ * <p>Run: see docs/hessian.md ({@code ... io.ehrelay.hessian.HttpServerBench [rounds]}).
  */
 public final class HttpServerBench {
 

@@ -23,7 +23,7 @@ import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 
 /**
- * The README's secured stack (SYM_ENCRYPT with a shared AES key, AUTH with an X509Token), on 127.0.0.1: members
+ * The secured stack of docs/jgroups.md (SYM_ENCRYPT with a shared AES key, AUTH with an X509Token), on 127.0.0.1: members
  * holding the key and the secret replicate; a member with another key never joins them; a member with the
  * wrong secret is refused and its CacheManager does not start.
  */
@@ -47,7 +47,7 @@ class JGroupsSecureStackTest {
         return store.toAbsolutePath();
     }
 
-    /** The README's example stack, with this test's key stores and secret. */
+    /** docs/jgroups.md's example stack, with this test's key stores and secret. */
     private static Path stack(Path dir, String name, Path clusterKey, Path authKey, String secret) throws Exception {
         String xml = "<config xmlns=\"urn:org:jgroups\">\n"
                 + "    <TCP bind_addr=\"127.0.0.1\" bind_port=\"7800\" port_range=\"10\" tcp_nodelay=\"true\"/>\n"

@@ -48,7 +48,7 @@ public final class AllowList {
     /**
      * Named sets of the data classes a framework puts into a cache, written {@code @name} in
      * {@code allowedClasses}. Each lists exactly those classes (and the packages of value-type descriptors a
-     * cache key embeds), never a framework's whole namespace: see the README's <i>Presets</i> for how they were
+     * cache key embeds), never a framework's whole namespace: see docs/configuration.md, <i>Presets</i>, for how they were
      * chosen and the versions they were checked against.
      */
     public static final Map<String, List<String>> PRESETS;
