@@ -10,7 +10,7 @@ import io.ehrelay.spi.MalformedFrameException;
  * Walks a Java serialization stream (Java Object Serialization Specification, chapter 6 "Object Serialization
  * Stream Protocol") without creating any object from it, and refuses it before the JDK reads it when it breaks
  * a limit of {@link CodecLimits}: the nesting depth, the length of an array, the number of objects and
- * references, or a class outside the allow-list. It is the same code on every Java version: Java 8 has no
+ * references, the hashing work of hash-based collections, or a class outside the allow-list. It is the same code on every Java version: Java 8 has no
  * {@code java.io.ObjectInputFilter}, and the JDK's own reader allocates an array as long as the stream claims
  * before reading any element of it.
  *
@@ -18,6 +18,14 @@ import io.ehrelay.spi.MalformedFrameException;
  * 2.3): a class with its own {@code writeObject} writes its fields first ({@code defaultWriteObject} or
  * {@code writeFields}), then optional data; externalizable classes use block-data mode (protocol version 2, the
  * default since Java 1.2). A stream that does not parse this way is refused as malformed.
+ *
+ * <p>Hashing work: reading a {@code HashSet} or a {@code HashMap}'s keys calls {@code hashCode} on each element,
+ * and a JDK collection's {@code hashCode} visits everything it holds. A few hundred bytes of sets that hold
+ * each other's members (each level shares the next level's two sets) make those calls visit 2^depth objects:
+ * seconds of CPU within every other limit. So each object's <i>reach</i> — the objects its hashing would
+ * visit, a shared one once per path — is added up as the walk leaves it (a reference costs the reach recorded
+ * for its object; an object still open, a cycle, costs 1), and the reaches of the hash-based collections are
+ * summed against {@code maxHashWork}. Arithmetic per object, never an unfolding.
  *
  * <p>The class names it sees are checked against the allow-list too, but the authoritative check is
  * {@code resolveClass} of the guarded stream that reads the value afterwards (it sees exactly what the JDK
@@ -61,8 +69,20 @@ final class SerialStreamCheck {
         }
     }
 
-    /** Marks a handle that is not a class descriptor (an object, array, string, enum or class). */
+    /** Marks a handle that is a string, enum constant or class: reach 1. */
     private static final Object OTHER = new Object();
+    /** Reaches beyond this are all alike (refused anyway); keeps the sums from overflowing. */
+    private static final long REACH_CAP = 1L << 60;
+    /** The classes whose deserialization hashes what they hold (and their subclasses, through the hierarchy). */
+    private static final java.util.Set<String> HASHED = new java.util.HashSet<>(java.util.Arrays.asList(
+            "java.util.HashMap", "java.util.HashSet", "java.util.LinkedHashMap", "java.util.LinkedHashSet",
+            "java.util.Hashtable", "java.util.concurrent.ConcurrentHashMap"));
+
+    /** An object's or array's handle: its reach once the walk has left it. */
+    private static final class Node {
+        long reach;
+        boolean done;
+    }
 
     private final ByteSource in;
     private final CodecLimits limits;
@@ -70,6 +90,7 @@ final class SerialStreamCheck {
     private final List<Object> handles = new ArrayList<>();
     private int depth;
     private long references;
+    private long hashWork;
 
     private SerialStreamCheck(byte[] buf, int off, int len, CodecLimits limits, String what) {
         this.in = new ByteSource(buf, off, len);
@@ -98,86 +119,109 @@ final class SerialStreamCheck {
         }
     }
 
-    /** One object (or, where {@code blockDataAllowed}, one block of data) that starts with type code {@code tc}. */
-    private void content(int tc, boolean blockDataAllowed) throws MalformedFrameException {
+    /**
+     * One object (or, where {@code blockDataAllowed}, one block of data) that starts with type code {@code tc}.
+     *
+     * @return its reach: the objects hashing it would visit (0 for null and block data)
+     */
+    private long content(int tc, boolean blockDataAllowed) throws MalformedFrameException {
         switch (tc) {
             case TC_NULL:
-                return;
-            case TC_REFERENCE:
-                handle();
+                return 0;
+            case TC_REFERENCE: {
+                Object h = handle();
                 countReference();
-                return;
+                return h instanceof Node && ((Node) h).done ? ((Node) h).reach : 1;
+            }
             case TC_OBJECT:
-                object();
-                return;
+                return object();
             case TC_ARRAY:
-                array();
-                return;
+                return array();
             case TC_STRING:
             case TC_LONGSTRING:
                 string(tc, "string");
-                return;
+                return 1;
             case TC_ENUM:
                 classDesc();
                 newHandle(OTHER);
                 stringObject(typeCode(), "enum constant name");
-                return;
+                return 1;
             case TC_CLASS:
                 classDesc();
                 newHandle(OTHER);
-                return;
+                return 1;
             case TC_CLASSDESC:
             case TC_PROXYCLASSDESC:
                 classDesc(tc);
-                return;
+                return 1;
             case TC_BLOCKDATA:
             case TC_BLOCKDATALONG:
                 if (!blockDataAllowed) {
                     throw malformed("block data where an object belongs");
                 }
                 in.skip(tc == TC_BLOCKDATA ? in.readByte(what) : in.readInt(what), what);
-                return;
+                return 0;
             default:
                 throw malformed(String.format("unexpected type code 0x%02x", tc));
         }
     }
 
-    private void object() throws MalformedFrameException {
+    private long object() throws MalformedFrameException {
         ClassDesc desc = classDesc();
         if (desc == null) {
             throw malformed("object without a class");
         }
-        newHandle(OTHER);
+        Node node = new Node();
+        newHandle(node);
         enter();
+        long reach = 1;
+        boolean hashed = false;
         ClassDesc[] chain = hierarchy(desc);
         for (int i = chain.length - 1; i >= 0; i--) {
             ClassDesc d = chain[i];
+            hashed |= HASHED.contains(d.name);
             if ((d.flags & SC_EXTERNALIZABLE) != 0) {
                 if ((d.flags & SC_BLOCK_DATA) == 0) {
                     throw malformed("externalizable " + d.name + " in stream protocol version 1");
                 }
-                annotation();
+                reach = plus(reach, annotation());
             } else if ((d.flags & SC_SERIALIZABLE) != 0) {
                 in.skip(d.primitiveBytes, what);
                 for (int f = 0; f < d.objectFields; f++) {
-                    content(typeCode(), false);
+                    reach = plus(reach, content(typeCode(), false));
                 }
                 if ((d.flags & SC_WRITE_METHOD) != 0) {
-                    annotation();
+                    reach = plus(reach, annotation());
                 }
             } else if (d.primitiveBytes != 0 || d.objectFields != 0) {
                 throw malformed("fields of " + d.name + ", which is not serializable");
             }
         }
         depth--;
+        node.reach = reach;
+        node.done = true;
+        if (hashed) {
+            hashWork = plus(hashWork, reach);
+            if (hashWork > limits.maxHashWork()) {
+                throw new RejectedClassException(null, "hash-based collections whose reading would hash more than "
+                        + "maxHashWork=" + limits.maxHashWork() + " objects (collections sharing each other's "
+                        + "members, a nested-set bomb) in " + what);
+            }
+        }
+        return reach;
     }
 
-    private void array() throws MalformedFrameException {
+    private static long plus(long a, long b) {
+        return Math.min(a + b, REACH_CAP);
+    }
+
+    private long array() throws MalformedFrameException {
         ClassDesc desc = classDesc();
         if (desc == null || desc.name.length() < 2 || desc.name.charAt(0) != '[') {
             throw malformed("array of a class that is not an array type");
         }
-        newHandle(OTHER);
+        Node node = new Node();
+        newHandle(node);
         int length = in.readInt(what);
         if (length < 0) {
             throw malformed("array of negative length " + length);
@@ -192,16 +236,22 @@ final class SerialStreamCheck {
                 throw malformed("array of " + length + " elements past the end of the stream");
             }
             in.skip(length * elementBytes, what);
-            return;
+            node.reach = 1;
+            node.done = true;
+            return 1;
         }
         if (length > in.remaining()) { // every element takes at least one byte
             throw malformed("array of " + length + " elements past the end of the stream");
         }
         enter();
+        long reach = 1;
         for (int i = 0; i < length; i++) {
-            content(typeCode(), false);
+            reach = plus(reach, content(typeCode(), false));
         }
         depth--;
+        node.reach = reach;
+        node.done = true;
+        return reach;
     }
 
     /** A class descriptor (new, proxy, a reference to an earlier one, or null). */
@@ -264,11 +314,17 @@ final class SerialStreamCheck {
         }
     }
 
-    /** A class's or object's annotation: contents (objects and block data) up to the end-of-block marker. */
-    private void annotation() throws MalformedFrameException {
+    /**
+     * A class's or object's annotation: contents (objects and block data) up to the end-of-block marker.
+     *
+     * @return the reach of the objects in it
+     */
+    private long annotation() throws MalformedFrameException {
+        long reach = 0;
         for (int tc = typeCode(); tc != TC_ENDBLOCKDATA; tc = typeCode()) {
-            content(tc, true);
+            reach = plus(reach, content(tc, true));
         }
+        return reach;
     }
 
     /** A new string (after its type code {@code tc}: short or long form), skipped; it takes a handle. */

@@ -26,6 +26,7 @@ public final class NodeConfig {
     public static final String MAX_OBJECT_DEPTH = "maxObjectDepth";
     public static final String MAX_ARRAY_LENGTH = "maxArrayLength";
     public static final String MAX_OBJECT_REFERENCES = "maxObjectReferences";
+    public static final String MAX_HASH_WORK = "maxHashWork";
     public static final String REGISTER_JMX = "registerJmx";
     public static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
 
@@ -64,13 +65,14 @@ public final class NodeConfig {
         int maxDepth = r.intIn(MAX_OBJECT_DEPTH, CodecLimits.DEFAULT_MAX_DEPTH, 1, 10_000);
         int maxArray = r.intIn(MAX_ARRAY_LENGTH, CodecLimits.DEFAULT_MAX_ARRAY_LENGTH, 0, Integer.MAX_VALUE);
         long maxRefs = r.longIn(MAX_OBJECT_REFERENCES, CodecLimits.DEFAULT_MAX_REFERENCES, 1, Long.MAX_VALUE);
+        long maxHashWork = r.longIn(MAX_HASH_WORK, CodecLimits.DEFAULT_MAX_HASH_WORK, 1, Long.MAX_VALUE);
         AllowList allowList;
         try {
             allowList = AllowList.withDefaults(r.list(ALLOWED_CLASSES));
         } catch (IllegalArgumentException e) {
             throw r.invalid(ALLOWED_CLASSES, String.join("|", r.list(ALLOWED_CLASSES)), e.getMessage());
         }
-        limits = new CodecLimits((int) maxFrame, maxDepth, maxArray, maxRefs, allowList);
+        limits = new CodecLimits((int) maxFrame, maxDepth, maxArray, maxRefs, maxHashWork, allowList);
         registerJmx = r.bool(REGISTER_JMX, true);
         learnAllowedClasses = r.bool(LEARN_ALLOWED_CLASSES, false);
         discovery = DiscoveryConfig.read(r, manualPeersProperty);

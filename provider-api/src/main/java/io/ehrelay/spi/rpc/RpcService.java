@@ -4,8 +4,10 @@ import java.nio.ByteBuffer;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
@@ -22,9 +24,12 @@ import io.ehrelay.spi.InboundHandler;
 
 /**
  * The receiving side of the relay protocol. Batches from one sender are applied in arrival order: posted ones
- * on that sender's apply thread (which ends when idle), holding at most {@value #POSTED_MAX_BYTES} bytes not yet
- * applied (a post waits for room up to the post timeout, so a slow receiver slows its senders down); a
- * delivered one on the calling thread when nothing of that sender is pending, else behind what is. At most
+ * by a pool of at most {@value #APPLY_THREADS} apply threads shared by every sender (idle ones end), one
+ * sender's batches never two at a time; a delivered one on the calling thread when nothing of that sender is
+ * pending, else behind what is. Batches not yet applied are bounded: {@value #POSTED_MAX_BYTES} bytes per sender
+ * and {@value #NODE_POSTED_MAX_BYTES} for all senders together (a post waits for room up to the post timeout,
+ * so a slow receiver slows its senders down). What is kept per sender is freed as soon as nothing of it is
+ * pending, so senders claiming ever new names cost neither threads nor memory that stays. At most
  * {@value #MAX_TRANSFERS} state transfers are open at once; one idle for {@value #TRANSFER_IDLE_SECONDS} s is
  * dropped (the requester then fails and tries another peer). Thread-safe.
  */
@@ -34,10 +39,17 @@ public final class RpcService {
     public static final int TRANSFER_IDLE_SECONDS = 120;
     /** Bytes of posted batches a receiver holds per sender before the next post waits. */
     public static final int POSTED_MAX_BYTES = 4 << 20;
+    /** Bytes of posted batches a receiver holds for all senders together before the next post waits. */
+    public static final int NODE_POSTED_MAX_BYTES = 32 << 20;
+    /** The most threads applying posted batches at once, however many senders post. */
+    public static final int APPLY_THREADS = 4;
+    /** Batches one sender's turn applies before the pool thread moves on to other senders. */
+    private static final int TURN = 16;
 
     private final InboundHandler inbound;
     private final int maxFrameBytes;
-    private final ThreadFactory applyThreads;
+    private final ThreadPoolExecutor pool;
+    private final Semaphore nodeRoom = new Semaphore(NODE_POSTED_MAX_BYTES);
     private final long postTimeoutMillis;
     private final java.util.function.Consumer<String> onHello;
     private final Clock clock;
@@ -58,7 +70,9 @@ public final class RpcService {
         this.clock = clock;
         this.inbound = inbound;
         this.maxFrameBytes = maxFrameBytes;
-        this.applyThreads = applyThreads;
+        this.pool = new ThreadPoolExecutor(APPLY_THREADS, APPLY_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), applyThreads);
+        this.pool.allowCoreThreadTimeOut(true);
         this.postTimeoutMillis = postTimeoutMillis;
     }
 
@@ -75,11 +89,16 @@ public final class RpcService {
         if (batch == null) {
             throw new RpcException("no batch");
         }
-        Applier a = applier(fromEndpoint);
-        if (a.tryApplyInline(batch)) {
-            return;
+        Applier a = acquire(fromEndpoint);
+        Future<?> applied;
+        try {
+            if (a.tryApplyInline(batch)) {
+                return;
+            }
+            applied = a.submit(batch, true);
+        } finally {
+            release(a);
         }
-        Future<?> applied = a.submit(batch, true);
         try {
             applied.get();
         } catch (ExecutionException e) {
@@ -99,7 +118,12 @@ public final class RpcService {
         if (batch == null) {
             throw new RpcException("no batch");
         }
-        applier(fromEndpoint).submit(batch, false);
+        Applier a = acquire(fromEndpoint);
+        try {
+            a.submit(batch, false);
+        } finally {
+            release(a);
+        }
     }
 
     public long openState(String cacheName) throws RpcException {
@@ -147,46 +171,101 @@ public final class RpcService {
         return transfers.size();
     }
 
-    private Applier applier(String from) throws RpcException {
+    /**
+     * The sender's applier, with one more use counted: it stays in the map, and keeps its place in the sender's
+     * order, until every use (a call in progress, a batch waiting or being applied) is released.
+     */
+    private Applier acquire(String from) throws RpcException {
         if (closed) {
             throw new RpcException("ehrelay: node is shutting down");
         }
-        return appliers.computeIfAbsent(from == null ? "?" : from, Applier::new);
+        return appliers.compute(from == null ? "?" : from, (k, v) -> {
+            Applier a = v == null ? new Applier(k) : v;
+            a.uses.incrementAndGet();
+            return a;
+        });
+    }
+
+    /** Ends one use of {@code a}; the last one frees what is kept for its sender. */
+    private void release(Applier a) {
+        if (a.uses.decrementAndGet() == 0) {
+            appliers.computeIfPresent(a.from, (k, v) -> v == a && a.uses.get() == 0 ? null : v);
+        }
+    }
+
+    /** Senders with batches waiting, being applied or a call in progress (for tests and diagnostics). */
+    public int activeSenders() {
+        return appliers.size();
     }
 
     /** Stops the apply threads; what they still hold is applied first, up to {@code waitMillis}. */
     public void close(long waitMillis) {
         closed = true;
-        for (Applier a : appliers.values()) {
-            a.executor.shutdown();
-        }
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
-        for (Applier a : appliers.values()) {
+        // senders' turns re-submit themselves until their queues are empty: wait for that, then stop the pool
+        while (!appliers.isEmpty() && System.nanoTime() - until < 0) {
             try {
-                if (!a.executor.awaitTermination(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                    a.executor.shutdownNow();
-                }
+                Thread.sleep(5);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                a.executor.shutdownNow();
+                break;
             }
+        }
+        pool.shutdown();
+        try {
+            if (!pool.awaitTermination(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                pool.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            pool.shutdownNow();
         }
         transfers.clear();
     }
 
-    /** One sender's batches, applied in order. */
+    /** One sender's batches, applied in order, one at a time, on the shared pool. */
     private final class Applier {
         final String from;
-        final ThreadPoolExecutor executor;
         final Semaphore room = new Semaphore(POSTED_MAX_BYTES);
         final AtomicInteger pending = new AtomicInteger();
+        final AtomicInteger uses = new AtomicInteger();
         final ReentrantLock applying = new ReentrantLock();
+        final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+        /** True while a turn of this sender is on the pool (queued or running). */
+        final java.util.concurrent.atomic.AtomicBoolean scheduled = new java.util.concurrent.atomic.AtomicBoolean();
 
         Applier(String from) {
             this.from = from;
-            this.executor = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                    applyThreads);
-            this.executor.allowCoreThreadTimeOut(true);
+        }
+
+        /** Puts a turn of this sender on the pool unless one is there already. */
+        void schedule() {
+            if (scheduled.compareAndSet(false, true)) {
+                try {
+                    pool.execute(this::turn);
+                } catch (RejectedExecutionException e) {
+                    scheduled.set(false);
+                    Runnable task;
+                    while ((task = queue.poll()) != null) {
+                        task.run(); // shutting down: apply here rather than lose it (close waits for this)
+                    }
+                }
+            }
+        }
+
+        /** Applies up to {@value #TURN} batches, then lets other senders' turns go first. */
+        void turn() {
+            for (int i = 0; i < TURN; i++) {
+                Runnable task = queue.poll();
+                if (task == null) {
+                    break;
+                }
+                task.run();
+            }
+            scheduled.set(false);
+            if (!queue.isEmpty()) {
+                schedule();
+            }
         }
 
         /** Applies on the calling thread when nothing of this sender is pending (one hand-off less). */
@@ -211,38 +290,49 @@ public final class RpcService {
 
         Future<?> submit(byte[] batch, boolean waited) throws RpcException {
             int permits = Math.min(batch.length, POSTED_MAX_BYTES);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(postTimeoutMillis);
             try {
                 if (!room.tryAcquire(permits, postTimeoutMillis, TimeUnit.MILLISECONDS)) {
                     throw new RpcException("ehrelay: receiver still applying earlier batches from " + from
                             + " after " + postTimeoutMillis + " ms");
                 }
+                if (!nodeRoom.tryAcquire(permits, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    room.release(permits);
+                    throw new RpcException("ehrelay: receiver still applying earlier batches of all its senders "
+                            + "(" + (NODE_POSTED_MAX_BYTES >> 20) + " MB) after " + postTimeoutMillis + " ms");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new RpcException("ehrelay: interrupted");
             }
-            pending.incrementAndGet();
-            try {
-                return executor.submit(() -> {
-                    applying.lock();
-                    try {
-                        inbound.onEvents(from, ByteBuffer.wrap(batch));
-                    } catch (MalformedFrameException e) {
-                        if (waited) {
-                            throw e;
-                        }
-                        // counted and logged by provider-api
-                    } finally {
-                        applying.unlock();
-                        pending.decrementAndGet();
-                        room.release(permits);
-                    }
-                    return null;
-                });
-            } catch (RejectedExecutionException e) {
-                pending.decrementAndGet();
+            if (closed) {
+                nodeRoom.release(permits);
                 room.release(permits);
                 throw new RpcException("ehrelay: node is shutting down");
             }
+            pending.incrementAndGet();
+            uses.incrementAndGet(); // the batch keeps this sender's place until it is applied
+            FutureTask<Void> task = new FutureTask<>(() -> {
+                applying.lock();
+                try {
+                    inbound.onEvents(from, ByteBuffer.wrap(batch));
+                } catch (MalformedFrameException e) {
+                    if (waited) {
+                        throw e;
+                    }
+                    // counted and logged by provider-api
+                } finally {
+                    applying.unlock();
+                    pending.decrementAndGet();
+                    nodeRoom.release(permits);
+                    room.release(permits);
+                    release(this);
+                }
+                return null;
+            });
+            queue.add(task);
+            schedule();
+            return task;
         }
     }
 

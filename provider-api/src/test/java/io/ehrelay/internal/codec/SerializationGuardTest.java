@@ -181,6 +181,59 @@ class SerializationGuardTest {
                 .hasMessageContaining("maxObjectReferences=100");
     }
 
+    /**
+     * Sets that share their members level by level (each level holds the next level's two sets, which the level
+     * beside it holds too): under 2 KB at depth 25, well within every other limit, yet reading it would call
+     * {@code hashCode} on 2^25 sets (seconds of CPU). Refused by its hashing work before anything is created;
+     * the same number of objects nested without sharing, and ordinary nested maps, pass.
+     */
+    @ParameterizedTest(name = "jdk filter {0}")
+    @ValueSource(booleans = {true, false})
+    void nestedSetBomb_isRefusedByItsHashingWork_ordinaryNestingPasses(boolean jdkFilter) throws Exception {
+        ValueCodec.useJdkFilter = jdkFilter;
+        byte[] bomb = encode(setBomb(25));
+        assertThat(bomb.length).as("a small value").isLessThan(2048);
+        assertThatThrownBy(() -> decode(bomb, LIMITS)).isInstanceOf(RejectedClassException.class)
+                .hasMessageContaining("maxHashWork=" + CodecLimits.DEFAULT_MAX_HASH_WORK);
+
+        Object shallowBomb = setBomb(10); // about 2^12 objects of hashing: passes, and reads back the same
+        // (compared by hash code: the original's sets were changed after being added, so its equals misleads)
+        assertThat(decode(encode(shallowBomb), LIMITS).hashCode()).isEqualTo(shallowBomb.hashCode());
+
+        Map<String, Map<String, java.util.Set<String>>> nested = new HashMap<>();
+        for (int i = 0; i < 200; i++) {
+            Map<String, java.util.Set<String>> inner = new HashMap<>();
+            for (int j = 0; j < 20; j++) {
+                inner.put("k" + j, new HashSet<>(Arrays.asList("a" + i, "b" + j, "c")));
+            }
+            nested.put("m" + i, inner);
+        }
+        assertThat(decode(encode(nested), LIMITS)).isEqualTo(nested);
+
+        CodecLimits lowWork = new CodecLimits(1 << 26, 64, 1 << 20, 1_000_000, 1_000, LIMITS.allowList());
+        assertThatThrownBy(() -> decode(encode(nested), lowWork)).isInstanceOf(RejectedClassException.class)
+                .hasMessageContaining("maxHashWork=1000");
+    }
+
+    /** The nested-set bomb: {@code depth} levels, each level's two sets holding the next level's two. */
+    private static java.util.Set<Object> setBomb(int depth) {
+        java.util.Set<Object> root = new HashSet<>();
+        java.util.Set<Object> s1 = root;
+        java.util.Set<Object> s2 = new HashSet<>();
+        for (int i = 0; i < depth; i++) {
+            java.util.Set<Object> t1 = new HashSet<>();
+            java.util.Set<Object> t2 = new HashSet<>();
+            t1.add("x" + i); // t1 and t2 differ, so each set holds two elements
+            s1.add(t1);
+            s1.add(t2);
+            s2.add(t1);
+            s2.add(t2);
+            s1 = t1;
+            s2 = t2;
+        }
+        return root;
+    }
+
     @ParameterizedTest(name = "jdk filter {0}")
     @ValueSource(booleans = {true, false})
     void arrayClaiming2pow31Elements_isRefusedWithoutAllocating(boolean jdkFilter) throws Exception {

@@ -60,6 +60,36 @@ class RpcServiceTest {
         }
     }
 
+    /**
+     * A sender claiming ever new names (2,000 here, as an attacker would): the batches are applied by at most
+     * {@link RpcService#APPLY_THREADS} threads, each name's batches in order, and nothing is kept per name once
+     * its batches are applied.
+     */
+    @Test
+    void twoThousandSenderNames_shareTheBoundedPool_andLeaveNoStateBehind() throws Exception {
+        java.util.Set<String> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Map<String, List<Integer>> perSender = new java.util.concurrent.ConcurrentHashMap<>();
+        doAnswer(call -> {
+            threads.add(Thread.currentThread().getName());
+            ByteBuffer b = call.getArgument(1);
+            perSender.computeIfAbsent(call.getArgument(0), k -> new CopyOnWriteArrayList<>())
+                    .add((int) b.get(b.position()));
+            Thread.sleep(0, 100_000);
+            return null;
+        }).when(inbound).onEvents(anyString(), any());
+        for (int round = 1; round <= 3; round++) {
+            for (int i = 0; i < 2000; i++) {
+                service.post("invented-" + i + ":1", new byte[] {(byte) round});
+            }
+        }
+        Await.until(() -> perSender.values().stream().mapToInt(List::size).sum() == 6000,
+                () -> "applied " + perSender.values().stream().mapToInt(List::size).sum() + " of 6000");
+        assertThat(threads).as("apply threads used").hasSizeLessThanOrEqualTo(RpcService.APPLY_THREADS);
+        assertThat(perSender).hasSize(2000);
+        assertThat(perSender.values()).allSatisfy(l -> assertThat(l).containsExactly(1, 2, 3));
+        Await.until(() -> service.activeSenders() == 0, () -> service.activeSenders() + " senders still kept");
+    }
+
     @Test
     void aDamagedDeliveredBatch_tellsTheCallerWhy() throws Exception {
         doThrow(new MalformedFrameException("truncated")).when(inbound).onEvents(anyString(), any());
