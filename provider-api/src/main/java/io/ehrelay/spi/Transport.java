@@ -90,6 +90,14 @@ public interface Transport {
         return null;
     }
 
+    /**
+     * Whether this transport authenticates peers with {@link TransportContext#clusterSecret()}. A node whose
+     * {@code clusterSecret} is set refuses to start with a transport that does not.
+     */
+    default boolean provesClusterSecret() {
+        return false;
+    }
+
     /** A cache that replicates through this transport is live on this node (may be called more than once). */
     default void cacheAdded(String cacheName) {
     }

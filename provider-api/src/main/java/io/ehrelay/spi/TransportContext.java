@@ -34,6 +34,15 @@ public interface TransportContext {
      */
     PeerGate peerGate();
 
+    /**
+     * The cluster secret peers must prove ({@code clusterSecret}), or {@code null} when none is set. A transport
+     * that returns {@code true} from {@link Transport#provesClusterSecret()} then serves only peers that prove it,
+     * and proves it to the peers it calls.
+     */
+    default ClusterSecret clusterSecret() {
+        return null;
+    }
+
     /** The CacheManager's name, for thread names and log lines. */
     String cacheManagerName();
 

@@ -58,6 +58,7 @@ class ArchitectureTest {
             "io.ehrelay.spi.Op",
             "io.ehrelay.spi.Peer",
             "io.ehrelay.spi.PeerGate",
+            "io.ehrelay.spi.ClusterSecret",
             "io.ehrelay.spi.ReplicationEvent",
             "io.ehrelay.spi.Transport",
             "io.ehrelay.spi.TransportContext",

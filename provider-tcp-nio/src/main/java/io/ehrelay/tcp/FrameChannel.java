@@ -93,6 +93,47 @@ final class FrameChannel {
         return new Frame(h, body);
     }
 
+    /**
+     * Reads one small frame (a handshake's) within {@code timeoutMillis}: through the socket's stream, which
+     * honours a read timeout where the channel does not. {@code null} at a clean end of stream.
+     *
+     * @throws java.net.SocketTimeoutException when the frame does not arrive in time
+     * @throws MalformedFrameException when its header is bad or its body longer than {@code maxBody}
+     */
+    Frame readWithin(int maxBody, int timeoutMillis) throws IOException, MalformedFrameException {
+        java.net.Socket socket = channel.socket();
+        socket.setSoTimeout(timeoutMillis);
+        try {
+            java.io.InputStream in = socket.getInputStream();
+            byte[] head = new byte[Frames.HEADER_BYTES];
+            int first = in.read(head, 0, head.length);
+            if (first < 0) {
+                return null;
+            }
+            readFully(in, head, first);
+            Frames.Header h = Frames.readHeader(ByteBuffer.wrap(head), maxFrameBytes);
+            if (h.bodyLength() > maxBody) {
+                throw new MalformedFrameException(h.type() + " frame of " + h.bodyLength() + " bytes during the "
+                        + "handshake (at most " + maxBody + ")");
+            }
+            byte[] body = new byte[h.bodyLength()];
+            readFully(in, body, 0);
+            return new Frame(h, ByteBuffer.wrap(body));
+        } finally {
+            socket.setSoTimeout(0);
+        }
+    }
+
+    private static void readFully(java.io.InputStream in, byte[] b, int from) throws IOException {
+        for (int at = from; at < b.length; ) {
+            int n = in.read(b, at, b.length - at);
+            if (n < 0) {
+                throw new EOFException("connection closed inside a handshake frame");
+            }
+            at += n;
+        }
+    }
+
     private boolean fill(ByteBuffer b, boolean eofAllowedAtStart) throws IOException {
         while (b.hasRemaining()) {
             int n = channel.read(b);

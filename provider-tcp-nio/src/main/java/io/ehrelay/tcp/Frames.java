@@ -38,7 +38,17 @@ final class Frames {
         /** The state transfer with this correlation id is complete. */
         STATE_END(7),
         /** First frame on a connection: body is the sender's endpoint (UTF-8). */
-        HELLO(8);
+        HELLO(8),
+        /**
+         * The listener's answer to HELLO when it has a cluster secret: body is u8 version(1) · 32-byte nonce. The
+         * connecting node must answer with AUTH before anything else.
+         */
+        CHALLENGE(9),
+        /**
+         * Connecting node: 32-byte nonce · 32-byte proof of the secret over both nonces and its endpoint.
+         * Listener's answer: its 32-byte proof over both nonces. Anything else closes the connection.
+         */
+        AUTH(10);
 
         private final int code;
 

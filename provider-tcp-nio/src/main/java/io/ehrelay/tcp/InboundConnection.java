@@ -24,12 +24,17 @@ final class InboundConnection implements Runnable {
     private static final RateLimitedLog WARN = new RateLimitedLog(LOG, 10_000);
     private static final byte[] EMPTY = new byte[0];
     private static final int MAX_HELLO = 1024;
+    /** How long a new connection may take to say HELLO (and, with a cluster secret, to prove it). */
+    static final int HANDSHAKE_MILLIS = 10_000;
+    static final String CLIENT_PROOF = "ehrelay tcp client";
+    static final String SERVER_PROOF = "ehrelay tcp server";
 
     private final FrameChannel channel;
     private final TransportContext context;
     private final Runnable onClose;
     private final java.util.function.Consumer<String> onHello;
     private String from;
+    private final java.net.InetAddress remoteAddress;
 
     InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
                       java.util.function.Consumer<String> onHello) throws IOException {
@@ -39,20 +44,27 @@ final class InboundConnection implements Runnable {
         this.context = context;
         this.onClose = onClose;
         this.from = String.valueOf(sc.getRemoteAddress());
+        java.net.SocketAddress remote = sc.getRemoteAddress();
+        this.remoteAddress = remote instanceof java.net.InetSocketAddress
+                ? ((java.net.InetSocketAddress) remote).getAddress() : null;
     }
 
     @Override
     public void run() {
         try {
-            FrameChannel.Frame hello = channel.read();
+            FrameChannel.Frame hello = channel.readWithin(MAX_HELLO, HANDSHAKE_MILLIS);
             if (hello == null) {
                 return;
             }
-            if (hello.header.type() != Frames.Type.HELLO || hello.length() > MAX_HELLO) {
+            if (hello.header.type() != Frames.Type.HELLO) {
                 throw new MalformedFrameException("connection did not start with a HELLO frame");
             }
-            if (hello.length() > 0) {
-                String endpoint = new String(hello.copy(), StandardCharsets.UTF_8);
+            String endpoint = hello.length() > 0 ? new String(hello.copy(), StandardCharsets.UTF_8) : "";
+            io.ehrelay.spi.ClusterSecret secret = context.clusterSecret();
+            if (secret != null && !authenticated(secret, hello.copy())) {
+                return;
+            }
+            if (!endpoint.isEmpty()) {
                 from = endpoint + " (" + from + ")";
                 onHello.accept(endpoint);
             }
@@ -67,11 +79,49 @@ final class InboundConnection implements Runnable {
             context.metrics().markMalformedFrame();
             WARN.warn("frame:" + from, "ehrelay: closing connection from {}: {} (counted in rejected)", from,
                     e.getMessage());
+        } catch (java.net.SocketTimeoutException e) {
+            WARN.warn("handshake:" + remoteAddress, "ehrelay: closing connection from {}: no handshake within {} ms",
+                    from, HANDSHAKE_MILLIS);
         } catch (IOException e) {
             LOG.debug("connection from {} ended: {}", from, e.toString());
         } finally {
             close();
         }
+    }
+
+    /**
+     * The cluster-secret handshake, listener's side: sends a fresh nonce, expects the connecting node's nonce and
+     * its proof over both nonces and the HELLO it sent, answers with this node's proof. A peer that does not
+     * prove the secret is counted in {@code unauthorized}, logged, and its connection closed.
+     */
+    private boolean authenticated(io.ehrelay.spi.ClusterSecret secret, byte[] hello)
+            throws IOException, MalformedFrameException {
+        byte[] challenge = io.ehrelay.spi.ClusterSecret.nonce();
+        byte[] body = new byte[1 + challenge.length];
+        body[0] = 1;
+        System.arraycopy(challenge, 0, body, 1, challenge.length);
+        channel.write(Frames.Type.CHALLENGE, 0, body);
+        FrameChannel.Frame auth = channel.readWithin(2 * io.ehrelay.spi.ClusterSecret.PROOF_BYTES, HANDSHAKE_MILLIS);
+        String why;
+        if (auth == null) {
+            why = "closed the connection instead of proving it";
+        } else if (auth.header.type() != Frames.Type.AUTH
+                || auth.length() != io.ehrelay.spi.ClusterSecret.NONCE_BYTES + io.ehrelay.spi.ClusterSecret.PROOF_BYTES) {
+            why = "sent " + auth.header.type() + " instead of proving it (is clusterSecret set on that node?)";
+        } else {
+            byte[] a = auth.copy();
+            byte[] theirs = java.util.Arrays.copyOfRange(a, 0, io.ehrelay.spi.ClusterSecret.NONCE_BYTES);
+            byte[] proof = java.util.Arrays.copyOfRange(a, io.ehrelay.spi.ClusterSecret.NONCE_BYTES, a.length);
+            if (secret.verifies(proof, CLIENT_PROOF, challenge, theirs, hello)) {
+                channel.write(Frames.Type.AUTH, 0, secret.proof(SERVER_PROOF, theirs, challenge));
+                return true;
+            }
+            why = "answered with a wrong proof (another clusterSecret)";
+        }
+        context.metrics().count("unauthorized").mark();
+        WARN.warn("secret:" + remoteAddress, "ehrelay: refused a connection from {} (counted in unauthorized): it did "
+                + "not prove the cluster secret: it {}", from, why);
+        return false;
     }
 
     private void serve(FrameChannel.Frame f) throws IOException, MalformedFrameException {

@@ -317,7 +317,12 @@ final class TcpPeerChannel {
             }
             sc.socket().connect(resolved, (int) settings.connectTimeoutMillis);
             ch = new FrameChannel(sc, context.maxFrameBytes());
-            ch.write(Frames.Type.HELLO, 0, localEndpoint.getBytes(StandardCharsets.UTF_8));
+            byte[] hello = localEndpoint.getBytes(StandardCharsets.UTF_8);
+            ch.write(Frames.Type.HELLO, 0, hello);
+            io.ehrelay.spi.ClusterSecret secret = context.clusterSecret();
+            if (secret != null) {
+                authenticate(ch, secret, hello);
+            }
         } catch (IOException | RuntimeException e) {
             sc.close();
             backoff.failed();
@@ -334,6 +339,42 @@ final class TcpPeerChannel {
         t.start();
         LOG.debug("connected to {}", peer);
         return ch;
+    }
+
+    /**
+     * The cluster-secret handshake, connecting side: answers the listener's nonce with this node's nonce and its
+     * proof over both and the HELLO, then checks the listener's proof; nothing is sent to a peer that cannot prove
+     * the secret. Bounded by {@code connectTimeoutMillis} per step.
+     */
+    private void authenticate(FrameChannel ch, io.ehrelay.spi.ClusterSecret secret, byte[] hello) throws IOException {
+        int timeout = (int) Math.min(Integer.MAX_VALUE, settings.connectTimeoutMillis);
+        try {
+            FrameChannel.Frame challenge = ch.readWithin(1 + io.ehrelay.spi.ClusterSecret.NONCE_BYTES, timeout);
+            if (challenge == null || challenge.header.type() != Frames.Type.CHALLENGE
+                    || challenge.length() != 1 + io.ehrelay.spi.ClusterSecret.NONCE_BYTES) {
+                throw new ConnectException("peer " + peer + " did not ask this node to prove the cluster secret: "
+                        + "set the same clusterSecret on every node");
+            }
+            byte[] theirs = java.util.Arrays.copyOfRange(challenge.copy(), 1, 1 + io.ehrelay.spi.ClusterSecret.NONCE_BYTES);
+            byte[] ours = io.ehrelay.spi.ClusterSecret.nonce();
+            byte[] proof = secret.proof(InboundConnection.CLIENT_PROOF, theirs, ours, hello);
+            byte[] body = new byte[ours.length + proof.length];
+            System.arraycopy(ours, 0, body, 0, ours.length);
+            System.arraycopy(proof, 0, body, ours.length, proof.length);
+            ch.write(Frames.Type.AUTH, 0, body);
+            FrameChannel.Frame answer = ch.readWithin(io.ehrelay.spi.ClusterSecret.PROOF_BYTES, timeout);
+            if (answer == null || answer.header.type() != Frames.Type.AUTH
+                    || !secret.verifies(answer.copy(), InboundConnection.SERVER_PROOF, ours, theirs)) {
+                throw new ConnectException("peer " + peer + " did not prove the cluster secret (another "
+                        + "clusterSecret there, or not an ehrelay node): nothing is sent to it");
+            }
+        } catch (java.net.SocketTimeoutException e) {
+            throw new ConnectException("peer " + peer + " did not ask this node to prove the cluster secret within "
+                    + timeout + " ms: set the same clusterSecret on every node");
+        } catch (MalformedFrameException e) {
+            throw new ConnectException("peer " + peer + " answered the handshake with a damaged frame: "
+                    + e.getMessage());
+        }
     }
 
     private void readLoop(FrameChannel ch) {
@@ -384,6 +425,9 @@ final class TcpPeerChannel {
                         }
                         break;
                     }
+                    case CHALLENGE:
+                        throw new MalformedFrameException("peer " + peer + " requires the cluster secret, which this "
+                                + "node does not have: set the same clusterSecret on every node");
                     default:
                         throw new MalformedFrameException("unexpected " + f.header.type() + " frame from " + peer);
                 }

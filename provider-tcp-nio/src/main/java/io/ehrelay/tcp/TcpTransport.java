@@ -92,8 +92,10 @@ final class TcpTransport implements Transport {
                 }
                 continue;
             }
-            if (!admitted(sc)) {
-                closeQuietly(sc); // no authentication on TCP yet: only hosts unauthenticatedPeers admits
+            // with a cluster secret every peer proves it (the connection's handshake); without one, only hosts
+            // unauthenticatedPeers admits are served
+            if (context.clusterSecret() == null && !admitted(sc)) {
+                closeQuietly(sc);
                 continue;
             }
             if (inbound.size() >= settings.maxInboundConnections) {
@@ -149,6 +151,17 @@ final class TcpTransport implements Transport {
         } catch (IOException e) {
             // nothing to do
         }
+    }
+
+    @Override
+    public boolean provesClusterSecret() {
+        return true;
+    }
+
+    @Override
+    public String peerAuthentication() {
+        return context.clusterSecret() == null ? null
+                : "clusterSecret, proven by every connection with a challenge and a response";
     }
 
     /** A manual or registered peer must be {@code host:port}; it is kept as written. */

@@ -27,6 +27,7 @@ public final class NodeConfig {
     public static final String MAX_ARRAY_LENGTH = "maxArrayLength";
     public static final String MAX_OBJECT_REFERENCES = "maxObjectReferences";
     public static final String MAX_HASH_WORK = "maxHashWork";
+    public static final String CLUSTER_SECRET = "clusterSecret";
     public static final String REGISTER_JMX = "registerJmx";
     public static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
 
@@ -49,6 +50,7 @@ public final class NodeConfig {
     private final DiscoveryConfig discovery;
     private final long peerOutboundMaxBytes;
     private final UnauthenticatedPeers unauthenticatedPeers;
+    private final io.ehrelay.spi.ClusterSecret clusterSecret;
 
     private NodeConfig(PropertyReader r, String manualPeersProperty) {
         queueMaxBytes = r.bytesIn(QUEUE_MAX_BYTES, 64L << 20, 1024, 1L << 40);
@@ -78,6 +80,7 @@ public final class NodeConfig {
         discovery = DiscoveryConfig.read(r, manualPeersProperty);
         peerOutboundMaxBytes = r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34);
         unauthenticatedPeers = UnauthenticatedPeers.read(r);
+        clusterSecret = readSecret(r);
         if (batchMaxBytes > limits.maxFrameBytes()) {
             throw r.invalid(BATCH_MAX_BYTES, Integer.toString(batchMaxBytes),
                     "at most " + MAX_FRAME_BYTES + " (" + limits.maxFrameBytes() + ")");
@@ -124,4 +127,38 @@ public final class NodeConfig {
     public long peerOutboundMaxBytes() { return peerOutboundMaxBytes; }
     /** Which hosts may replicate with this node without authenticating ({@code unauthenticatedPeers}). */
     public UnauthenticatedPeers unauthenticatedPeers() { return unauthenticatedPeers; }
+
+    /** The cluster secret peers prove ({@code clusterSecret}), or {@code null} when none is set. */
+    public io.ehrelay.spi.ClusterSecret clusterSecret() { return clusterSecret; }
+
+    /**
+     * {@code clusterSecret}: the secret itself, or {@code file:<path>} naming a file that holds it (its content,
+     * trimmed). Messages never repeat the value.
+     */
+    private static io.ehrelay.spi.ClusterSecret readSecret(PropertyReader r) {
+        String v = r.string(CLUSTER_SECRET);
+        if (v == null) {
+            return null;
+        }
+        String text = v;
+        String source = "its value";
+        if (v.startsWith("file:")) {
+            java.nio.file.Path path = java.nio.file.Paths.get(v.substring("file:".length()));
+            source = "the file " + path;
+            try {
+                text = new String(java.nio.file.Files.readAllBytes(path), java.nio.charset.StandardCharsets.UTF_8)
+                        .trim();
+            } catch (java.io.IOException | RuntimeException e) {
+                throw new io.ehrelay.config.InvalidConfigurationException("ehrelay " + r.owner() + ": property '"
+                        + CLUSTER_SECRET + "' names " + source + ", which cannot be read: " + e);
+            }
+        }
+        try {
+            return io.ehrelay.spi.ClusterSecret.of(text);
+        } catch (IllegalArgumentException e) {
+            throw new io.ehrelay.config.InvalidConfigurationException("ehrelay " + r.owner() + ": property '"
+                    + CLUSTER_SECRET + "': " + source + " is too short: " + e.getMessage()
+                    + " (the same on every node; file:<path> reads it from a file)");
+        }
+    }
 }

@@ -572,6 +572,11 @@ public final class ReplicationNode {
         }
 
         @Override
+        public io.ehrelay.spi.ClusterSecret clusterSecret() {
+            return config.clusterSecret();
+        }
+
+        @Override
         public Clock clock() {
             return clock;
         }
