@@ -24,6 +24,14 @@ final class FrameChannel {
     private final int maxFrameBytes;
     private final ByteBuffer header = ByteBuffer.allocateDirect(Frames.HEADER_BYTES);
     private ByteBuffer buffer = ByteBuffer.allocateDirect(INITIAL_BODY);
+    /** The node's share for buffers beyond {@link #INITIAL_BODY}, or {@code null} (no shared bound). */
+    private final InboundBudget budget;
+    private final long budgetWaitMillis;
+    /** Bytes of {@link #budget} this channel's buffer holds. */
+    private long reserved;
+    /** When the last bytes arrived, and whether a frame is partly read: for the stall watchdog. */
+    private volatile long lastReadNanos = System.nanoTime();
+    private volatile boolean inFrame;
 
     /** A received frame; its body is valid until the next read. */
     static final class Frame {
@@ -52,8 +60,69 @@ final class FrameChannel {
     }
 
     FrameChannel(SocketChannel channel, int maxFrameBytes) {
+        this(channel, maxFrameBytes, null, 0);
+    }
+
+    /**
+     * @param budget           the node's bound on receive buffers beyond the first 64 KiB, shared by its inbound
+     *                         connections, or {@code null}
+     * @param budgetWaitMillis how long a read waits for the budget before giving up the connection
+     */
+    FrameChannel(SocketChannel channel, int maxFrameBytes, InboundBudget budget, long budgetWaitMillis) {
         this.channel = channel;
         this.maxFrameBytes = maxFrameBytes;
+        this.budget = budget;
+        this.budgetWaitMillis = budgetWaitMillis;
+    }
+
+    /** Whether a frame has been started but not finished, and nothing arrived for {@code nanos}. */
+    boolean stalledFor(long nanos, long now) {
+        return inFrame && now - lastReadNanos > nanos;
+    }
+
+    /** Nanoseconds since the last bytes arrived. */
+    long idleNanos(long now) {
+        return now - lastReadNanos;
+    }
+
+    /** Gives the buffer's share of the budget back (the channel is closed). */
+    synchronized void releaseBudget() {
+        if (budget != null && reserved > 0) {
+            budget.release(reserved);
+            reserved = 0;
+        }
+    }
+
+    /** A buffer of {@code capacity} bytes, its bytes beyond the first 64 KiB taken from the budget first. */
+    private ByteBuffer allocate(int capacity) throws IOException {
+        if (budget != null) {
+            long need = Math.max(0, capacity - INITIAL_BODY) - reserved;
+            if (need > 0) {
+                boolean got;
+                try {
+                    got = budget.reserve(need, budgetWaitMillis);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("interrupted waiting for receive-buffer memory");
+                }
+                if (!got) {
+                    throw new IOException("receive buffers of this node's inbound connections hold "
+                            + "inboundBufferMaxBytes=" + budget.max() + " bytes: no room for a frame of " + capacity
+                            + " bytes within " + budgetWaitMillis + " ms");
+                }
+                synchronized (this) {
+                    reserved += need;
+                }
+            }
+        }
+        return ByteBuffer.allocateDirect(capacity);
+    }
+
+    /** Shrinks back to the first 64 KiB, giving the rest of the budget back. */
+    private ByteBuffer shrink() {
+        ByteBuffer small = ByteBuffer.allocateDirect(INITIAL_BODY);
+        releaseBudget();
+        return small;
     }
 
     SocketChannel channel() {
@@ -70,14 +139,15 @@ final class FrameChannel {
         Frames.Header h = Frames.readHeader(header, maxFrameBytes);
         int length = h.bodyLength();
         if (buffer.capacity() > KEEP_BODY && length < KEEP_BODY) {
-            buffer = ByteBuffer.allocateDirect(INITIAL_BODY);
+            buffer = shrink();
         }
+        inFrame = true;
         ByteBuffer body = buffer;
         body.clear();
         body.limit(Math.min(length, body.capacity()));
         while (body.position() < length) {
             if (!body.hasRemaining()) {
-                ByteBuffer bigger = ByteBuffer.allocateDirect((int) Math.min(length, 2L * body.capacity()));
+                ByteBuffer bigger = allocate((int) Math.min(length, 2L * body.capacity()));
                 body.flip();
                 bigger.put(body);
                 bigger.limit(Math.min(length, bigger.capacity()));
@@ -88,7 +158,9 @@ final class FrameChannel {
                 throw new EOFException("connection closed inside a frame body (" + body.position() + " of " + length
                         + " bytes)");
             }
+            lastReadNanos = System.nanoTime();
         }
+        inFrame = false;
         body.flip();
         return new Frame(h, body);
     }
@@ -142,6 +214,10 @@ final class FrameChannel {
                     return false;
                 }
                 throw new EOFException("connection closed inside a frame header");
+            }
+            lastReadNanos = System.nanoTime();
+            if (b.position() > 0) {
+                inFrame = true;
             }
         }
         return true;

@@ -24,8 +24,8 @@ final class InboundConnection implements Runnable {
     private static final RateLimitedLog WARN = new RateLimitedLog(LOG, 10_000);
     private static final byte[] EMPTY = new byte[0];
     private static final int MAX_HELLO = 1024;
-    /** How long a new connection may take to say HELLO (and, with a cluster secret, to prove it). */
-    static final int HANDSHAKE_MILLIS = 10_000;
+    /** How long a new connection may take to say HELLO (and, with a cluster secret, to prove it); tests shorten it. */
+    static volatile int handshakeMillis = 10_000;
     static final String CLIENT_PROOF = "ehrelay tcp client";
     static final String SERVER_PROOF = "ehrelay tcp server";
 
@@ -33,14 +33,24 @@ final class InboundConnection implements Runnable {
     private final TransportContext context;
     private final Runnable onClose;
     private final java.util.function.Consumer<String> onHello;
-    private String from;
+    private volatile String from;
     private final java.net.InetAddress remoteAddress;
 
     InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
                       java.util.function.Consumer<String> onHello) throws IOException {
+        this(sc, context, onClose, onHello, null, 0);
+    }
+
+    /**
+     * @param budget           the node's receive-buffer bound shared by its inbound connections, or {@code null}
+     * @param budgetWaitMillis how long a frame waits for room in it before the connection is closed
+     */
+    InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
+                      java.util.function.Consumer<String> onHello, InboundBudget budget, long budgetWaitMillis)
+            throws IOException {
         this.onHello = onHello;
         sc.socket().setTcpNoDelay(true);
-        this.channel = new FrameChannel(sc, context.maxFrameBytes());
+        this.channel = new FrameChannel(sc, context.maxFrameBytes(), budget, budgetWaitMillis);
         this.context = context;
         this.onClose = onClose;
         this.from = String.valueOf(sc.getRemoteAddress());
@@ -52,7 +62,7 @@ final class InboundConnection implements Runnable {
     @Override
     public void run() {
         try {
-            FrameChannel.Frame hello = channel.readWithin(MAX_HELLO, HANDSHAKE_MILLIS);
+            FrameChannel.Frame hello = channel.readWithin(MAX_HELLO, handshakeMillis);
             if (hello == null) {
                 return;
             }
@@ -81,7 +91,7 @@ final class InboundConnection implements Runnable {
                     e.getMessage());
         } catch (java.net.SocketTimeoutException e) {
             WARN.warn("handshake:" + remoteAddress, "ehrelay: closing connection from {}: no handshake within {} ms",
-                    from, HANDSHAKE_MILLIS);
+                    from, handshakeMillis);
         } catch (IOException e) {
             LOG.debug("connection from {} ended: {}", from, e.toString());
         } finally {
@@ -101,7 +111,7 @@ final class InboundConnection implements Runnable {
         body[0] = 1;
         System.arraycopy(challenge, 0, body, 1, challenge.length);
         channel.write(Frames.Type.CHALLENGE, 0, body);
-        FrameChannel.Frame auth = channel.readWithin(2 * io.ehrelay.spi.ClusterSecret.PROOF_BYTES, HANDSHAKE_MILLIS);
+        FrameChannel.Frame auth = channel.readWithin(2 * io.ehrelay.spi.ClusterSecret.PROOF_BYTES, handshakeMillis);
         String why;
         if (auth == null) {
             why = "closed the connection instead of proving it";
@@ -183,6 +193,19 @@ final class InboundConnection implements Runnable {
         } catch (IOException e) {
             LOG.debug("closing connection from {}: {}", from, e.toString());
         }
+        channel.releaseBudget();
         onClose.run();
+    }
+
+    boolean stalledFor(long nanos, long now) {
+        return channel.stalledFor(nanos, now);
+    }
+
+    long idleNanos(long now) {
+        return channel.idleNanos(now);
+    }
+
+    String from() {
+        return from;
     }
 }

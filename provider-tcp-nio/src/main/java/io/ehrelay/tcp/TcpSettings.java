@@ -15,15 +15,24 @@ final class TcpSettings {
     static final String OLD_RETRY_MAX_MILLIS = "reconnectBackoffMaxMillis";
     static final String MAX_INBOUND_CONNECTIONS = "maxInboundConnections";
     static final String SOCKET_BUFFER_BYTES = "socketBufferBytes";
+    static final String INBOUND_BUFFER_MAX_BYTES = "inboundBufferMaxBytes";
 
     final long connectTimeoutMillis;
     final long retryMaxMillis;
     final long peerOutboundMaxBytes;
     final int maxInboundConnections;
     final int socketBufferBytes;
+    final long inboundBufferMaxBytes;
 
     TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
                 int maxInboundConnections, int socketBufferBytes) {
+        this(connectTimeoutMillis, retryMaxMillis, peerOutboundMaxBytes, maxInboundConnections, socketBufferBytes,
+                1L << 30);
+    }
+
+    TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
+                int maxInboundConnections, int socketBufferBytes, long inboundBufferMaxBytes) {
+        this.inboundBufferMaxBytes = inboundBufferMaxBytes;
         this.socketBufferBytes = socketBufferBytes;
         this.connectTimeoutMillis = connectTimeoutMillis;
         this.retryMaxMillis = retryMaxMillis;
@@ -33,11 +42,14 @@ final class TcpSettings {
 
     static TcpSettings read(PropertyReader r, NodeConfig node) {
         r.alias(OLD_RETRY_MAX_MILLIS, RETRY_MAX_MILLIS);
+        long maxFrame = node.limits().maxFrameBytes();
         return new TcpSettings(
                 r.longIn(CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
                 r.longIn(RETRY_MAX_MILLIS, 5000, 10, 600_000),
                 node.peerOutboundMaxBytes(),
                 r.intIn(MAX_INBOUND_CONNECTIONS, 64, 1, 65_536),
-                (int) r.bytesIn(SOCKET_BUFFER_BYTES, 0, 0, 1L << 30));
+                (int) r.bytesIn(SOCKET_BUFFER_BYTES, 0, 0, 1L << 30),
+                // at least one frame of the largest size; by default two
+                r.bytesIn(INBOUND_BUFFER_MAX_BYTES, 2 * maxFrame, maxFrame, 1L << 40));
     }
 }

@@ -43,6 +43,14 @@ final class TcpTransport implements Transport {
     private volatile ServerSocketChannel server;
     private volatile String endpoint;
     private volatile TransportMetrics.Count refusedConnections;
+    private volatile InboundBudget budget;
+    /**
+     * A connection that stops sending in the middle of a frame for this long is closed (its buffer freed); tests
+     * shorten it.
+     */
+    static volatile long stallMillis = 30_000;
+    /** When every inbound slot is taken, a connection that has been silent this long gives its slot up. */
+    static final long EVICT_IDLE_MILLIS = 60_000;
     private volatile boolean stopped;
     private Thread acceptor;
 
@@ -75,18 +83,32 @@ final class TcpTransport implements Transport {
         ctx.metrics().gauge("connectionsIn", inbound::size);
         ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
         refusedConnections = ctx.metrics().count("refusedConnections"); // registered now: monitoring sees it at 0
+        budget = new InboundBudget(settings.inboundBufferMaxBytes);
+        ctx.metrics().gauge("inboundBufferBytes", () -> budget.used());
         acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);
         acceptor.start();
     }
 
     private void acceptLoop() {
+        try {
+            server.socket().setSoTimeout(1000); // the loop also watches the open connections, once a second
+        } catch (IOException e) {
+            LOG.debug("accept timeout: {}", e.toString());
+        }
         while (!stopped) {
             SocketChannel sc;
             try {
-                sc = server.accept();
+                java.net.Socket socket = server.socket().accept();
+                sc = socket.getChannel();
+            } catch (java.net.SocketTimeoutException e) {
+                closeStalled();
+                continue;
             } catch (ClosedChannelException e) {
                 return;
             } catch (IOException e) {
+                if (stopped || !server.isOpen()) {
+                    return;
+                }
                 if (!stopped) {
                     LOG.warn("ehrelay: accept on {} failed: {}", endpoint, e.toString());
                 }
@@ -98,7 +120,8 @@ final class TcpTransport implements Transport {
                 closeQuietly(sc);
                 continue;
             }
-            if (inbound.size() >= settings.maxInboundConnections) {
+            closeStalled();
+            if (inbound.size() >= settings.maxInboundConnections && !evictIdle()) {
                 refusedConnections.mark();
                 LOG.warn("ehrelay: refusing connection from {}: maxInboundConnections={} reached", remote(sc),
                         settings.maxInboundConnections);
@@ -108,7 +131,7 @@ final class TcpTransport implements Transport {
             try {
                 InboundConnection[] holder = new InboundConnection[1];
                 InboundConnection c = new InboundConnection(sc, context, () -> inbound.remove(holder[0]),
-                        this::peerIsUp);
+                        this::peerIsUp, budget, stallMillis + 5000);
                 holder[0] = c;
                 inbound.add(c);
                 Thread t = context.threads("tcp-in").newThread(() -> {
@@ -124,6 +147,42 @@ final class TcpTransport implements Transport {
                 closeQuietly(sc);
             }
         }
+    }
+
+    /**
+     * Closes inbound connections that stopped sending in the middle of a frame for {@link #stallMillis}: what
+     * they hold of the receive-buffer budget goes back to the honest ones.
+     */
+    private void closeStalled() {
+        long now = System.nanoTime();
+        for (InboundConnection c : inbound) {
+            if (c.stalledFor(stallMillis * 1_000_000L, now)) {
+                LOG.warn("ehrelay: closing connection from {}: nothing arrived for {} ms in the middle of a frame",
+                        c.from(), stallMillis);
+                c.close();
+            }
+        }
+    }
+
+    /**
+     * Every inbound slot is taken: closes the connection silent the longest, if silent for
+     * {@link #EVICT_IDLE_MILLIS} (a peer whose connection it was connects again when it next sends).
+     */
+    private boolean evictIdle() {
+        long now = System.nanoTime();
+        InboundConnection idlest = null;
+        for (InboundConnection c : inbound) {
+            if (idlest == null || c.idleNanos(now) > idlest.idleNanos(now)) {
+                idlest = c;
+            }
+        }
+        if (idlest == null || idlest.idleNanos(now) < EVICT_IDLE_MILLIS * 1_000_000L) {
+            return false;
+        }
+        LOG.info("ehrelay: maxInboundConnections={} reached: closing the connection from {}, silent for {} s",
+                settings.maxInboundConnections, idlest.from(), idlest.idleNanos(now) / 1_000_000_000L);
+        idlest.close();
+        return true;
     }
 
     private boolean admitted(SocketChannel sc) {

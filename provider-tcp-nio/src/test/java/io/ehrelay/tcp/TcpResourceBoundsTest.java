@@ -1,0 +1,135 @@
+package io.ehrelay.tcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+
+/**
+ * What a local process can make a TCP node hold, on 127.0.0.1: connections that announce large frames and send
+ * part of them share one receive-buffer bound per node ({@code inboundBufferMaxBytes}), those that stop
+ * mid-frame are closed (their memory freed), a connection that never says HELLO is closed, and replication
+ * between honest nodes goes on meanwhile.
+ */
+@Timeout(120)
+class TcpResourceBoundsTest {
+
+    private static final int MB = 1 << 20;
+    private final ContractCluster cluster = new ContractCluster(TcpContractTest.FIXTURE);
+    private final List<Socket> attackers = new ArrayList<>();
+    private long stall;
+    private int handshake;
+
+    @BeforeEach
+    void shorterTimeouts() {
+        stall = TcpTransport.stallMillis;
+        handshake = InboundConnection.handshakeMillis;
+        TcpTransport.stallMillis = 3000;
+        InboundConnection.handshakeMillis = 1000;
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (Socket s : attackers) {
+            s.close();
+        }
+        cluster.close();
+        TcpTransport.stallMillis = stall;
+        InboundConnection.handshakeMillis = handshake;
+    }
+
+    @Test
+    void eightConnectionsAnnouncingSixtyMegabytes_holdAtMostTheNodesBound_andHonestReplicationContinues()
+            throws Exception {
+        CacheManager target = cluster.start("target", "maxFrameBytes=64m, inboundBufferMaxBytes=64m");
+        CacheManager honest = cluster.start("honest", "");
+        InetSocketAddress address = address(cluster.endpoint(target));
+        for (int i = 0; i < 8; i++) {
+            java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(address);
+            attackers.add(ch.socket());
+            ch.write(ByteBuffer.wrap(frame(Frames.Type.HELLO, ("attacker:" + i).getBytes(StandardCharsets.UTF_8))));
+            ByteBuffer header = ByteBuffer.allocate(Frames.HEADER_BYTES);
+            Frames.writeHeader(header, Frames.Type.EVENTS, 0, 60 * MB);
+            header.flip();
+            ch.write(header);
+            // 16 of the 60 MB announced, as far as the node takes them within 2 s, then nothing more
+            ch.configureBlocking(false);
+            ByteBuffer part = ByteBuffer.allocate(16 * MB);
+            long until = System.nanoTime() + 2_000_000_000L;
+            while (part.hasRemaining() && System.nanoTime() < until) {
+                if (ch.write(part) == 0) {
+                    Thread.sleep(10);
+                }
+            }
+            ch.configureBlocking(true);
+        }
+        // while they hold what they got: the node's buffers stay within its bound, and honest events arrive
+        long bound = 64L * MB + 8 * 64 * 1024;
+        long held = cluster.jmx(target).managerGauge("inboundBufferBytes").longValue();
+        assertThat(held).as("the attackers' frames fill the bound (8 x 16 MB offered), and no more")
+                .isGreaterThanOrEqualTo(32L * MB).isLessThanOrEqualTo(bound);
+        honest.getCache("async").put(new Element("honest", "v"));
+        Await.until(() -> target.getCache("async").get("honest") != null,
+                () -> "an honest node's event arrives while the bound is reached");
+        // they stopped mid-frame: after the stall timeout they are closed and their memory is free again
+        Await.until(java.time.Duration.ofSeconds(30),
+                () -> cluster.jmx(target).managerGauge("inboundBufferBytes").longValue() == 0,
+                () -> "buffers still held: " + cluster.jmx(target).managerGauge("inboundBufferBytes"));
+        for (Socket s : attackers) {
+            assertThat(closedByPeer(s)).as("stalled connection closed").isTrue();
+        }
+    }
+
+    @Test
+    void aConnectionThatNeverSaysHello_isClosed() throws Exception {
+        CacheManager target = cluster.start("target", "");
+        try (Socket s = new Socket()) {
+            s.connect(address(cluster.endpoint(target)), 2000);
+            long start = System.nanoTime();
+            assertThat(closedByPeer(s)).isTrue();
+            assertThat((System.nanoTime() - start) / 1_000_000).as("ms until closed").isLessThan(10_000);
+        }
+    }
+
+    private static boolean closedByPeer(Socket s) throws Exception {
+        s.setSoTimeout(15_000);
+        InputStream in = s.getInputStream();
+        try {
+            while (in.read() != -1) {
+                // skip anything the node sent
+            }
+            return true;
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        } catch (java.net.SocketException e) {
+            return true;
+        }
+    }
+
+    private static InetSocketAddress address(String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        return new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
+    }
+
+    private static byte[] frame(Frames.Type type, byte[] body) {
+        ByteBuffer b = ByteBuffer.allocate(Frames.HEADER_BYTES + body.length);
+        Frames.writeHeader(b, type, 0, body.length);
+        b.put(body);
+        return b.array();
+    }
+}
