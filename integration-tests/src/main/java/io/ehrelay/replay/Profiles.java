@@ -47,7 +47,7 @@ public final class Profiles {
     /** Provider properties appended to every ehrelay node's (e.g. {@code batchMaxBytes=4m}), to try settings. */
     static String extraProviderProperties() {
         String extra = System.getProperty("ehrelay.replay.providerProperties", "").trim();
-        return extra.isEmpty() ? "" : ", " + extra;
+        return extra.isEmpty() ? "" : ", " + extra.replace(';', ',');
     }
 
     /** Warm-up elements before a timed step: about 64 MB, at least 200 and at most 20,000 elements. */
@@ -109,10 +109,6 @@ public final class Profiles {
             if (peer != null) {
                 provider.append(", ").append(manualPeers(transport, peer, List.of("replay", "warmup")));
             }
-        }
-        String extra = System.getProperty("ehrelay.replay.providerProperties");
-        if (extra != null && !extra.isBlank()) {
-            provider.append(", ").append(extra.replace(';', ','));
         }
         return ehrelayXml(transport, nodeName, provider, 0, cache(prefix, "replay", sync) + cache(prefix, "warmup", sync));
     }

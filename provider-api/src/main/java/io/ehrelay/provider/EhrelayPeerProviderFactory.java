@@ -62,8 +62,8 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
         if (config.clusterSecret() != null && !transport.provesClusterSecret()) {
             throw new io.ehrelay.config.InvalidConfigurationException("ehrelay " + reader.owner() + ": property '"
                     + NodeConfig.CLUSTER_SECRET + "' is not supported by the " + transportName + " transport yet "
-                    + "(the TCP transport supports it); authenticate its peers as its documentation says, or list "
-                    + "their hosts in unauthenticatedPeers");
+                    + "(the TCP and JGroups transports support it); authenticate its peers as its documentation "
+                    + "says, or list their hosts in unauthenticatedPeers");
         }
         ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,
                 EhrelayReplicator.of(scheme));

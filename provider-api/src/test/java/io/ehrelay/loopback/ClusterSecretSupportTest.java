@@ -10,8 +10,8 @@ import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.spi.ClusterSecret;
 
 /**
- * {@code clusterSecret} with a transport that does not prove it (the loopback transport, as RMI, Hessian and
- * JGroups for now): the node refuses to start, saying so, rather than run without the authentication asked for.
+ * {@code clusterSecret} with a transport that does not prove it (the loopback transport, as RMI and Hessian
+ * for now): the node refuses to start, saying so, rather than run without the authentication asked for.
  */
 class ClusterSecretSupportTest {
 

@@ -190,6 +190,67 @@ final class JGroupsStacks {
         return stack;
     }
 
+    /**
+     * {@code clusterSecret}: inserts SYM_ENCRYPT below the first reliable-delivery protocol (NAKACK2, else
+     * UNICAST3), so that every message above discovery — a JOIN included — is encrypted with an AES-256 key
+     * derived from the secret: a node without the secret can neither read the members' messages nor send one
+     * they accept, and never becomes a member. SYM_ENCRYPT reads its key from a key store: this writes one
+     * (PKCS12, readable by this process only, random password) that the caller deletes once the channel is built.
+     *
+     * @return the key store file to delete
+     * @throws IllegalArgumentException when the stack encrypts already (SYM_ENCRYPT or ASYM_ENCRYPT)
+     */
+    static java.nio.file.Path encryptWith(List<ProtocolConfiguration> stack, io.ehrelay.spi.ClusterSecret secret)
+            throws Exception {
+        for (ProtocolConfiguration p : stack) {
+            if (p.getProtocolName().endsWith("SYM_ENCRYPT")) {
+                throw new IllegalArgumentException("the JGroups stack encrypts already (" + p.getProtocolName()
+                        + "): give either clusterSecret or the stack's own encryption, not both");
+            }
+        }
+        int at = -1;
+        for (String below : new String[] {"pbcast.NAKACK2", "NAKACK2", "UNICAST3"}) {
+            at = indexOf(stack, below);
+            if (at >= 0) {
+                break;
+            }
+        }
+        if (at < 0) {
+            throw new IllegalArgumentException("clusterSecret needs a stack with pbcast.NAKACK2 or UNICAST3, to put "
+                    + "SYM_ENCRYPT below it");
+        }
+        byte[] key = secret.proof("ehrelay jgroups SYM_ENCRYPT key");
+        char[] password = new java.math.BigInteger(130, new java.security.SecureRandom()).toString(32).toCharArray();
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        ks.setEntry("ehrelay", new java.security.KeyStore.SecretKeyEntry(
+                new javax.crypto.spec.SecretKeySpec(key, "AES")), new java.security.KeyStore.PasswordProtection(password));
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("ehrelay-jgroups-", ".p12");
+        try {
+            try {
+                java.nio.file.Files.setPosixFilePermissions(file,
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException e) {
+                file.toFile().setReadable(false, false);
+                file.toFile().setReadable(true, true);
+            }
+            try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(file)) {
+                ks.store(out, password);
+            }
+        } catch (Exception e) {
+            java.nio.file.Files.deleteIfExists(file);
+            throw e;
+        }
+        Map<String, String> attrs = new java.util.HashMap<>();
+        attrs.put("keystore_name", file.toString());
+        attrs.put("keystore_type", "PKCS12");
+        attrs.put("store_password", new String(password));
+        attrs.put("key_password", new String(password));
+        attrs.put("alias", "ehrelay");
+        stack.add(at, new ProtocolConfiguration("SYM_ENCRYPT", attrs));
+        return file;
+    }
+
     private static int indexOf(List<ProtocolConfiguration> stack, String name) {
         for (int i = 0; i < stack.size(); i++) {
             if (stack.get(i).getProtocolName().equals(name)) {

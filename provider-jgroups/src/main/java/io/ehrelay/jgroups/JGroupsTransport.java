@@ -67,17 +67,25 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         this.context = ctx;
         startChannels(ctx);
         List<ProtocolConfiguration> stack = JGroupsStacks.build(settings);
-        channel = new JChannel(new ProtocolStackConfigurator() {
-            @Override
-            public String getProtocolStackString() {
-                return stack.toString();
-            }
+        java.nio.file.Path keyStore = ctx.clusterSecret() == null ? null
+                : JGroupsStacks.encryptWith(stack, ctx.clusterSecret());
+        try {
+            channel = new JChannel(new ProtocolStackConfigurator() {
+                @Override
+                public String getProtocolStackString() {
+                    return stack.toString();
+                }
 
-            @Override
-            public List<ProtocolConfiguration> getProtocolStack() {
-                return stack;
+                @Override
+                public List<ProtocolConfiguration> getProtocolStack() {
+                    return stack;
+                }
+            });
+        } finally {
+            if (keyStore != null) {
+                java.nio.file.Files.deleteIfExists(keyStore); // SYM_ENCRYPT read its key while the channel was built
             }
-        });
+        }
         clusterName = settings.channelName != null ? settings.channelName
                 : ctx.cacheManagerName() != null && !ctx.cacheManagerName().isEmpty()
                 && !ctx.cacheManagerName().startsWith("__DEFAULT__") ? ctx.cacheManagerName()
@@ -135,7 +143,15 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
 
     @Override
     public String peerAuthentication() {
+        if (context != null && context.clusterSecret() != null) {
+            return "clusterSecret: every message above discovery encrypted (SYM_ENCRYPT) with a key derived from it";
+        }
         return membersAuthenticate ? "the stack's AUTH or encryption protocol" : null;
+    }
+
+    @Override
+    public boolean provesClusterSecret() {
+        return true;
     }
 
     /** Members are the channel's view: {@code registerPeer}/{@code unregisterPeer} are ignored (as stock's). */

@@ -1,0 +1,90 @@
+package io.ehrelay.jgroups;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.TransportFixture;
+import io.ehrelay.internal.engine.ReplicationNode;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+
+/**
+ * {@code clusterSecret} on JGroups, over the shipped TCP stack on 127.0.0.1: members holding the secret form the
+ * cluster and replicate; a node with another secret, or none, never becomes a member (SYM_ENCRYPT under a key
+ * derived from the secret), whatever its host; the key store SYM_ENCRYPT read is gone once the channel is built.
+ */
+@Timeout(180)
+class JGroupsClusterSecretTest {
+
+    private static final String SECRET = "clusterSecret=correct-horse-battery-staple";
+
+    @Test
+    void onlyNodesWithTheSecret_becomeMembers() throws Exception {
+        TransportFixture fixture = JGroupsFixtures.tcp();
+        try (ContractCluster cluster = new ContractCluster(fixture)) {
+            CacheManager a = cluster.start("a", SECRET);
+            CacheManager b = cluster.start("b", SECRET);
+            ReplicationNode na = cluster.node(a);
+            ReplicationNode nb = cluster.node(b);
+            Await.until(() -> na.peers().size() == 1 && nb.peers().size() == 1, () -> "a and b did not meet");
+            a.getCache("async").put(new Element("k", "v"));
+            Await.until(() -> b.getCache("async").get("k") != null, () -> "not replicated between secret holders");
+            assertThat(leftoverKeyStores()).as("key stores left in " + System.getProperty("java.io.tmpdir"))
+                    .isZero();
+
+            CacheManager other = cluster.start("other", "clusterSecret=another-secret-of-16-chars", false);
+            CacheManager none = cluster.start("none", "", false);
+            other.getCache("sync").put(new Element("fromOther", "x"));
+            none.getCache("sync").put(new Element("fromNone", "x"));
+            a.getCache("sync").put(new Element("fromA", "y"));
+            assertThat(b.getCache("sync").get("fromA")).as("a → b, synchronously").isNotNull();
+            assertThat(cluster.node(other).peers()).isEmpty();
+            assertThat(cluster.node(none).peers()).isEmpty();
+            assertThat(na.peers()).hasSize(1);
+            assertThat(a.getCache("sync").get("fromOther")).isNull();
+            assertThat(a.getCache("sync").get("fromNone")).isNull();
+            assertThat(other.getCache("sync").get("fromA")).isNull();
+            assertThat(none.getCache("sync").get("fromA")).isNull();
+        }
+    }
+
+    @Test
+    void aStackThatEncryptsAlready_isNotEncryptedTwice() throws Exception {
+        // the old module's inline stacks may carry ENCRYPT, which becomes SYM_ENCRYPT
+        java.util.List<org.jgroups.conf.ProtocolConfiguration> stack = JGroupsStacks.fromConnect(
+                "TCP(bind_addr=127.0.0.1):TCPPING(initial_hosts=127.0.0.1[7800]):ENCRYPT:pbcast.NAKACK2:UNICAST3"
+                        + ":pbcast.GMS");
+        assertThatThrownBy(() -> JGroupsStacks.encryptWith(stack,
+                io.ehrelay.spi.ClusterSecret.of("correct-horse-battery-staple")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("encrypts already");
+        java.util.List<org.jgroups.conf.ProtocolConfiguration> plain = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
+        Path keyStore = JGroupsStacks.encryptWith(plain, io.ehrelay.spi.ClusterSecret.of("correct-horse-battery-staple"));
+        try {
+            int encrypt = -1;
+            int nakack = -1;
+            for (int i = 0; i < plain.size(); i++) {
+                String name = plain.get(i).getProtocolName();
+                encrypt = name.equals("SYM_ENCRYPT") ? i : encrypt;
+                nakack = name.endsWith("NAKACK2") ? i : nakack;
+            }
+            assertThat(encrypt).as("SYM_ENCRYPT right below NAKACK2").isEqualTo(nakack - 1);
+        } finally {
+            Files.deleteIfExists(keyStore);
+        }
+    }
+
+    private static long leftoverKeyStores() throws Exception {
+        try (Stream<Path> files = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            return files.filter(p -> p.getFileName().toString().startsWith("ehrelay-jgroups-")).count();
+        }
+    }
+}
