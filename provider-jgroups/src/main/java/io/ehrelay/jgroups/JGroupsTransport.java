@@ -36,6 +36,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
 
     static final String ENDPOINT_PREFIX = "jgroups:";
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsTransport.class);
+    /** Refusals a member can repeat at will: one line per member and 10 s, with the count of the others. */
+    private static final io.ehrelay.internal.engine.RateLimitedLog REFUSALS =
+            new io.ehrelay.internal.engine.RateLimitedLog(LOG, 10_000);
 
     static {
         ClassConfigurator.addIfAbsent(RelayHeader.ID, RelayHeader.class);
@@ -216,8 +219,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         java.net.InetAddress host = hostOf(member);
         if (host == null) {
             context.metrics().count("unauthorized").mark();
-            LOG.warn("ehrelay: refused a {} from {} whose host is not known yet (counted in unauthorized)", what,
-                    member == null ? "?" : endpoint(member));
+            // keyed by the cluster, not the member: members that join and leave cannot grow the log's bookkeeping
+            REFUSALS.warn("unknown-host:" + clusterName, "ehrelay: refused a {} from {} whose host is not known yet "
+                    + "(counted in unauthorized)", what, member == null ? "?" : endpoint(member));
             return false;
         }
         return context.peerGate().admits(host, what);
@@ -291,7 +295,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         if (h == null || !(msg instanceof BytesMessage)) {
             context.metrics().markMalformedFrame();
-            LOG.warn("ehrelay: refused a request from {} that is not a relay call (counted in malformedFrames)", from);
+            REFUSALS.warn("not-relay:" + clusterName, "ehrelay: refused a request from {} that is not a relay call "
+                    + "(counted in malformedFrames)", from);
             return Replies.error("not an ehrelay relay call");
         }
         try {
