@@ -85,6 +85,7 @@ public final class HashWorkBench {
         return sorted.get(sorted.size() / 2);
     }
 
+    /** The nested-set bomb: {@code depth} levels, each level's two sets holding the next level's two. */
     static Set<Object> bomb(int depth) {
         Set<Object> root = new HashSet<>();
         Set<Object> s1 = root;

@@ -191,12 +191,12 @@ class SerializationGuardTest {
     @ValueSource(booleans = {true, false})
     void nestedSetBomb_isRefusedByItsHashingWork_ordinaryNestingPasses(boolean jdkFilter) throws Exception {
         ValueCodec.useJdkFilter = jdkFilter;
-        byte[] bomb = encode(setBomb(25));
+        byte[] bomb = encode(HashWorkBench.bomb(25));
         assertThat(bomb.length).as("a small value").isLessThan(2048);
         assertThatThrownBy(() -> decode(bomb, LIMITS)).isInstanceOf(RejectedClassException.class)
                 .hasMessageContaining("maxHashWork=" + CodecLimits.DEFAULT_MAX_HASH_WORK);
 
-        Object shallowBomb = setBomb(10); // about 2^12 objects of hashing: passes, and reads back the same
+        Object shallowBomb = HashWorkBench.bomb(10); // about 2^12 objects of hashing: passes, and reads back the same
         // (compared by hash code: the original's sets were changed after being added, so its equals misleads)
         assertThat(decode(encode(shallowBomb), LIMITS).hashCode()).isEqualTo(shallowBomb.hashCode());
 
@@ -213,25 +213,6 @@ class SerializationGuardTest {
         CodecLimits lowWork = new CodecLimits(1 << 26, 64, 1 << 20, 1_000_000, 1_000, LIMITS.allowList());
         assertThatThrownBy(() -> decode(encode(nested), lowWork)).isInstanceOf(RejectedClassException.class)
                 .hasMessageContaining("maxHashWork=1000");
-    }
-
-    /** The nested-set bomb: {@code depth} levels, each level's two sets holding the next level's two. */
-    private static java.util.Set<Object> setBomb(int depth) {
-        java.util.Set<Object> root = new HashSet<>();
-        java.util.Set<Object> s1 = root;
-        java.util.Set<Object> s2 = new HashSet<>();
-        for (int i = 0; i < depth; i++) {
-            java.util.Set<Object> t1 = new HashSet<>();
-            java.util.Set<Object> t2 = new HashSet<>();
-            t1.add("x" + i); // t1 and t2 differ, so each set holds two elements
-            s1.add(t1);
-            s1.add(t2);
-            s2.add(t1);
-            s2.add(t2);
-            s1 = t1;
-            s2 = t2;
-        }
-        return root;
     }
 
     @ParameterizedTest(name = "jdk filter {0}")
