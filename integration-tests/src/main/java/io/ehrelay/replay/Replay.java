@@ -350,18 +350,10 @@ public final class Replay {
             }
             Files.write(threadsCsv, lines);
         }
-        Path md = out.resolve("replay-" + stamp + ".md");
-        write(md, Report.markdown(results, threadRows, this, "replay-" + stamp + "-"));
-        Path html = out.resolve("replay-" + stamp + ".html");
-        List<Report.Chart> charts = Report.charts(results, threadRows);
-        write(html, Report.html(results, threadRows, charts, this));
-        int svgs = 0;
-        for (Report.Chart c : charts) {
-            if (!c.svg().isEmpty()) {
-                write(out.resolve("replay-" + stamp + "-" + c.slug() + ".svg"), c.standalone());
-                svgs++;
-            }
-        }
+        String name = "replay-" + stamp;
+        int svgs = writeReport(out, name, threadRows);
+        Path md = out.resolve(name + ".md");
+        Path html = out.resolve(name + ".html");
         System.out.println();
         for (String line : Report.consoleSummary(results, elapsed, html, md, csv, svgs, log)) {
             System.out.println(line);
@@ -373,37 +365,56 @@ public final class Replay {
      * next to it, under the CSV's own name; the report says it was re-rendered and the run's own header is lost.
      */
     void renderAgain() throws IOException {
-        List<String> lines = Files.readAllLines(render, StandardCharsets.UTF_8);
-        for (String line : lines.subList(1, lines.size())) {
-            if (!line.trim().isEmpty()) {
-                results.add(StepResult.parseCsv(line));
-            }
+        for (String line : dataRows(render)) {
+            results.add(StepResult.parseCsv(line));
         }
         List<ThreadsProbe.Row> threadRows = new ArrayList<>();
         String name = render.getFileName().toString().replaceFirst("\\.csv$", "");
         Path dir = render.toAbsolutePath().getParent();
         Path threadsCsv = dir.resolve(name + "-threads.csv");
         if (Files.isRegularFile(threadsCsv)) {
-            List<String> rows = Files.readAllLines(threadsCsv, StandardCharsets.UTF_8);
-            for (String row : rows.subList(1, rows.size())) {
-                if (!row.trim().isEmpty()) {
-                    threadRows.add(ThreadsProbe.Row.parseCsv(row));
-                }
+            for (String row : dataRows(threadsCsv)) {
+                threadRows.add(ThreadsProbe.Row.parseCsv(row));
             }
         }
         rendered = true;
-        write(dir.resolve(name + ".md"), Report.markdown(results, threadRows, this, name + "-"));
-        List<Report.Chart> charts = Report.charts(results, threadRows);
-        write(dir.resolve(name + ".html"), Report.html(results, threadRows, charts, this));
-        for (Report.Chart c : charts) {
-            if (!c.svg().isEmpty()) {
-                write(dir.resolve(name + "-" + c.slug() + ".svg"), c.standalone());
-            }
-        }
+        writeReport(dir, name, threadRows);
         for (Report.Verdict v : Report.verdicts(results)) {
             System.out.println(v);
         }
         System.out.println("report: " + dir.resolve(name + ".html") + " (and .md, charts)");
+    }
+
+    /** A CSV file's rows after its header, blank ones left out. */
+    private static List<String> dataRows(Path csv) throws IOException {
+        List<String> rows = new ArrayList<>();
+        List<String> lines = Files.readAllLines(csv, StandardCharsets.UTF_8);
+        for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+            if (!line.trim().isEmpty()) {
+                rows.add(line);
+            }
+        }
+        return rows;
+    }
+
+    /**
+     * The report of {@link #results}: {@code name.md}, {@code name.html} and a {@code name-<chart>.svg} per chart,
+     * in {@code dir}.
+     *
+     * @return the number of charts written
+     */
+    private int writeReport(Path dir, String name, List<ThreadsProbe.Row> threadRows) throws IOException {
+        write(dir.resolve(name + ".md"), Report.markdown(results, threadRows, this, name + "-"));
+        List<Report.Chart> charts = Report.charts(results, threadRows);
+        write(dir.resolve(name + ".html"), Report.html(results, threadRows, charts, this));
+        int svgs = 0;
+        for (Report.Chart c : charts) {
+            if (!c.svg().isEmpty()) {
+                write(dir.resolve(name + "-" + c.slug() + ".svg"), c.standalone());
+                svgs++;
+            }
+        }
+        return svgs;
     }
 
     private static void write(Path file, String text) throws IOException {

@@ -160,8 +160,8 @@ public final class ReplayNode {
         return sum;
     }
 
-    /** A free port on 127.0.0.1, for a stock RMI reader's listener. */
-    static int freePort() throws IOException {
+    /** A free port on 127.0.0.1 (a stock RMI reader's listener; the tests' nodes and servers). */
+    public static int freePort() throws IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }

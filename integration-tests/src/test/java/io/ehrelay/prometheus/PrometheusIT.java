@@ -9,8 +9,6 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -74,9 +72,9 @@ class PrometheusIT {
             assertExit0(promtool, "check", "rules", alerts.toString());
             assertExit0(promtool, "test", "rules", base.resolve("prometheus/ehrelay-alerts-test.yml").toString());
 
-            int readerPort = freePort();
-            int writerPort = freePort();
-            int webPort = freePort();
+            int readerPort = ReplayNode.freePort();
+            int writerPort = ReplayNode.freePort();
+            int webPort = ReplayNode.freePort();
             Path config = dir.resolve("prometheus.yml");
             Files.writeString(config, ""
                     + "global:\n"
@@ -259,12 +257,6 @@ class PrometheusIT {
         } catch (InterruptedException e) {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 

@@ -44,8 +44,8 @@ class ReadmeExamplesTest {
     @ParameterizedTest
     @MethodSource("examples")
     void theReadmesEhcacheXml_replicatesBetweenTwoNodes(String example) throws Exception {
-        int portA = ReferenceDocsTest.freePort();
-        int portB = ReferenceDocsTest.freePort();
+        int portA = ReplayNode.freePort();
+        int portB = ReplayNode.freePort();
         assertThat(example).contains("10.0.0.1").contains("10.0.0.2");
         CacheManager a = null;
         CacheManager b = null;

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.fail;
 
 import java.io.ByteArrayInputStream;
 import java.lang.management.ManagementFactory;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -262,7 +261,7 @@ class ReferenceDocsTest {
         Set<String> registered = new TreeSet<>();
         Set<String> undocumented = new TreeSet<>();
         for (String transport : PREFIX.keySet()) {
-            int[] ports = {freePort(), freePort()};
+            int[] ports = {ReplayNode.freePort(), ReplayNode.freePort()};
             CacheManager a = null;
             CacheManager b = null;
             try {
@@ -308,7 +307,7 @@ class ReferenceDocsTest {
         String xml = "<ehcache name=\"refdoc-auto\" updateCheck=\"false\" monitoring=\"off\">\n"
                 + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory\"\n"
                 + "      properties=\"peerDiscovery=automatic, multicastGroupAddress=230.0.0.69, multicastGroupPort="
-                + freePort() + ", timeToLive=0, hostName=127.0.0.1\"/>\n"
+                + ReplayNode.freePort() + ", timeToLive=0, hostName=127.0.0.1\"/>\n"
                 + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory\"\n"
                 + "      properties=\"hostName=127.0.0.1, port=0\"/>\n"
                 + "  <cache name=\"c\" maxEntriesLocalHeap=\"10\">\n"
@@ -359,11 +358,5 @@ class ReferenceDocsTest {
         }
         assertThat(out).as("metrics.md's metric names").contains("queueEvents", "sendLatency");
         return out;
-    }
-
-    static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 }

@@ -91,23 +91,20 @@ class TcpClusterSecretTest {
     @Test
     void aRecordedHandshake_doesNotOpenAnotherConnection() throws Exception {
         CacheManager a = cluster.start("a", SECRET);
-        String endpoint = cluster.endpoint(a);
-        int colon = endpoint.lastIndexOf(':');
-        InetSocketAddress address = new InetSocketAddress(endpoint.substring(0, colon),
-                Integer.parseInt(endpoint.substring(colon + 1)));
+        InetSocketAddress address = TcpWire.address(cluster.endpoint(a));
         ClusterSecret secret = ClusterSecret.of("correct-horse-battery-staple");
         byte[] hello = "recorder:1".getBytes(StandardCharsets.UTF_8);
         byte[] recordedAuth;
         try (Socket s = new Socket()) {
             s.connect(address, 2000);
             s.setSoTimeout(5000);
-            s.getOutputStream().write(frame(Frames.Type.HELLO, hello));
+            s.getOutputStream().write(TcpWire.frame(Frames.Type.HELLO, hello));
             byte[] challenge = readFrame(s.getInputStream(), Frames.Type.CHALLENGE);
             byte[] nonce = ClusterSecret.nonce();
             byte[] proof = secret.proof(InboundConnection.CLIENT_PROOF, Arrays.copyOfRange(challenge, 1, 33), nonce,
                     hello);
             recordedAuth = concat(nonce, proof);
-            s.getOutputStream().write(frame(Frames.Type.AUTH, recordedAuth));
+            s.getOutputStream().write(TcpWire.frame(Frames.Type.AUTH, recordedAuth));
             byte[] answer = readFrame(s.getInputStream(), Frames.Type.AUTH);
             assertThat(secret.verifies(answer, InboundConnection.SERVER_PROOF, nonce,
                     Arrays.copyOfRange(challenge, 1, 33))).as("the node proves the secret back").isTrue();
@@ -116,10 +113,10 @@ class TcpClusterSecretTest {
         try (Socket s = new Socket()) {
             s.connect(address, 2000);
             s.setSoTimeout(5000);
-            s.getOutputStream().write(frame(Frames.Type.HELLO, hello));
+            s.getOutputStream().write(TcpWire.frame(Frames.Type.HELLO, hello));
             readFrame(s.getInputStream(), Frames.Type.CHALLENGE); // a fresh nonce: the recording answers the old one
             OutputStream out = s.getOutputStream();
-            out.write(frame(Frames.Type.AUTH, recordedAuth));
+            out.write(TcpWire.frame(Frames.Type.AUTH, recordedAuth));
             assertThat(s.getInputStream().read()).as("the node closes the connection").isEqualTo(-1);
         }
         Await.until(() -> cluster.jmx(a).managerCount("unauthorized") == 1, () -> "the replay counted");
@@ -130,13 +127,6 @@ class TcpClusterSecretTest {
         assertThatThrownBy(() -> cluster.start("short", "clusterSecret=tiny-secret"))
                 .isInstanceOf(InvalidConfigurationException.class)
                 .hasMessageContaining("at least 16 characters").hasMessageNotContaining("tiny-secret");
-    }
-
-    private static byte[] frame(Frames.Type type, byte[] body) {
-        ByteBuffer b = ByteBuffer.allocate(Frames.HEADER_BYTES + body.length);
-        Frames.writeHeader(b, type, 0, body.length);
-        b.put(body);
-        return b.array();
     }
 
     private static byte[] readFrame(InputStream in, Frames.Type expected) throws IOException {

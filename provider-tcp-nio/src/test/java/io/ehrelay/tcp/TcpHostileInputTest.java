@@ -3,7 +3,6 @@ package io.ehrelay.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -35,9 +34,7 @@ class TcpHostileInputTest {
     void start() {
         cluster = new ContractCluster(TcpContractTest.FIXTURE);
         node = cluster.start("target");
-        String endpoint = cluster.endpoint(node);
-        int colon = endpoint.lastIndexOf(':');
-        address = new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
+        address = TcpWire.address(cluster.endpoint(node));
     }
 
     @AfterEach
@@ -45,35 +42,8 @@ class TcpHostileInputTest {
         cluster.close();
     }
 
-    private static byte[] frame(Frames.Type type, byte[] body) {
-        ByteBuffer b = ByteBuffer.allocate(Frames.HEADER_BYTES + body.length);
-        Frames.writeHeader(b, type, 0, body.length);
-        b.put(body);
-        return b.array();
-    }
-
     private static byte[] hello() {
-        return frame(Frames.Type.HELLO, "hostile:1".getBytes(StandardCharsets.UTF_8));
-    }
-
-    /**
-     * True when the node closed the connection (read sees end of stream or a reset) within the timeout; anything
-     * the node sent before is skipped.
-     */
-    private static boolean closedByPeer(Socket s) throws IOException {
-        s.setSoTimeout(5000);
-        InputStream in = s.getInputStream();
-        byte[] skipped = new byte[1024];
-        try {
-            while (in.read(skipped) != -1) {
-                // not a close yet
-            }
-            return true;
-        } catch (java.net.SocketTimeoutException e) {
-            return false;
-        } catch (java.net.SocketException e) {
-            return true;
-        }
+        return TcpWire.frame(Frames.Type.HELLO, "hostile:1".getBytes(StandardCharsets.UTF_8));
     }
 
     private long malformed() {
@@ -84,7 +54,7 @@ class TcpHostileInputTest {
     void badMagic_closesTheConnectionAndIsCounted() throws Exception {
         try (Socket s = new Socket(address.getAddress(), address.getPort())) {
             s.getOutputStream().write("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            assertThat(closedByPeer(s)).isTrue();
+            assertThat(TcpWire.closedByPeer(s, 5000)).isTrue();
         }
         Await.until(() -> malformed() == 1, () -> "malformedFrames=" + malformed());
     }
@@ -99,7 +69,7 @@ class TcpHostileInputTest {
             Frames.writeHeader(h, Frames.Type.EVENTS, 0, 0);
             h.putInt(12, Integer.MAX_VALUE);
             out.write(h.array());
-            assertThat(closedByPeer(s)).isTrue();
+            assertThat(TcpWire.closedByPeer(s, 5000)).isTrue();
         }
         Await.until(() -> malformed() == 1, () -> "malformedFrames=" + malformed());
         assertThat(usedHeap() - heapBefore).as("heap grown while rejecting").isLessThan(256L << 20);
@@ -119,8 +89,8 @@ class TcpHostileInputTest {
         try (Socket s = new Socket(address.getAddress(), address.getPort())) {
             OutputStream out = s.getOutputStream();
             out.write(hello());
-            out.write(frame(Frames.Type.EVENTS, garbage));
-            out.write(frame(Frames.Type.EVENTS, good));
+            out.write(TcpWire.frame(Frames.Type.EVENTS, garbage));
+            out.write(TcpWire.frame(Frames.Type.EVENTS, good));
             out.flush();
             Await.until(() -> node.getEhcache("async").get("k") != null, () -> "good batch not applied");
         }
@@ -139,7 +109,7 @@ class TcpHostileInputTest {
             out.write(hello());
             tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
                 try {
-                    out.write(frame(Frames.Type.EVENTS, batch));
+                    out.write(TcpWire.frame(Frames.Type.EVENTS, batch));
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
@@ -172,7 +142,7 @@ class TcpHostileInputTest {
                 s.getOutputStream().write(junk);
                 s.shutdownOutput();
                 // the node has read the junk to its end (or rejected it) when it closes the connection
-                assertThat(closedByPeer(s)).as("connection %d closed by the node", i).isTrue();
+                assertThat(TcpWire.closedByPeer(s, 5000)).as("connection %d closed by the node", i).isTrue();
             } catch (java.net.SocketException e) {
                 // the node closed (reset) while the junk was still being written: it rejected it
             }

@@ -2,7 +2,6 @@ package io.ehrelay.tcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
@@ -58,11 +57,12 @@ class TcpResourceBoundsTest {
             throws Exception {
         CacheManager target = cluster.start("target", "maxFrameBytes=64m, inboundBufferMaxBytes=64m");
         CacheManager honest = cluster.start("honest", "");
-        InetSocketAddress address = address(cluster.endpoint(target));
+        InetSocketAddress address = TcpWire.address(cluster.endpoint(target));
         for (int i = 0; i < 8; i++) {
             java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(address);
             attackers.add(ch.socket());
-            ch.write(ByteBuffer.wrap(frame(Frames.Type.HELLO, ("attacker:" + i).getBytes(StandardCharsets.UTF_8))));
+            byte[] hello = ("attacker:" + i).getBytes(StandardCharsets.UTF_8);
+            ch.write(ByteBuffer.wrap(TcpWire.frame(Frames.Type.HELLO, hello)));
             ByteBuffer header = ByteBuffer.allocate(Frames.HEADER_BYTES);
             Frames.writeHeader(header, Frames.Type.EVENTS, 0, 60 * MB);
             header.flip();
@@ -91,7 +91,7 @@ class TcpResourceBoundsTest {
                 () -> cluster.jmx(target).managerGauge("inboundBufferBytes").longValue() == 0,
                 () -> "buffers still held: " + cluster.jmx(target).managerGauge("inboundBufferBytes"));
         for (Socket s : attackers) {
-            assertThat(closedByPeer(s)).as("stalled connection closed").isTrue();
+            assertThat(TcpWire.closedByPeer(s, 15_000)).as("stalled connection closed").isTrue();
         }
     }
 
@@ -99,37 +99,11 @@ class TcpResourceBoundsTest {
     void aConnectionThatNeverSaysHello_isClosed() throws Exception {
         CacheManager target = cluster.start("target", "");
         try (Socket s = new Socket()) {
-            s.connect(address(cluster.endpoint(target)), 2000);
+            s.connect(TcpWire.address(cluster.endpoint(target)), 2000);
             long start = System.nanoTime();
-            assertThat(closedByPeer(s)).isTrue();
+            assertThat(TcpWire.closedByPeer(s, 15_000)).isTrue();
             assertThat((System.nanoTime() - start) / 1_000_000).as("ms until closed").isLessThan(10_000);
         }
     }
 
-    private static boolean closedByPeer(Socket s) throws Exception {
-        s.setSoTimeout(15_000);
-        InputStream in = s.getInputStream();
-        try {
-            while (in.read() != -1) {
-                // skip anything the node sent
-            }
-            return true;
-        } catch (java.net.SocketTimeoutException e) {
-            return false;
-        } catch (java.net.SocketException e) {
-            return true;
-        }
-    }
-
-    private static InetSocketAddress address(String endpoint) {
-        int colon = endpoint.lastIndexOf(':');
-        return new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
-    }
-
-    private static byte[] frame(Frames.Type type, byte[] body) {
-        ByteBuffer b = ByteBuffer.allocate(Frames.HEADER_BYTES + body.length);
-        Frames.writeHeader(b, type, 0, body.length);
-        b.put(body);
-        return b.array();
-    }
 }
