@@ -55,6 +55,9 @@ class TcpResourceBoundsTest {
     @Test
     void eightConnectionsAnnouncingSixtyMegabytes_holdAtMostTheNodesBound_andHonestReplicationContinues()
             throws Exception {
+        // the attackers hold what they got while they connect one after the other (on a busy machine that takes
+        // longer than a short stall timeout, which would free the first ones' memory before the last arrive)
+        TcpTransport.stallMillis = 60_000;
         CacheManager target = cluster.start("target", "maxFrameBytes=64m, inboundBufferMaxBytes=64m");
         CacheManager honest = cluster.start("honest", "");
         InetSocketAddress address = TcpWire.address(cluster.endpoint(target));
@@ -78,8 +81,13 @@ class TcpResourceBoundsTest {
             }
             ch.configureBlocking(true);
         }
-        // while they hold what they got: the node's buffers stay within its bound, and honest events arrive
+        // while they hold what they got: the node's buffers fill up to its bound and no further (the node's
+        // readers take the bytes on their own threads: wait until they have), and honest events arrive
         long bound = 64L * MB + 8 * 64 * 1024;
+        Await.until(java.time.Duration.ofSeconds(30),
+                () -> cluster.jmx(target).managerGauge("inboundBufferBytes").longValue() >= 32L * MB,
+                () -> "the attackers' frames (8 x 16 MB offered) hold only "
+                        + cluster.jmx(target).managerGauge("inboundBufferBytes") + " bytes");
         long held = cluster.jmx(target).managerGauge("inboundBufferBytes").longValue();
         assertThat(held).as("the attackers' frames fill the bound (8 x 16 MB offered), and no more")
                 .isGreaterThanOrEqualTo(32L * MB).isLessThanOrEqualTo(bound);
@@ -87,6 +95,7 @@ class TcpResourceBoundsTest {
         Await.until(() -> target.getCache("async").get("honest") != null,
                 () -> "an honest node's event arrives while the bound is reached");
         // they stopped mid-frame: after the stall timeout they are closed and their memory is free again
+        TcpTransport.stallMillis = 2000;
         Await.until(java.time.Duration.ofSeconds(30),
                 () -> cluster.jmx(target).managerGauge("inboundBufferBytes").longValue() == 0,
                 () -> "buffers still held: " + cluster.jmx(target).managerGauge("inboundBufferBytes"));
