@@ -62,7 +62,7 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
         if (config.clusterSecret() != null && !transport.provesClusterSecret()) {
             throw new io.ehrelay.config.InvalidConfigurationException("ehrelay " + reader.owner() + ": property '"
                     + NodeConfig.CLUSTER_SECRET + "' is not supported by the " + transportName + " transport yet "
-                    + "(the TCP and JGroups transports support it); authenticate its peers as its documentation "
+                    + "(the TCP, RMI, Hessian and JGroups transports support it); authenticate its peers as its documentation "
                     + "says, or list their hosts in unauthenticatedPeers");
         }
         ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,

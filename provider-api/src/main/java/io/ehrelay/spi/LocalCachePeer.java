@@ -1,6 +1,7 @@
 package io.ehrelay.spi;
 
 import java.io.Serializable;
+import java.rmi.AccessException;
 import java.rmi.RemoteException;
 import java.rmi.server.RemoteServer;
 import java.rmi.server.ServerNotActiveException;
@@ -31,15 +32,49 @@ public final class LocalCachePeer implements CachePeer {
     private final String cacheName;
     private final String urlBase;
     private final InboundHandler inbound;
+    private final PeerGate gate;
 
     /**
      * @param urlBase what {@link #getUrlBase()} answers: see {@link #urlBase(String)}
      * @param inbound the node's receiving side, which applies and counts what this peer is sent
      */
     public LocalCachePeer(String cacheName, String urlBase, InboundHandler inbound) {
+        this(cacheName, urlBase, inbound, null);
+    }
+
+    /**
+     * @param gate when not {@code null}, every remote call (they are unauthenticated: stock nodes cannot prove
+     *             anything) is served only if the gate admits the caller's host; refused ones read and change
+     *             nothing and fail with an {@link AccessException}
+     */
+    public LocalCachePeer(String cacheName, String urlBase, InboundHandler inbound, PeerGate gate) {
         this.cacheName = cacheName;
         this.urlBase = urlBase;
         this.inbound = inbound;
+        this.gate = gate;
+    }
+
+    /** Refuses a remote call from a host the gate does not admit (a local call is always served). */
+    private void admit() throws AccessException {
+        if (gate == null) {
+            return;
+        }
+        String host;
+        try {
+            host = RemoteServer.getClientHost();
+        } catch (ServerNotActiveException e) {
+            return;
+        }
+        java.net.InetAddress address;
+        try {
+            address = java.net.InetAddress.getByName(host);
+        } catch (java.net.UnknownHostException e) {
+            throw new AccessException("ehrelay: unauthorized: unknown caller host " + host);
+        }
+        if (!gate.admits(address, "stock RMI call to cache " + cacheName)) {
+            throw new AccessException("ehrelay: unauthorized: this node admits unauthenticated (stock RMI) callers "
+                    + "only from the hosts in its unauthenticatedPeers");
+        }
     }
 
     private Ehcache cache() {
@@ -68,7 +103,8 @@ public final class LocalCachePeer implements CachePeer {
     }
 
     @Override
-    public void put(Element element) {
+    public void put(Element element) throws RemoteException {
+        admit();
         if (element == null || element.getObjectKey() == null) {
             throw new IllegalArgumentException("no element or no key");
         }
@@ -76,20 +112,23 @@ public final class LocalCachePeer implements CachePeer {
     }
 
     @Override
-    public boolean remove(Serializable key) {
+    public boolean remove(Serializable key) throws RemoteException {
+        admit();
         boolean present = key != null && cache().isKeyInCache(key);
         inbound.onEvent(caller(), ReplicationEvent.ofKey(Op.REMOVE, cacheName, key));
         return present;
     }
 
     @Override
-    public void removeAll() {
+    public void removeAll() throws RemoteException {
+        admit();
         inbound.onEvent(caller(), ReplicationEvent.removeAll(cacheName));
     }
 
     @Override
     @SuppressWarnings("rawtypes")
     public void send(List eventMessages) throws RemoteException {
+        admit();
         if (eventMessages == null) {
             return;
         }
@@ -128,7 +167,8 @@ public final class LocalCachePeer implements CachePeer {
     }
 
     @Override
-    public String getGuid() {
+    public String getGuid() throws RemoteException {
+        admit();
         return cache().getGuid();
     }
 
@@ -144,18 +184,21 @@ public final class LocalCachePeer implements CachePeer {
 
     @Override
     @SuppressWarnings("rawtypes")
-    public List getKeys() {
+    public List getKeys() throws RemoteException {
+        admit();
         return new ArrayList<Object>(cache().getKeys());
     }
 
     @Override
-    public Element getQuiet(Serializable key) {
+    public Element getQuiet(Serializable key) throws RemoteException {
+        admit();
         return cache().getQuiet(key);
     }
 
     @Override
     @SuppressWarnings("rawtypes")
-    public List getElements(List keys) {
+    public List getElements(List keys) throws RemoteException {
+        admit();
         List<Element> out = new ArrayList<>();
         if (keys == null) {
             return out;

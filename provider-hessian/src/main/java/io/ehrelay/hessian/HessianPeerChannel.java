@@ -23,9 +23,13 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
     private final int timeoutMillis;
 
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
+    private final io.ehrelay.spi.ClusterSecret secret;
+
+    /** @param secret the cluster secret to open sessions with, or {@code null} */
     HessianPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
-                       long maxAnswerBytes, ThreadFactory threads, Clock clock) {
+                       long maxAnswerBytes, ThreadFactory threads, Clock clock, io.ehrelay.spi.ClusterSecret secret) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
+        this.secret = secret;
         this.self = self;
         this.timeoutMillis = settings.callTimeoutMillis;
         try {
@@ -40,6 +44,26 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
 
     @Override
     protected void connect() throws IOException {
+        if (secret != null) {
+            connections.sessionHeader(null);
+            String from = self != null ? self : "client";
+            byte[] session = io.ehrelay.spi.rpc.RpcSessions.open(secret, from,
+                    new io.ehrelay.spi.rpc.RpcSessions.Listener() {
+                        @Override
+                        public byte[] challenge() throws IOException {
+                            return HessianWire.readBinaryReply(invoke("challenge", Envelope.of(from, null)));
+                        }
+
+                        @Override
+                        public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
+                            byte[] both = java.util.Arrays.copyOf(challenge, challenge.length + response.length);
+                            System.arraycopy(response, 0, both, challenge.length, response.length);
+                            return HessianWire.readBinaryReply(invoke("authenticate", Envelope.of(from, both)));
+                        }
+                    });
+            connections.sessionHeader(HessianSettings.SESSION_HEADER + ": "
+                    + java.util.Base64.getEncoder().encodeToString(session));
+        }
         if (self != null) {
             hello(self);
         } else {
@@ -54,7 +78,9 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
 
     @Override
     protected boolean peerGone(Exception failure) {
-        return failure instanceof IOException && !(failure instanceof RpcException);
+        // a refused session (e.g. the peer restarted and forgot it) is opened again on the next connect
+        return failure instanceof IOException && !(failure instanceof RpcException)
+                || io.ehrelay.spi.rpc.RpcSessions.isRefusal(failure);
     }
 
     @Override
@@ -112,7 +138,9 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
         HttpConnections.Answer response = connections.post(HessianWire.call(method, envelope), timeoutMillis);
         int status = response.status;
         if (status == 401) {
-            throw new RpcException("peer " + endpoint() + " answered 401: clusterToken missing or different");
+            throw new RpcException("peer " + endpoint() + " answered 401 (" + io.ehrelay.spi.rpc.RpcSessions.UNAUTHORIZED
+                    + (secret != null ? "session refused: clusterSecret missing or different, or the session ended"
+                    : "clusterToken missing or different") + ")");
         }
         if (status != 200) {
             String why = "HTTP " + status;

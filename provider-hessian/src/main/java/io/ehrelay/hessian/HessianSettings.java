@@ -11,6 +11,8 @@ final class HessianSettings {
     static final String SCHEME = "ehrelay-hessian";
     static final String NAME = "hessian";
     static final String TOKEN_HEADER = "X-Ehrelay-Token";
+    /** The header naming a call's session when nodes prove {@code clusterSecret} (base64). */
+    static final String SESSION_HEADER = "X-Ehrelay-Session";
     /** The former name of {@link PeerProperties#CALL_TIMEOUT_MILLIS}, accepted until the next minor version. */
     static final String OLD_CALL_TIMEOUT_MILLIS = "readTimeoutMillis";
 

@@ -75,7 +75,7 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         httpThreads.allowCoreThreadTimeOut(true);
         server.setExecutor(httpThreads);
         server.createContext(ls.path, new RpcHttpHandler(relay, settings.clusterToken,
-                ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics(), ctx.peerGate()));
+                ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics(), ctx.peerGate(), io.ehrelay.spi.rpc.RpcSessions.of(ctx)));
         server.start();
         localEndpoint = PeerUrls.normalize((ls.https() ? "https" : "http") + "://" + hostForUrl(listener.hostName())
                 + ":" + server.getAddress().getPort() + ls.path);
@@ -92,7 +92,16 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
 
     @Override
     public String peerAuthentication() {
+        if (context != null && context.clusterSecret() != null) {
+            return settings.clusterToken != null ? "the cluster secret (clusterSecret) and the cluster token (clusterToken)"
+                    : "the cluster secret (clusterSecret)";
+        }
         return settings != null && settings.clusterToken != null ? "the cluster token (clusterToken)" : null;
+    }
+
+    @Override
+    public boolean provesClusterSecret() {
+        return true;
     }
 
     @Override
@@ -112,7 +121,8 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
     @Override
     protected HessianPeerChannel newChannel(String endpoint) {
         return new HessianPeerChannel(endpoint, localEndpoint, settings, clientTls,
-                context.maxFrameBytes() + 64 * 1024L, context.threads("sender"), context.clock());
+                context.maxFrameBytes() + 64 * 1024L, context.threads("sender"), context.clock(),
+                context.clusterSecret());
     }
 
     @Override

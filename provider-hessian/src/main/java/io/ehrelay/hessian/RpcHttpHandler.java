@@ -35,11 +35,19 @@ final class RpcHttpHandler implements HttpHandler {
     private final TransportMetrics.Count unauthorized;
 
     private final io.ehrelay.spi.PeerGate gate;
+    private final io.ehrelay.spi.rpc.RpcSessions sessions;
 
-    /** @param gate admits hosts that send requests without authenticating (no cluster token configured) */
+    /** The largest body of a call without a session: opening one ({@code challenge}, {@code authenticate}). */
+    private static final int MAX_SESSIONLESS_BODY = 4096;
+
+    /**
+     * @param gate     admits hosts that send requests without authenticating (no cluster token or secret)
+     * @param sessions the node's sessions when it has a cluster secret, else {@code null}
+     */
     RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics,
-                   io.ehrelay.spi.PeerGate gate) {
+                   io.ehrelay.spi.PeerGate gate, io.ehrelay.spi.rpc.RpcSessions sessions) {
         this.gate = gate;
+        this.sessions = sessions;
         this.relay = relay;
         this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
         this.maxBodyBytes = maxBodyBytes;
@@ -54,13 +62,29 @@ final class RpcHttpHandler implements HttpHandler {
                 respond(exchange, 405, new byte[0]);
                 return;
             }
-            if (token == null) {
+            java.net.InetAddress host = exchange.getRemoteAddress().getAddress();
+            String sender = null;
+            long maxBody = maxBodyBytes;
+            if (sessions != null) {
+                String given = exchange.getRequestHeaders().getFirst(HessianSettings.SESSION_HEADER);
+                if (given == null) {
+                    maxBody = MAX_SESSIONLESS_BODY; // only opening a session: read little, refuse the rest
+                } else {
+                    try {
+                        sender = sessions.check(decode(given), host);
+                    } catch (RpcException e) {
+                        respond(exchange, 401, new byte[0]);
+                        return;
+                    }
+                }
+            }
+            if (token == null && sessions == null) {
                 // nothing authenticates the request: only hosts unauthenticatedPeers admits are served
-                if (!gate.admits(exchange.getRemoteAddress().getAddress(), "request")) {
+                if (!gate.admits(host, "request")) {
                     respond(exchange, 403, new byte[0]);
                     return;
                 }
-            } else {
+            } else if (token != null) {
                 String given = exchange.getRequestHeaders().getFirst(HessianSettings.TOKEN_HEADER);
                 if (given == null || !MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
                     unauthorized.mark();
@@ -81,7 +105,12 @@ final class RpcHttpHandler implements HttpHandler {
                 respond(exchange, 411, new byte[0]);
                 return;
             }
-            if (length > maxBodyBytes) {
+            if (length > maxBody) {
+                if (maxBody < maxBodyBytes) {
+                    sessions.refused(host, "a call of " + length + " bytes without a session");
+                    respond(exchange, 401, new byte[0]);
+                    return;
+                }
                 metrics.markRejected();
                 LOG.warn("ehrelay: refused a body of {} bytes from {} (limit {}; counted in rejected)", length,
                         exchange.getRemoteAddress(), maxBodyBytes);
@@ -108,7 +137,15 @@ final class RpcHttpHandler implements HttpHandler {
                 respond(exchange, 400, HessianWire.fault("only envelopes are accepted"));
                 return;
             }
-            respond(exchange, 200, dispatch(call.method, (Envelope) call.argument));
+            if (sessions != null && sender == null) {
+                respond(exchange, 200, openSession(call.method, (Envelope) call.argument, host));
+                return;
+            }
+            Envelope envelope = (Envelope) call.argument;
+            if (sender != null) {
+                envelope.from = sender; // the name the session was opened under, whatever the call claims
+            }
+            respond(exchange, 200, dispatch(call.method, envelope));
         } finally {
             exchange.close();
         }
@@ -135,6 +172,34 @@ final class RpcHttpHandler implements HttpHandler {
             }
         } catch (RpcException ex) {
             return HessianWire.fault(ex.getMessage());
+        }
+    }
+
+    /** Without a session only a session can be opened. */
+    private byte[] openSession(String method, Envelope e, java.net.InetAddress host) throws IOException {
+        try {
+            if ("challenge".equals(method)) {
+                return HessianWire.reply(sessions.challenge());
+            }
+            if ("authenticate".equals(method) && e.payload != null
+                    && e.payload.length == io.ehrelay.spi.ClusterSecret.NONCE_BYTES * 2
+                    + io.ehrelay.spi.ClusterSecret.PROOF_BYTES) {
+                int n = io.ehrelay.spi.ClusterSecret.NONCE_BYTES;
+                return HessianWire.reply(sessions.authenticate(e.from, host, java.util.Arrays.copyOf(e.payload, n),
+                        java.util.Arrays.copyOfRange(e.payload, n, e.payload.length)));
+            }
+            sessions.refused(host, "a call '" + method + "' without a session (clusterSecret missing or different)");
+            return HessianWire.fault(io.ehrelay.spi.rpc.RpcSessions.UNAUTHORIZED + "no session");
+        } catch (RpcException ex) {
+            return HessianWire.fault(ex.getMessage());
+        }
+    }
+
+    private static byte[] decode(String base64) {
+        try {
+            return java.util.Base64.getDecoder().decode(base64.trim());
+        } catch (IllegalArgumentException e) {
+            return null;
         }
     }
 

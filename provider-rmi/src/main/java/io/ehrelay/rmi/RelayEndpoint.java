@@ -1,48 +1,105 @@
 package io.ehrelay.rmi;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.rmi.AccessException;
 import java.rmi.RemoteException;
+import java.rmi.server.RemoteServer;
+import java.rmi.server.ServerNotActiveException;
 
 import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcService;
+import io.ehrelay.spi.rpc.RpcSessions;
 
-/** The RMI face of provider-api's {@link RpcService}: its refusals become {@link RemoteException}s. */
+/**
+ * The RMI face of provider-api's {@link RpcService}: checks each call's session when the node has a cluster
+ * secret ({@link RpcSessions}; the sender is then the name its session was opened under, whatever the call
+ * claims), and turns refusals into {@link RemoteException}s.
+ */
 final class RelayEndpoint implements RelayRemote {
 
     private final RpcService service;
+    private final RpcSessions sessions;
 
-    RelayEndpoint(RpcService service) {
+    /** @param sessions the node's sessions, or {@code null} when it has no cluster secret */
+    RelayEndpoint(RpcService service, RpcSessions sessions) {
         this.service = service;
+        this.sessions = sessions;
+    }
+
+    /** The sender of a call: checked against its session when there are sessions. */
+    private String sender(String claimed, byte[] session) throws RemoteException {
+        if (sessions == null) {
+            return claimed;
+        }
+        try {
+            return sessions.check(session, callerHost());
+        } catch (RpcException e) {
+            throw new AccessException(e.getMessage());
+        }
+    }
+
+    private static InetAddress callerHost() throws RemoteException {
+        try {
+            return InetAddress.getByName(RemoteServer.getClientHost());
+        } catch (ServerNotActiveException | UnknownHostException e) {
+            throw new AccessException("ehrelay: unauthorized: caller unknown (" + e.getMessage() + ")");
+        }
     }
 
     @Override
-    public void hello(String fromEndpoint) throws RemoteException {
+    public byte[] challenge() throws RemoteException {
+        if (sessions == null) {
+            throw new RemoteException("ehrelay: this node has no clusterSecret");
+        }
+        return sessions.challenge();
+    }
+
+    @Override
+    public byte[] authenticate(String fromEndpoint, byte[] challenge, byte[] response) throws RemoteException {
+        if (sessions == null) {
+            throw new RemoteException("ehrelay: this node has no clusterSecret");
+        }
         try {
-            service.hello(fromEndpoint);
+            return sessions.authenticate(fromEndpoint, callerHost(), challenge, response);
+        } catch (RpcException e) {
+            throw new AccessException(e.getMessage());
+        }
+    }
+
+    @Override
+    public void hello(String fromEndpoint, byte[] session) throws RemoteException {
+        String from = sender(fromEndpoint, session);
+        try {
+            service.hello(from);
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }
 
     @Override
-    public void deliver(String fromEndpoint, byte[] batch) throws RemoteException {
+    public void deliver(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException {
+        String from = sender(fromEndpoint, session);
         try {
-            service.deliver(fromEndpoint, batch);
+            service.deliver(from, batch);
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }
 
     @Override
-    public void post(String fromEndpoint, byte[] batch) throws RemoteException {
+    public void post(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException {
+        String from = sender(fromEndpoint, session);
         try {
-            service.post(fromEndpoint, batch);
+            service.post(from, batch);
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }
     }
 
     @Override
-    public long openState(String cacheName) throws RemoteException {
+    public long openState(byte[] session, String cacheName) throws RemoteException {
+        sender(null, session);
         try {
             return service.openState(cacheName);
         } catch (RpcException e) {
@@ -51,7 +108,8 @@ final class RelayEndpoint implements RelayRemote {
     }
 
     @Override
-    public byte[] nextState(long transferId, int maxChunkBytes) throws RemoteException {
+    public byte[] nextState(byte[] session, long transferId, int maxChunkBytes) throws RemoteException {
+        sender(null, session);
         try {
             return service.nextState(transferId, maxChunkBytes);
         } catch (RpcException e) {

@@ -7,32 +7,40 @@ import java.rmi.RemoteException;
  * The remote object through which two ehrelay RMI nodes talk: event batches and paged state transfer in the
  * provider-api codec's format, as byte arrays (the only objects its export filter lets in). A node that finds
  * this binding in a peer's registry uses it; otherwise the peer is a stock node and gets Ehcache's messages.
+ * With a cluster secret, a caller first opens a session ({@link #challenge}, {@link #authenticate}: see
+ * {@link io.ehrelay.spi.rpc.RpcSessions}) and names it in every call; without one, {@code session} is
+ * {@code null} and only hosts {@code unauthenticatedPeers} admits reach this object at all.
  */
-public interface RelayRemote extends Remote, io.ehrelay.spi.rpc.RpcCalls {
+public interface RelayRemote extends Remote {
 
-    /** The registry name of the relay; versioned so that a future protocol can live next to this one. */
-    String BINDING = "ehrelay.relay.v1";
+    /**
+     * The registry name of the relay; versioned so that a future protocol can live next to this one (v2 added
+     * sessions: a v1 node finds no v2 binding and talks to this node as to a stock one).
+     */
+    String BINDING = "ehrelay.relay.v2";
+
+    /** A challenge to open a session with; fails when this node has no cluster secret. */
+    byte[] challenge() throws RemoteException;
+
+    /** Opens a session: the answer to {@link #challenge} (see {@link io.ehrelay.spi.rpc.RpcSessions#authenticate}). */
+    byte[] authenticate(String fromEndpoint, byte[] challenge, byte[] response) throws RemoteException;
+
+    /** Tells this node the caller is up (so it ends its backoff towards the caller at once). */
+    void hello(String fromEndpoint, byte[] session) throws RemoteException;
 
     /** Applies an event batch; returns after every event was applied (or counted as rejected). */
-    @Override
-    void hello(String fromEndpoint) throws RemoteException;
-
-    @Override
-    void deliver(String fromEndpoint, byte[] batch) throws RemoteException;
+    void deliver(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException;
 
     /**
      * Queues an event batch for applying, in order with everything else from {@code fromEndpoint}; returns once
      * it is queued (the asynchronous path: the next batch travels while this one is applied). Blocks while the
      * receiver's bound for that sender is full, and fails if that lasts too long.
      */
-    @Override
-    void post(String fromEndpoint, byte[] batch) throws RemoteException;
+    void post(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException;
 
     /** Opens a state transfer of a cache; the id names it in {@link #nextState}. */
-    @Override
-    long openState(String cacheName) throws RemoteException;
+    long openState(byte[] session, String cacheName) throws RemoteException;
 
     /** The next chunk of a state transfer (a batch of puts), or {@code null} when it is complete. */
-    @Override
-    byte[] nextState(long transferId, int maxChunkBytes) throws RemoteException;
+    byte[] nextState(byte[] session, long transferId, int maxChunkBytes) throws RemoteException;
 }

@@ -52,10 +52,22 @@ final class RmiPeerChannel extends PeerChannel {
     private final Map<String, CachePeer> stockPeers = new ConcurrentHashMap<>();
     private volatile Kind kind = Kind.UNKNOWN;
     private volatile RelayRemote relay;
+    /** The session with an ehrelay peer when this node has a cluster secret, else {@code null}. */
+    private volatile byte[] session;
+    private final io.ehrelay.spi.ClusterSecret secret;
+    private final io.ehrelay.spi.PeerGate stockGate;
 
+    /**
+     * @param secret    the cluster secret ehrelay peers must prove (and this node proves to them), or {@code null}
+     * @param stockGate with a secret: which hosts this node may treat as stock peers (which cannot prove it);
+     *                  {@code null} without one
+     */
     RmiPeerChannel(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
-                   CodecLimits limits, ThreadFactory threads, Clock clock) {
+                   CodecLimits limits, ThreadFactory threads, Clock clock, io.ehrelay.spi.ClusterSecret secret,
+                   io.ehrelay.spi.PeerGate stockGate) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
+        this.secret = secret;
+        this.stockGate = stockGate;
         this.host = RmiUrls.host(endpoint);
         this.port = RmiUrls.port(endpoint);
         this.self = self == null ? "client" : self;
@@ -77,20 +89,44 @@ final class RmiPeerChannel extends PeerChannel {
                 throw new RemoteException("peer " + endpoint() + " binds " + RelayRemote.BINDING + " to a "
                         + found.getClass().getName());
             }
-            relay = (RelayRemote) found;
-            kind = Kind.EHRELAY;
+            RelayRemote r = (RelayRemote) found;
+            byte[] s = secret == null ? null : openSession(r);
             if (listening) {
-                relay.hello(self);
+                r.hello(self, s);
             }
+            session = s;
+            relay = r;
+            kind = Kind.EHRELAY;
         } catch (NotBoundException e) {
+            if (secret != null && !stockGate.admits(java.net.InetAddress.getByName(host),
+                    "stock RMI peer (this node would send it events)")) {
+                throw new IOException("peer " + endpoint() + " has no ehrelay relay, so it cannot prove the cluster "
+                        + "secret: this node sends to stock RMI peers only at hosts listed in unauthenticatedPeers");
+            }
             kind = Kind.STOCK;
         }
+    }
+
+    /** Proves the cluster secret to the peer's relay, and checks that the peer holds it too. */
+    private byte[] openSession(RelayRemote r) throws IOException {
+        return io.ehrelay.spi.rpc.RpcSessions.open(secret, self, new io.ehrelay.spi.rpc.RpcSessions.Listener() {
+            @Override
+            public byte[] challenge() throws IOException {
+                return r.challenge();
+            }
+
+            @Override
+            public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
+                return r.authenticate(self, challenge, response);
+            }
+        });
     }
 
     @Override
     protected void disconnect() {
         kind = Kind.UNKNOWN;
         relay = null;
+        session = null;
         stockPeers.clear();
     }
 
@@ -98,16 +134,17 @@ final class RmiPeerChannel extends PeerChannel {
     protected boolean peerGone(Exception e) {
         return e instanceof ConnectException || e instanceof ConnectIOException || e instanceof NoSuchObjectException
                 || e instanceof UnknownHostException || e instanceof UnmarshalException
-                || e instanceof MarshalException;
+                || e instanceof MarshalException || e instanceof java.rmi.AccessException
+                || io.ehrelay.spi.rpc.RpcSessions.isRefusal(e);
     }
 
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
         RelayRemote r = relay;
         if (kind == Kind.EHRELAY && acknowledge) {
-            r.deliver(self, batch);
+            r.deliver(self, session, batch);
         } else if (kind == Kind.EHRELAY) {
-            r.post(self, batch);
+            r.post(self, session, batch);
         } else {
             sendToStock(batch);
         }
@@ -117,7 +154,34 @@ final class RmiPeerChannel extends PeerChannel {
     protected void transferState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink)
             throws Exception {
         if (kind == Kind.EHRELAY) {
-            fetchThroughRelay(relay, cacheName, maxChunkBytes, sink);
+            RelayRemote r = relay;
+            byte[] s = session;
+            fetchThroughRelay(new io.ehrelay.spi.rpc.RpcCalls() {
+                @Override
+                public void hello(String fromEndpoint) throws IOException {
+                    r.hello(fromEndpoint, s);
+                }
+
+                @Override
+                public void deliver(String fromEndpoint, byte[] batch) throws IOException {
+                    r.deliver(fromEndpoint, s, batch);
+                }
+
+                @Override
+                public void post(String fromEndpoint, byte[] batch) throws IOException {
+                    r.post(fromEndpoint, s, batch);
+                }
+
+                @Override
+                public long openState(String name) throws IOException {
+                    return r.openState(s, name);
+                }
+
+                @Override
+                public byte[] nextState(long transferId, int maxChunk) throws IOException {
+                    return r.nextState(s, transferId, maxChunk);
+                }
+            }, cacheName, maxChunkBytes, sink);
         } else {
             fetchStockState(cacheName, maxChunkBytes, sink);
         }

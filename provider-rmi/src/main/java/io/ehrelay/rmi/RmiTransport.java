@@ -2,7 +2,6 @@ package io.ehrelay.rmi;
 
 import java.net.InetAddress;
 import java.rmi.NoSuchObjectException;
-import java.rmi.NotBoundException;
 import java.rmi.Remote;
 import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
@@ -44,6 +43,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     private TransportContext context;
     private SSLContext tls;
     private Registry registry;
+    private RegistryGuard guard;
     private BoundServerSocketFactory objectSockets;
     private BoundServerSocketFactory registrySockets;
     private RMIClientSocketFactory stubSockets;
@@ -53,6 +53,10 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     private Object relayFilter;
     private int remoteObjectPort;
     private String localEndpoint;
+    /** The relay's sessions when the node has a cluster secret. */
+    private io.ehrelay.spi.rpc.RpcSessions sessions;
+    /** Which hosts the stock cache peers serve, when the listening sockets do not check it themselves. */
+    private io.ehrelay.spi.PeerGate stockCallGate;
 
     private final CodecLimits limits;
 
@@ -81,8 +85,12 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         }
         adviseHostName(listener.hostName());
         InetAddress address = InetAddress.getByName(listener.hostName());
-        // a TLS client certificate authenticates the peer; anything else is admitted only by unauthenticatedPeers
-        io.ehrelay.spi.PeerGate gate = settings.tls && settings.clientAuth ? null : ctx.peerGate();
+        // a TLS client certificate authenticates the peer; with a cluster secret the relay checks each call's
+        // session and the stock cache peers each caller's host; else hosts are admitted by unauthenticatedPeers
+        boolean tlsAuthenticates = settings.tls && settings.clientAuth;
+        sessions = io.ehrelay.spi.rpc.RpcSessions.of(ctx);
+        io.ehrelay.spi.PeerGate gate = tlsAuthenticates || sessions != null ? null : ctx.peerGate();
+        stockCallGate = !tlsAuthenticates && sessions != null ? ctx.peerGate() : null;
         registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate);
         objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate);
         remoteObjectPort = ls.remoteObjectPort;
@@ -91,20 +99,28 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
         relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,
                 limits.maxFrameBytes(), 16, AllowList.of(Collections.emptyList())), Collections.emptyList(), this::rejected);
+        RegistryGuard.install();
         registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
                 registrySockets);
+        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
+        guard = new RegistryGuard(registry, unauthorized::mark);
         try {
             int port = registrySockets.lastPort();
             localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
             relayService = new RpcService(ctx.inbound(), limits.maxFrameBytes(),
                     ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
-            relay = new RelayEndpoint(relayService);
+            relay = new RelayEndpoint(relayService, sessions);
             // the relay's stubs go to ehrelay nodes only: they may carry our own (buffered) client sockets, on a
             // listening socket of their own unless remoteObjectPort pins every object to one port
             RMIClientSocketFactory relaySockets = settings.tls || remoteObjectPort != 0 ? stubSockets
                     : new TimeoutClientSocketFactory(ls.socketTimeoutMillis);
             export(RelayRemote.BINDING, relay, relayFilter, relaySockets);
+            if (gate == null || address.isLoopbackAddress()) {
+                // (a probe from a host the gate refuses would be counted as unauthorized: skipped then)
+                guard.probe(LocateRegistry.getRegistry(listener.hostName(), port, lookupSockets));
+            }
+            every(500, guard::repair);
         } catch (Exception e) {
             unexportAll();
             throw e;
@@ -113,8 +129,18 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
 
     @Override
     public String peerAuthentication() {
-        return settings != null && settings.tls && settings.clientAuth ? "TLS client certificates (tlsClientAuth=true)"
-                : null;
+        boolean tls = settings != null && settings.tls && settings.clientAuth;
+        boolean secret = context != null && context.clusterSecret() != null;
+        if (tls && secret) {
+            return "TLS client certificates (tlsClientAuth=true) and the cluster secret (clusterSecret)";
+        }
+        return tls ? "TLS client certificates (tlsClientAuth=true)"
+                : secret ? "the cluster secret (clusterSecret); stock RMI callers only from unauthenticatedPeers" : null;
+    }
+
+    @Override
+    public boolean provesClusterSecret() {
+        return true;
     }
 
     /** Stubs carry the host of {@code java.rmi.server.hostname}; stock nodes use it to call back. */
@@ -134,11 +160,12 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
                 context.cacheManagerName(), why);
     }
 
-    private void export(String name, Remote object, Object filter, RMIClientSocketFactory csf)
+    private Remote export(String name, Remote object, Object filter, RMIClientSocketFactory csf)
             throws RemoteException {
         Remote stub = FilteredExport.export(object, remoteObjectPort, csf, objectSockets, filter);
         exported.put(name, object);
-        registry.rebind(name, stub);
+        guard.bind(name, stub);
+        return stub;
     }
 
     @Override
@@ -178,7 +205,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
                     (className, why) -> context.inbound().onUndecodable(LocalCachePeer.caller(), cacheName,
                             className, why));
             export(cacheName, new LocalCachePeer(cacheName, LocalCachePeer.urlBase(localEndpoint),
-                    context.inbound()), filter, stubSockets);
+                    context.inbound(), stockCallGate), filter, stubSockets);
         } catch (RemoteException e) {
             LOG.warn("ehrelay: could not bind cache {} for stock RMI peers: {}", cacheName, e.toString());
         }
@@ -193,11 +220,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     }
 
     private void unbind(String name, Remote object) {
-        try {
-            registry.unbind(name);
-        } catch (NotBoundException | RemoteException e) {
-            // already gone
-        }
+        guard.unbind(name);
         try {
             UnicastRemoteObject.unexportObject(object, true);
         } catch (NoSuchObjectException e) {
@@ -208,7 +231,8 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     @Override
     protected RmiPeerChannel newChannel(String endpoint) {
         return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, limits,
-                context.threads("sender"), context.clock());
+                context.threads("sender"), context.clock(), context.clusterSecret(),
+                context.clusterSecret() == null ? null : context.peerGate());
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */

@@ -79,8 +79,8 @@ public final class NodeConfig {
         learnAllowedClasses = r.bool(LEARN_ALLOWED_CLASSES, false);
         discovery = DiscoveryConfig.read(r, manualPeersProperty);
         peerOutboundMaxBytes = r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34);
-        unauthenticatedPeers = UnauthenticatedPeers.read(r);
         clusterSecret = readSecret(r);
+        unauthenticatedPeers = UnauthenticatedPeers.read(r, clusterSecret != null);
         if (batchMaxBytes > limits.maxFrameBytes()) {
             throw r.invalid(BATCH_MAX_BYTES, Integer.toString(batchMaxBytes),
                     "at most " + MAX_FRAME_BYTES + " (" + limits.maxFrameBytes() + ")");

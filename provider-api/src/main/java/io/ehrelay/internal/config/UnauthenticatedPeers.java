@@ -36,10 +36,19 @@ public final class UnauthenticatedPeers {
         return new UnauthenticatedPeers(false, true, Collections.<InetAddress>emptySet(), "loopback");
     }
 
-    static UnauthenticatedPeers read(PropertyReader r) {
+    /** No host: what a node with a cluster secret admits unless {@code unauthenticatedPeers} says otherwise. */
+    public static UnauthenticatedPeers nobody() {
+        return new UnauthenticatedPeers(false, false, Collections.<InetAddress>emptySet(), "none");
+    }
+
+    /**
+     * @param secret whether the node has a cluster secret: then, unless the property is set, no host is admitted
+     *               without proving it (not even this one)
+     */
+    static UnauthenticatedPeers read(PropertyReader r, boolean secret) {
         List<String> entries = r.list(PROPERTY);
         if (entries.isEmpty()) {
-            return loopbackOnly();
+            return secret ? nobody() : loopbackOnly();
         }
         boolean any = false;
         boolean loopback = false;
@@ -67,6 +76,11 @@ public final class UnauthenticatedPeers {
     /** Whether an unauthenticated peer at {@code address} is admitted. */
     public boolean admits(InetAddress address) {
         return any || loopback && address.isLoopbackAddress() || addresses.contains(address);
+    }
+
+    /** Whether no host at all is admitted without authenticating. */
+    public boolean admitsNone() {
+        return !any && !loopback && addresses.isEmpty();
     }
 
     /** Every host. */

@@ -408,9 +408,15 @@ public final class ReplicationNode {
             return; // no listener: nothing accepts peers here
         }
         String auth = transport.peerAuthentication();
-        if (auth != null) {
+        if (auth != null && u.admitsNone()) {
             LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts only peers that authenticate ({})",
                     transportName, cacheManager.getName(), endpoint, auth);
+            return;
+        }
+        if (auth != null && !u.any()) {
+            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts peers that authenticate ({}), and "
+                    + "where the transport lets peers in without (e.g. stock RMI nodes) only from {} "
+                    + "(unauthenticatedPeers)", transportName, cacheManager.getName(), endpoint, auth, u.setting());
             return;
         }
         if (u.any()) {

@@ -37,6 +37,20 @@ public abstract class RpcTransport<C extends PeerChannel> implements Transport {
         retries.setRemoveOnCancelPolicy(true);
     }
 
+    /**
+     * Runs {@code task} every {@code periodMillis} on the channels' background thread (which then stays), until
+     * the transport stops; a task that throws is logged by nobody and keeps its schedule, so catch inside.
+     */
+    protected final void every(long periodMillis, Runnable task) {
+        retries.scheduleWithFixedDelay(() -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                // the task's own business; the schedule goes on
+            }
+        }, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+    }
+
     /** A new channel to {@code endpoint} (a normalized peer endpoint). */
     protected abstract C newChannel(String endpoint);
 

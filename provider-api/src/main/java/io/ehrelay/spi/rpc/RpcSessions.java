@@ -1,0 +1,268 @@
+package io.ehrelay.spi.rpc;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.ClusterSecret;
+
+/**
+ * The cluster secret for transports whose calls are not tied to one connection (RMI, HTTP): a caller proves the
+ * secret once by a challenge and a response and gets a session, which every later call names; the listener
+ * serves a call only under a live session, from the host that opened it.
+ * <ol>
+ * <li>{@link #challenge()}: the listener's nonce. It carries its own time and a MAC under a key this node made up,
+ *     so asking for one costs the listener no memory; it is valid for {@value #CHALLENGE_SECONDS} s and once.</li>
+ * <li>{@link #authenticate}: the caller's own nonce and its proof of both nonces and its name under the secret.
+ *     The answer is the listener's proof of both nonces and the new session, then the session: the caller checks
+ *     that proof before it sends anything, so a listener without the secret learns nothing either.</li>
+ * </ol>
+ * The secret never crosses the wire and a recorded exchange does not open another session (its nonce is used).
+ * A session is a bearer credential of {@value #SESSION_BYTES} random bytes bound to the caller's address; on a
+ * network where others can read the traffic, use TLS as well. Sessions unused for
+ * {@value #SESSION_IDLE_SECONDS} s end; at most {@value #MAX_SESSIONS} are kept (only holders of the secret
+ * open them). Every refusal goes to the {@code refused} callback, which counts it. Thread-safe.
+ */
+public final class RpcSessions {
+
+    /** Bytes of a session. */
+    public static final int SESSION_BYTES = 32;
+    static final int CHALLENGE_SECONDS = 30;
+    static final int SESSION_IDLE_SECONDS = 600;
+    static final int MAX_SESSIONS = 4096;
+
+    private static final String CLIENT = "ehrelay rpc client";
+    private static final String SERVER = "ehrelay rpc server";
+    private static final int RANDOM_BYTES = 16;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** Why a call was refused, and from where: for the transport's counter and log. */
+    public interface Refusals {
+        void refused(InetAddress from, String why);
+    }
+
+    private final ClusterSecret secret;
+    private final SecretKeySpec nonceKey;
+    private final Clock clock;
+    private final Refusals refusals;
+    private final Map<ByteBuffer, Session> sessions = new ConcurrentHashMap<>();
+    private final Map<ByteBuffer, Long> usedNonces = new ConcurrentHashMap<>();
+
+    private static final class Session {
+        final InetAddress host;
+        final String from;
+        volatile long lastUsed;
+
+        Session(InetAddress host, String from, long now) {
+            this.host = host;
+            this.from = from;
+            this.lastUsed = now;
+        }
+    }
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RpcSessions.class);
+    private static final io.ehrelay.internal.engine.RateLimitedLog REFUSALS =
+            new io.ehrelay.internal.engine.RateLimitedLog(LOG, 10_000);
+
+    /**
+     * The sessions of a node with a cluster secret, its refusals counted in {@code unauthorized} and logged (at
+     * most once per host and 10 s), or {@code null} when the node has no secret.
+     */
+    public static RpcSessions of(io.ehrelay.spi.TransportContext ctx) {
+        ClusterSecret secret = ctx.clusterSecret();
+        if (secret == null) {
+            return null;
+        }
+        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
+        String node = ctx.cacheManagerName();
+        return new RpcSessions(secret, ctx.clock(), (host, why) -> {
+            unauthorized.mark();
+            String from = host == null ? "?" : host.getHostAddress();
+            REFUSALS.warn("unauthorized:" + from, "ehrelay: refused a call from {} to CacheManager {}: {} (counted "
+                    + "in unauthorized)", from, node, why);
+        });
+    }
+
+    public RpcSessions(ClusterSecret secret, Clock clock, Refusals refusals) {
+        this.secret = secret;
+        this.clock = clock;
+        this.refusals = refusals;
+        byte[] key = new byte[32];
+        RANDOM.nextBytes(key);
+        this.nonceKey = new SecretKeySpec(key, "HmacSHA256");
+    }
+
+    /** A fresh challenge ({@link ClusterSecret#NONCE_BYTES} bytes): random, its time, and this node's MAC of both. */
+    public byte[] challenge() {
+        ByteBuffer b = ByteBuffer.allocate(ClusterSecret.NONCE_BYTES);
+        byte[] random = new byte[RANDOM_BYTES];
+        RANDOM.nextBytes(random);
+        b.put(random).putLong(clock.nanoTime());
+        b.put(nonceMac(b.array(), RANDOM_BYTES + 8), 0, ClusterSecret.NONCE_BYTES - RANDOM_BYTES - 8);
+        return b.array();
+    }
+
+    private byte[] nonceMac(byte[] bytes, int length) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(nonceKey);
+            mac.update(bytes, 0, length);
+            return mac.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("this JVM has no HmacSHA256", e);
+        }
+    }
+
+    /**
+     * Opens a session for a caller that proved the secret.
+     *
+     * @param from     the name the caller gives (its endpoint), bound into its proof
+     * @param host     where the call came from; later calls of the session must come from there
+     * @param response the caller's nonce and its proof ({@link #response})
+     * @return the listener's proof, then the session
+     * @throws RpcException when the challenge is not this node's, expired or used, or the proof is wrong (counted)
+     */
+    public byte[] authenticate(String from, InetAddress host, byte[] challenge, byte[] response) throws RpcException {
+        long now = clock.nanoTime();
+        expire(now);
+        if (challenge == null || challenge.length != ClusterSecret.NONCE_BYTES || response == null
+                || response.length != ClusterSecret.NONCE_BYTES + ClusterSecret.PROOF_BYTES) {
+            throw refuse(host, "a malformed authentication");
+        }
+        byte[] mac = nonceMac(challenge, RANDOM_BYTES + 8);
+        if (!MessageDigest.isEqual(java.util.Arrays.copyOf(mac, ClusterSecret.NONCE_BYTES - RANDOM_BYTES - 8),
+                java.util.Arrays.copyOfRange(challenge, RANDOM_BYTES + 8, ClusterSecret.NONCE_BYTES))) {
+            throw refuse(host, "a challenge this node did not issue");
+        }
+        long issued = ByteBuffer.wrap(challenge, RANDOM_BYTES, 8).getLong();
+        if (now - issued > TimeUnit.SECONDS.toNanos(CHALLENGE_SECONDS) || now - issued < 0) {
+            throw refuse(host, "an expired challenge");
+        }
+        byte[] clientNonce = java.util.Arrays.copyOf(response, ClusterSecret.NONCE_BYTES);
+        byte[] proof = java.util.Arrays.copyOfRange(response, ClusterSecret.NONCE_BYTES, response.length);
+        if (!secret.verifies(proof, CLIENT, challenge, clientNonce, name(from))) {
+            throw refuse(host, "a wrong proof of the cluster secret (clusterSecret missing or different)");
+        }
+        if (usedNonces.putIfAbsent(ByteBuffer.wrap(challenge.clone()), issued) != null) {
+            throw refuse(host, "a replayed authentication");
+        }
+        if (sessions.size() >= MAX_SESSIONS) {
+            throw new RpcException("ehrelay: " + MAX_SESSIONS + " sessions open; retry later");
+        }
+        byte[] session = new byte[SESSION_BYTES];
+        RANDOM.nextBytes(session);
+        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, from, now));
+        return ByteBuffer.allocate(ClusterSecret.PROOF_BYTES + SESSION_BYTES)
+                .put(secret.proof(SERVER, challenge, clientNonce, name(from), session)).put(session).array();
+    }
+
+    /**
+     * Checks a call's session.
+     *
+     * @return the name the caller gave when it opened the session
+     * @throws RpcException when there is no such live session, or the call comes from another host (counted)
+     */
+    public String check(byte[] session, InetAddress host) throws RpcException {
+        Session s = session == null || session.length != SESSION_BYTES ? null : sessions.get(ByteBuffer.wrap(session));
+        if (s == null) {
+            throw refuse(host, "a call without a valid session (clusterSecret missing or different, or the session "
+                    + "ended)");
+        }
+        if (!s.host.equals(host)) {
+            throw refuse(host, "a session opened from " + s.host.getHostAddress());
+        }
+        s.lastUsed = clock.nanoTime();
+        return s.from;
+    }
+
+    /** Open sessions (for tests and diagnostics). */
+    public int openSessions() {
+        return sessions.size();
+    }
+
+    private void expire(long now) {
+        long nonceCutoff = now - TimeUnit.SECONDS.toNanos(CHALLENGE_SECONDS + 1);
+        usedNonces.values().removeIf(issued -> issued - nonceCutoff < 0);
+        long sessionCutoff = now - TimeUnit.SECONDS.toNanos(SESSION_IDLE_SECONDS);
+        for (Iterator<Session> it = sessions.values().iterator(); it.hasNext(); ) {
+            if (it.next().lastUsed - sessionCutoff < 0) {
+                it.remove();
+            }
+        }
+    }
+
+    private RpcException refuse(InetAddress host, String why) {
+        refused(host, why);
+        return new RpcException(UNAUTHORIZED + why);
+    }
+
+    /** Counts and logs a call the transport refused itself (e.g. one that would not even name a session). */
+    public void refused(InetAddress host, String why) {
+        refusals.refused(host, why);
+    }
+
+    /** How a refusal's message starts, so that the caller can tell it from other failures. */
+    public static final String UNAUTHORIZED = "ehrelay: unauthorized: ";
+
+    private static byte[] name(String from) {
+        return (from == null ? "" : from).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The caller's side of {@link #authenticate}. */
+    public interface Listener {
+        /** The listener's challenge. */
+        byte[] challenge() throws IOException;
+
+        /** Sends the response; returns the listener's answer. */
+        byte[] authenticate(byte[] challenge, byte[] response) throws IOException;
+    }
+
+    /**
+     * Opens a session with a listener: answers its challenge and checks its proof.
+     *
+     * @param from the name this node gives (its endpoint)
+     * @return the session, to name in every later call
+     * @throws RpcException when the listener's answer does not prove the secret
+     */
+    public static byte[] open(ClusterSecret secret, String from, Listener listener) throws IOException {
+        byte[] challenge = listener.challenge();
+        if (challenge == null || challenge.length != ClusterSecret.NONCE_BYTES) {
+            throw new RpcException("the peer's challenge is malformed");
+        }
+        byte[] clientNonce = ClusterSecret.nonce();
+        byte[] response = ByteBuffer.allocate(ClusterSecret.NONCE_BYTES + ClusterSecret.PROOF_BYTES)
+                .put(clientNonce).put(secret.proof(CLIENT, challenge, clientNonce, name(from))).array();
+        byte[] answer = listener.authenticate(challenge, response);
+        if (answer == null || answer.length != ClusterSecret.PROOF_BYTES + SESSION_BYTES) {
+            throw new RpcException("the peer's answer to the authentication is malformed");
+        }
+        byte[] session = java.util.Arrays.copyOfRange(answer, ClusterSecret.PROOF_BYTES, answer.length);
+        if (!secret.verifies(java.util.Arrays.copyOf(answer, ClusterSecret.PROOF_BYTES), SERVER, challenge,
+                clientNonce, name(from), session)) {
+            throw new RpcException("the peer does not prove the cluster secret (clusterSecret different)");
+        }
+        return session;
+    }
+
+    /** Whether a failure is a listener's refusal under {@link #check} or {@link #authenticate}. */
+    public static boolean isRefusal(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains(UNAUTHORIZED)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
