@@ -112,6 +112,35 @@ public final class FaultNode {
                 case "ENDPOINT":
                     ReplayNode.say("ENDPOINT " + node.transport().localEndpoint());
                     break;
+                case "SECURITY": {
+                    // after a GC (and the cleaners of the direct buffers it found unreachable), so that heap and
+                    // direct memory show what the node holds, not what it made
+                    System.gc();
+                    Thread.sleep(300);
+                    System.gc();
+                    Runtime rt = Runtime.getRuntime();
+                    long direct = 0;
+                    for (java.lang.management.BufferPoolMXBean b
+                            : java.lang.management.ManagementFactory.getPlatformMXBeans(
+                            java.lang.management.BufferPoolMXBean.class)) {
+                        if ("direct".equals(b.getName())) {
+                            direct = b.getMemoryUsed();
+                        }
+                    }
+                    long cpu = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                            .getOperatingSystemMXBean()).getProcessCpuTime();
+                    ReplayNode.say("SECURITY " + count(metrics, manager(cm, metricsName, "unauthorized")) + " "
+                            + count(metrics, manager(cm, metricsName, "rejected")) + " "
+                            + count(metrics, manager(cm, metricsName, "refusedConnections")) + " "
+                            + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount() + " "
+                            + ((rt.totalMemory() - rt.freeMemory()) >> 20) + " " + (direct >> 20) + " "
+                            + TimeUnit.NANOSECONDS.toMillis(cpu) + " " + cache.getSize() + " "
+                            + count(metrics, manager(cm, metricsName, "malformedFrames")));
+                    break;
+                }
+                case "HAS":
+                    ReplayNode.say("HAS " + (cache.get(cmd[1]) != null));
+                    break;
                 case "DIGEST":
                     ReplayNode.say("DIGEST " + cache.getSize() + " " + digest(cache));
                     break;

@@ -1,0 +1,337 @@
+package io.ehrelay.replay;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.ObjectInputStream;
+import java.io.OutputStream;
+import java.io.Serializable;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.rmi.Remote;
+import java.rmi.registry.LocateRegistry;
+import java.rmi.registry.Registry;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.tcp.TcpAttacks;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.distribution.CachePeer;
+
+/**
+ * One attack of the attacker suite, as its own process on this host: {@code key=value} arguments
+ * {@code transport}, {@code attack}, {@code ports} (the two honest nodes' ports), {@code secret} (the honest
+ * cluster's, for attacks by a peer that holds it), {@code marker} (a file a gadget would create). Says
+ * {@code RESULT key=value …} lines, then {@code DONE}; the holding attacks say {@code HOLDING n} and wait for
+ * {@code RELEASE} on stdin. Every loop is bounded; everything goes to 127.0.0.1.
+ * <ul>
+ * <li>{@code outsider}: a node of the same transport with another secret asks the honest nodes for their state
+ *     (its bootstrap), then puts, removes and clears; RMI also calls the stock {@code CachePeer} bindings.</li>
+ * <li>{@code registry} (RMI): binds a gadget, rebinds the cache's binding to its own stub, unbinds the relay.</li>
+ * <li>{@code bomb}: a peer holding the secret puts a 1.7 KB nested-set bomb (depth 25).</li>
+ * <li>{@code idle}: 2,000 connections that send nothing, to every port the node listens on.</li>
+ * <li>{@code frames} (TCP): 8 authenticated connections each announcing a 60 MB frame and sending 16 MB of it.</li>
+ * <li>{@code tiny} (TCP): one authenticated connection sending 1,000,000 tiny (malformed) frames.</li>
+ * </ul>
+ */
+public final class Attacker {
+
+    private Attacker() {
+    }
+
+    /** A remote object whose deserialization leaves a file behind: it must never happen on a node. */
+    public static final class Gadget implements Remote, Serializable {
+        private static final long serialVersionUID = 1L;
+        private final String marker;
+
+        Gadget(String marker) {
+            this.marker = marker;
+        }
+
+        private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
+            in.defaultReadObject();
+            Files.write(Paths.get(marker), "gadget ran".getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = ReplayNode.keyValues(argv);
+        String transport = a.get("transport");
+        int[] ports = ReplayNode.ports(a.get("ports"));
+        try {
+            switch (a.get("attack")) {
+                case "outsider":
+                    outsider(transport, ports);
+                    break;
+                case "registry":
+                    registry(ports[0], a.get("marker"));
+                    break;
+                case "bomb":
+                    bomb(transport, ports, a.get("secret"));
+                    break;
+                case "idle":
+                    idle(transport, ports[0], 2000);
+                    break;
+                case "frames":
+                    frames(ports[0], a.get("secret"));
+                    break;
+                case "tiny":
+                    tiny(ports[0], a.get("secret"));
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown attack " + a.get("attack"));
+            }
+            ReplayNode.say("DONE");
+        } catch (Exception | Error e) {
+            ReplayNode.say("ERROR " + e);
+            e.printStackTrace();
+        }
+        System.exit(0);
+    }
+
+    /** A node of the honest pair's transport and group, third of three, with these provider settings. */
+    private static CacheManager node(String transport, int[] ports, String settings) throws IOException {
+        int own = ReplayNode.freePort();
+        // a JGroups group is named after its lowest port: the attacker's must not be lower than the honest ones
+        for (int i = 0; i < 100 && own < Math.max(ports[0], ports[1]); i++) {
+            own = ReplayNode.freePort();
+        }
+        int[] all = {ports[0], ports[1], own};
+        String xml = Profiles.faultXml(transport, "attacker-" + ProcessHandle.current().pid(), 2, all, all, settings);
+        return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static void outsider(String transport, int[] ports) throws Exception {
+        CacheManager cm = node(transport, ports, "clusterSecret=an-outsider-guesses-wrong");
+        try {
+            // its bootstrap asked the honest nodes for their state: what did it get?
+            ReplayNode.say("RESULT read=" + cm.getCache("replay").getSize());
+            ReplicationNode node = ReplicationNode.all(cm).get(0);
+            node.resyncFrom(node.peers().isEmpty() ? "127.0.0.1:" + ports[0] : node.peers().get(0).endpoint());
+            Thread.sleep(1000);
+            ReplayNode.say("RESULT reread=" + cm.getCache("replay").getSize());
+            for (int i = 0; i < 100; i++) {
+                cm.getCache("replay").put(new Element("evil-" + i, "outsider"));
+            }
+            for (int i = 0; i < 100; i++) {
+                cm.getCache("replay").remove("k" + i);
+            }
+            cm.getCache("replay").removeAll();
+            Thread.sleep(2000);
+            ReplayNode.say("RESULT members=" + node.peers().size());
+        } finally {
+            cm.shutdown();
+        }
+        if ("rmi".equals(transport)) {
+            Registry registry = LocateRegistry.getRegistry("127.0.0.1", ports[0]);
+            CachePeer stock = (CachePeer) registry.lookup("replay");
+            int refused = 0;
+            for (ThrowingCall c : new ThrowingCall[] {() -> stock.put(new Element("evil-stock", "v")),
+                    () -> stock.remove("k1"), stock::removeAll, stock::getKeys, () -> stock.getQuiet("k1")}) {
+                try {
+                    c.call();
+                } catch (java.rmi.RemoteException e) {
+                    refused++;
+                }
+            }
+            ReplayNode.say("RESULT stockRefused=" + refused + " of 5");
+        }
+    }
+
+    private interface ThrowingCall {
+        void call() throws Exception;
+    }
+
+    private static void registry(int port, String marker) throws Exception {
+        Registry registry = LocateRegistry.getRegistry("127.0.0.1", port);
+        Remote relay = registry.lookup("ehrelay.relay.v2");
+        Remote peer = registry.lookup("replay");
+        int refused = 0;
+        for (ThrowingCall c : new ThrowingCall[] {() -> registry.bind("intruder", new Gadget(marker)),
+                () -> registry.rebind("replay", new Gadget(marker))}) {
+            try {
+                c.call();
+            } catch (java.rmi.RemoteException e) {
+                refused++;
+            }
+        }
+        ReplayNode.say("RESULT gadgetRefused=" + refused + " of 2");
+        // a stub passes the JDK's filter: the node must put its own bindings back
+        registry.rebind("replay", relay);
+        registry.unbind("ehrelay.relay.v2");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        boolean restored = false;
+        while (!restored && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            try {
+                restored = peer.equals(registry.lookup("replay")) && registry.lookup("ehrelay.relay.v2") != null;
+            } catch (java.rmi.NotBoundException e) {
+                restored = false;
+            }
+        }
+        ReplayNode.say("RESULT restored=" + restored);
+    }
+
+    /** Nested sets sharing members: about 1.7 KB serialized, 2^depth of hashing to read. */
+    static Set<Object> bombValue(int depth) {
+        Set<Object> root = new HashSet<>();
+        Set<Object> s1 = root;
+        Set<Object> s2 = new HashSet<>();
+        for (int i = 0; i < depth; i++) {
+            Set<Object> t1 = new HashSet<>();
+            Set<Object> t2 = new HashSet<>();
+            t1.add("a" + i);
+            s1.add(t1);
+            s1.add(t2);
+            s2.add(t1);
+            s2.add(t2);
+            s1 = t1;
+            s2 = t2;
+        }
+        return root;
+    }
+
+    private static void bomb(String transport, int[] ports, String secret) throws Exception {
+        // the insider lifts its own bound: it wants to send the bomb, the honest nodes decide what to read
+        CacheManager cm = node(transport, ports, "clusterSecret=" + secret + ", maxHashWork=9000000000000000000");
+        try {
+            ReplicationNode node = ReplicationNode.all(cm).get(0);
+            FaultNode.awaitReachablePeers(node, 2);
+            cm.getCache("replay").put(new Element("bomb", (Serializable) bombValue(25)));
+            Thread.sleep(3000);
+            ReplayNode.say("RESULT sent=1");
+        } finally {
+            cm.shutdown();
+        }
+    }
+
+    /** The ports a node listens on: its own, and for RMI the port of its exported objects too. */
+    private static List<Integer> listening(String transport, int port) throws Exception {
+        List<Integer> out = new ArrayList<>();
+        out.add(port);
+        if ("rmi".equals(transport)) {
+            Remote relay = LocateRegistry.getRegistry("127.0.0.1", port).lookup("ehrelay.relay.v2");
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("127\\.0\\.0\\.1:(\\d+)")
+                    .matcher(relay.toString());
+            if (m.find() && Integer.parseInt(m.group(1)) != port) {
+                out.add(Integer.parseInt(m.group(1)));
+            }
+        }
+        return out;
+    }
+
+    private static void idle(String transport, int port, int count) throws Exception {
+        List<Integer> targets = listening(transport, port);
+        List<Socket> open = new ArrayList<>();
+        int failed = 0;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        try {
+            // at most 30 s: a node that stops accepting is bounding them (what it holds is measured meanwhile)
+            for (int i = 0; i < count && System.nanoTime() < until; i++) {
+                Socket s = new Socket();
+                try {
+                    s.connect(new InetSocketAddress("127.0.0.1", targets.get(i % targets.size())), 250);
+                    open.add(s);
+                } catch (IOException e) {
+                    failed++;
+                    s.close();
+                }
+            }
+            ReplayNode.say("RESULT opened=" + open.size() + " failed=" + failed + " ports=" + targets);
+            holdUntilReleased(open.size());
+            int closedByNode = 0;
+            for (Socket s : open) {
+                s.setSoTimeout(1);
+                try {
+                    if (s.getInputStream().read() == -1) {
+                        closedByNode++;
+                    }
+                } catch (java.net.SocketTimeoutException e) {
+                    // still open
+                } catch (IOException e) {
+                    closedByNode++;
+                }
+            }
+            ReplayNode.say("RESULT closedByNode=" + closedByNode);
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+    }
+
+    private static void holdUntilReleased(int n) throws IOException {
+        ReplayNode.say("HOLDING " + n);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line = in.readLine(); line != null && !line.trim().equals("RELEASE"); line = in.readLine()) {
+            // waiting for the suite to measure the node
+        }
+    }
+
+    private static void frames(int port, String secret) throws Exception {
+        List<Socket> open = new ArrayList<>();
+        List<Thread> writers = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
+        try {
+            for (int i = 0; i < 8; i++) {
+                Socket s = TcpAttacks.insider(port, secret, "frames-" + i + ":1");
+                open.add(s);
+                // each connection writes on its own thread: the node may stop reading when its budget is spent
+                Thread w = new Thread(() -> {
+                    byte[] chunk = new byte[1 << 20];
+                    try {
+                        OutputStream out = s.getOutputStream();
+                        out.write(TcpAttacks.eventsHeader(60 << 20));
+                        for (int mb = 0; mb < 16; mb++) {
+                            out.write(chunk);
+                            written.addAndGet(chunk.length);
+                        }
+                        out.flush();
+                    } catch (IOException e) {
+                        // closed by the node (its bound) or by us
+                    }
+                }, "frames-" + i);
+                w.setDaemon(true);
+                w.start();
+                writers.add(w);
+            }
+            for (Thread w : writers) {
+                w.join(5000);
+            }
+            ReplayNode.say("RESULT writtenMB=" + (written.get() >> 20));
+            holdUntilReleased(open.size());
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+    }
+
+    private static void tiny(int port, String secret) throws Exception {
+        try (Socket s = TcpAttacks.insider(port, secret, "tiny:1")) {
+            OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
+            byte[] frame = TcpAttacks.events(new byte[] {1});
+            long t0 = System.nanoTime();
+            int sent = 0;
+            try {
+                for (; sent < 1_000_000; sent++) {
+                    out.write(frame);
+                }
+                out.flush();
+            } catch (IOException e) {
+                ReplayNode.say("RESULT closedAfter=" + sent);
+            }
+            ReplayNode.say("RESULT sent=" + sent + " millis=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        }
+    }
+}

@@ -1,0 +1,240 @@
+package io.ehrelay.replay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The project's own attacker suite: two honest nodes of a transport, each its own JVM on 127.0.0.1 with a
+ * cluster secret, replicate while attackers — each its own process ({@link Attacker}) — try what the security
+ * issue found: an outsider reading and changing the caches, registry binds with a gadget (RMI), a nested-set
+ * bomb from a peer that holds the secret, 2,000 idle connections, 8 partial 60 MB frames and 1,000,000 tiny
+ * frames (TCP). After each attack the honest nodes must hold the same data, nothing of the attacker's, and
+ * replicate; during the holding attacks their threads, heap and direct memory are measured against the
+ * documented bounds. Prints one line per attack with the figures (the reliability table in docs/reliability.md
+ * quotes them).
+ */
+@Timeout(600)
+class AttackSuiteTest {
+
+    private static final String SECRET = "honest-cluster-secret-2026";
+    private static final String HEAP = "256m";
+
+    @TempDir
+    Path dir;
+    private final List<NodeProcess> processes = new ArrayList<>();
+    private NodeProcess a;
+    private NodeProcess b;
+    private int[] ports;
+    private Path log;
+
+    @AfterEach
+    void tearDown() {
+        for (NodeProcess n : processes) {
+            n.close();
+        }
+    }
+
+    private static long deadline(int seconds) {
+        return System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    }
+
+    /** SECURITY: unauthorized rejected refusedConnections threads heapMB directMB cpuMillis size malformed. */
+    private static final class Security {
+        final long unauthorized;
+        final long rejected;
+        final long refused;
+        final long threads;
+        final long heapMb;
+        final long directMb;
+        final long cpuMillis;
+        final long malformed;
+
+        Security(String line) {
+            String[] f = line.split(" ");
+            unauthorized = Long.parseLong(f[1]);
+            rejected = Long.parseLong(f[2]);
+            refused = Long.parseLong(f[3]);
+            threads = Long.parseLong(f[4]);
+            heapMb = Long.parseLong(f[5]);
+            directMb = Long.parseLong(f[6]);
+            cpuMillis = Long.parseLong(f[7]);
+            malformed = Long.parseLong(f[9]);
+        }
+    }
+
+    private Security security(NodeProcess n) throws Exception {
+        n.send("SECURITY");
+        return new Security(n.expect("SECURITY", deadline(60), l -> { }));
+    }
+
+    private String ask(NodeProcess n, String command, String answer) throws Exception {
+        n.send(command);
+        return n.expect(answer, deadline(90), l -> { });
+    }
+
+    private NodeProcess node(String transport, int index) throws Exception {
+        NodeProcess n = NodeProcess.start("honest" + index, HEAP, FaultNode.class, new ArrayList<>(List.of(
+                "transport=" + transport, "index=" + index, "ports=" + ports[0] + "," + ports[1],
+                "settings=clusterSecret=" + SECRET)), log);
+        processes.add(n);
+        n.expect("READY", deadline(90), l -> { });
+        return n;
+    }
+
+    /** Runs an attack to its end; returns its RESULT values. */
+    private Map<String, String> attack(String transport, String attack, NodeProcess... holdingChecks) throws Exception {
+        NodeProcess x = NodeProcess.start("attacker-" + attack, "128m", Attacker.class, new ArrayList<>(List.of(
+                "transport=" + transport, "attack=" + attack, "ports=" + ports[0] + "," + ports[1], "secret=" + SECRET,
+                "marker=" + dir.resolve("gadget-ran"))), log);
+        processes.add(x);
+        Map<String, String> results = new LinkedHashMap<>();
+        x.expect("DONE", deadline(180), line -> collect(line, results));
+        return results;
+    }
+
+    private static void collect(String line, Map<String, String> results) {
+        if (line.startsWith("RESULT ")) {
+            for (String kv : line.substring(7).split(" ")) {
+                int eq = kv.indexOf('=');
+                if (eq > 0) {
+                    results.put(kv.substring(0, eq), kv.substring(eq + 1));
+                }
+            }
+        }
+    }
+
+    /** Starts an attack that holds resources; returns once it holds them. */
+    private NodeProcess hold(String transport, String attack, Map<String, String> results) throws Exception {
+        NodeProcess x = NodeProcess.start("attacker-" + attack, "256m", Attacker.class, new ArrayList<>(List.of(
+                "transport=" + transport, "attack=" + attack, "ports=" + ports[0] + "," + ports[1],
+                "secret=" + SECRET)), log);
+        processes.add(x);
+        x.expect("HOLDING", deadline(180), line -> collect(line, results));
+        return x;
+    }
+
+    /** The honest nodes still replicate: a writer's burst on b arrives on a, and both hold the same. */
+    private void stillReplicating() throws Exception {
+        ask(b, "WRITE 300", "WROTE");
+        long end = deadline(60);
+        String da = ask(a, "DIGEST", "DIGEST");
+        String db = ask(b, "DIGEST", "DIGEST");
+        while (!da.equals(db)) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("the honest nodes differ: " + da + " vs " + db + "\n" + Files.readString(log));
+            }
+            Thread.sleep(100);
+            da = ask(a, "DIGEST", "DIGEST");
+            db = ask(b, "DIGEST", "DIGEST");
+        }
+    }
+
+    private boolean has(NodeProcess n, String key) throws Exception {
+        return ask(n, "HAS " + key, "HAS").endsWith("true");
+    }
+
+    private static void report(String transport, String attack, Security before, Security during, String extra) {
+        System.out.printf("[attack-suite] %-7s %-8s threads %d -> %d, heap %d -> %d MB, direct %d -> %d MB, "
+                        + "unauthorized +%d, rejected +%d, refusedConnections +%d, cpu +%d ms%s%n", transport, attack,
+                before.threads, during.threads, before.heapMb, during.heapMb, before.directMb, during.directMb,
+                during.unauthorized - before.unauthorized, during.rejected - before.rejected,
+                during.refused - before.refused, during.cpuMillis - before.cpuMillis, extra);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rmi", "hessian", "jgroups"})
+    void attacks_areRefusedOrBounded_andTheHonestNodesStayEqualAndReplicate(String transport) throws Exception {
+        log = dir.resolve("nodes.log");
+        Files.createFile(log);
+        ports = new int[] {ReplayNode.freePort(), ReplayNode.freePort()};
+        a = node(transport, 0);
+        b = node(transport, 1);
+        ask(a, "AWAIT_PEERS 1", "PEERS");
+        ask(b, "AWAIT_PEERS 1", "PEERS");
+        stillReplicating();
+
+        // an outsider: reads nothing, changes nothing
+        Security before = security(a);
+        Map<String, String> r = attack(transport, "outsider");
+        stillReplicating();
+        Security after = security(a);
+        report(transport, "outsider", before, after, " " + r);
+        assertThat(r.get("read")).as("elements the outsider's bootstrap read").isEqualTo("0");
+        assertThat(r.get("reread")).as("elements the outsider's resync read").isEqualTo("0");
+        assertThat(has(a, "evil-0") || has(b, "evil-0")).as("the outsider's put arrived").isFalse();
+        if (!transport.equals("jgroups")) {
+            assertThat(after.unauthorized).as("refusals counted").isGreaterThan(before.unauthorized);
+        } else {
+            assertThat(r.get("members")).as("members the outsider saw").isEqualTo("0");
+        }
+        if (transport.equals("rmi")) {
+            assertThat(r.get("stockRefused")).isEqualTo("5");
+        }
+
+        if (transport.equals("rmi")) {
+            before = security(a);
+            r = attack(transport, "registry");
+            stillReplicating();
+            after = security(a);
+            report(transport, "registry", before, after, " " + r);
+            assertThat(dir.resolve("gadget-ran")).as("the gadget's readObject ran on a node").doesNotExist();
+            assertThat(r.get("gadgetRefused")).isEqualTo("2");
+            assertThat(r.get("restored")).isEqualTo("true");
+        }
+
+        // a nested-set bomb from a peer that holds the secret: refused, the key invalidated, little CPU spent
+        before = security(a);
+        r = attack(transport, "bomb");
+        stillReplicating();
+        after = security(a);
+        report(transport, "bomb", before, after, "");
+        assertThat(after.rejected).as("the bomb counted in rejected").isGreaterThan(before.rejected);
+        assertThat(has(a, "bomb") || has(b, "bomb")).as("the bomb was stored").isFalse();
+        assertThat(after.cpuMillis - before.cpuMillis).as("CPU of the attacked node meanwhile").isLessThan(5_000);
+
+        // 2,000 connections that say nothing
+        before = security(a);
+        r = new LinkedHashMap<>();
+        NodeProcess idle = hold(transport, "idle", r);
+        stillReplicating();
+        Security during = security(a);
+        idle.send("RELEASE");
+        idle.expect("DONE", deadline(120), line -> collect(line, new LinkedHashMap<>()));
+        report(transport, "idle", before, during, " " + r);
+        assertThat(during.threads - before.threads).as("threads the idle connections hold").isLessThan(100);
+        assertThat(during.heapMb).as("heap with 2,000 idle connections").isLessThan(160);
+
+        if (transport.equals("tcp")) {
+            before = security(a);
+            r = new LinkedHashMap<>();
+            NodeProcess frames = hold(transport, "frames", r);
+            stillReplicating();
+            during = security(a);
+            frames.send("RELEASE");
+            frames.expect("DONE", deadline(120), line -> collect(line, new LinkedHashMap<>()));
+            report(transport, "frames", before, during, "");
+            // inboundBufferMaxBytes: 2 x maxFrameBytes (64 MB) by default, for all connections together
+            assertThat(during.directMb).as("direct memory held by 8 partial 60 MB frames").isLessThanOrEqualTo(128 + 16);
+
+            before = security(a);
+            r = attack(transport, "tiny");
+            stillReplicating();
+            after = security(a);
+            report(transport, "tiny", before, after, " " + r);
+            assertThat(after.heapMb).as("heap after 1,000,000 tiny frames").isLessThan(160);
+        }
+    }
+}
