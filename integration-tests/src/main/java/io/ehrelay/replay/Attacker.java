@@ -42,6 +42,8 @@ import net.sf.ehcache.distribution.CachePeer;
  * <li>{@code idle}: 2,000 connections that send nothing, to every port the node listens on.</li>
  * <li>{@code frames} (TCP): 8 authenticated connections each announcing a 60 MB frame and sending 16 MB of it.</li>
  * <li>{@code tiny} (TCP): one authenticated connection sending 1,000,000 tiny (malformed) frames.</li>
+ * <li>{@code senders} (RMI, Hessian): a peer holding the secret opens 2,000 sessions under as many names and
+ *     posts a batch under each (for a cache the nodes do not have, so the honest data stays as it is).</li>
  * </ul>
  */
 public final class Attacker {
@@ -87,6 +89,9 @@ public final class Attacker {
                     break;
                 case "tiny":
                     tiny(ports[0], a.get("secret"));
+                    break;
+                case "senders":
+                    senders(transport, ports[0], a.get("secret"), 2000);
                     break;
                 default:
                     throw new IllegalArgumentException("unknown attack " + a.get("attack"));
@@ -315,6 +320,44 @@ public final class Attacker {
                 s.close();
             }
         }
+    }
+
+    private static void senders(String transport, int port, String secret, int count) throws Exception {
+        byte[] batch = io.ehrelay.internal.codec.EventCodec.singletonBatch(
+                io.ehrelay.internal.codec.EventCodec.encodePut("no-such-cache", new Element("k", "v")));
+        int posted = 0;
+        long t0 = System.nanoTime();
+        if ("rmi".equals(transport)) {
+            io.ehrelay.rmi.RelayRemote relay = (io.ehrelay.rmi.RelayRemote) LocateRegistry.getRegistry("127.0.0.1", port)
+                    .lookup(io.ehrelay.rmi.RelayRemote.BINDING);
+            for (int i = 0; i < count; i++) {
+                String name = "127.0.0.1:" + (10_000 + i);
+                byte[] session = io.ehrelay.spi.rpc.RpcSessions.open(io.ehrelay.spi.ClusterSecret.of(secret), name,
+                        new io.ehrelay.spi.rpc.RpcSessions.Listener() {
+                            @Override
+                            public byte[] challenge() throws IOException {
+                                return relay.challenge();
+                            }
+
+                            @Override
+                            public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
+                                return relay.authenticate(name, challenge, response);
+                            }
+                        });
+                relay.post(name, session, batch);
+                posted++;
+            }
+        } else {
+            String url = "http://127.0.0.1:" + port + "/ehrelay";
+            for (int i = 0; i < count; i++) {
+                String name = "http://127.0.0.1:" + (10_000 + i) + "/ehrelay";
+                byte[] session = io.ehrelay.hessian.HessianAttacks.session(url, secret, name);
+                if (io.ehrelay.hessian.HessianAttacks.post(url, session, name, batch) == 200) {
+                    posted++;
+                }
+            }
+        }
+        ReplayNode.say("RESULT posted=" + posted + " millis=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
     }
 
     private static void tiny(int port, String secret) throws Exception {

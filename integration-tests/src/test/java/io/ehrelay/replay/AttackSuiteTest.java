@@ -217,6 +217,18 @@ class AttackSuiteTest {
         assertThat(during.threads - before.threads).as("threads the idle connections hold").isLessThan(100);
         assertThat(during.heapMb).as("heap with 2,000 idle connections").isLessThan(160);
 
+        if (transport.equals("rmi") || transport.equals("hessian")) {
+            // 2,000 sender names (sessions of a peer holding the secret): a fixed apply pool, nothing kept
+            before = security(a);
+            r = attack(transport, "senders");
+            stillReplicating();
+            after = security(a);
+            report(transport, "senders", before, after, " " + r);
+            assertThat(r.get("posted")).isEqualTo("2000");
+            assertThat(after.threads - before.threads).as("threads after 2,000 senders").isLessThan(20);
+            assertThat(after.heapMb).as("heap after 2,000 senders").isLessThan(160);
+        }
+
         if (transport.equals("tcp")) {
             before = security(a);
             r = new LinkedHashMap<>();
