@@ -7,7 +7,9 @@ import io.ehrelay.provider.EhrelayPeerListenerFactory;
 /**
  * {@code cacheManagerPeerListenerFactory} of the Hessian/HTTP transport: {@code hostName}, {@code port} (0 = any
  * free port), {@code path} (default {@code /ehrelay}), {@code tlsKeyStore} and {@code tlsKeyStorePassword} (HTTPS),
- * {@code tlsStoreType}, {@code httpThreads}.
+ * {@code tlsTrustStore} and {@code tlsTrustStorePassword} (the client certificates it accepts), {@code tlsStoreType},
+ * {@code tlsClientAuth} (default {@code true} with HTTPS), {@code httpThreads}, {@code maxHttpThreads},
+ * {@code requestReadMillis}.
  */
 public class HessianCacheManagerPeerListenerFactory extends EhrelayPeerListenerFactory {
 

@@ -24,9 +24,13 @@ final class HessianSettings {
     final int callTimeoutMillis;
     final long peerOutboundMaxBytes;
     final long retryMaxMillis;
+    /** The bytes of request bodies the listener reads at once, for all callers together. */
+    final long inboundBufferMaxBytes;
 
     private HessianSettings(String clusterToken, TlsSettings tls, int connectTimeoutMillis,
-                            int callTimeoutMillis, long peerOutboundMaxBytes, long retryMaxMillis) {
+                            int callTimeoutMillis, long peerOutboundMaxBytes, long retryMaxMillis,
+                            long inboundBufferMaxBytes) {
+        this.inboundBufferMaxBytes = inboundBufferMaxBytes;
         this.clusterToken = clusterToken;
         this.tls = tls;
         this.connectTimeoutMillis = connectTimeoutMillis;
@@ -45,6 +49,9 @@ final class HessianSettings {
                 r.intIn(PeerProperties.CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
                 r.intIn(PeerProperties.CALL_TIMEOUT_MILLIS, 30_000, 200, 3_600_000),
                 node.peerOutboundMaxBytes(),
-                r.longIn(PeerProperties.RETRY_MAX_MILLIS, 5000, 10, 600_000));
+                r.longIn(PeerProperties.RETRY_MAX_MILLIS, 5000, 10, 600_000),
+                // at least one body of the largest size; by default two (as TCP's receive buffers)
+                r.bytesIn("inboundBufferMaxBytes", 2L * node.limits().maxFrameBytes(),
+                        node.limits().maxFrameBytes() + 64 * 1024L, 1L << 40));
     }
 }

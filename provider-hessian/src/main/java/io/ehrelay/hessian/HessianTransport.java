@@ -2,15 +2,21 @@ package io.ehrelay.hessian;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import java.util.List;
 
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
+
+import io.ehrelay.internal.engine.RateLimitedLog;
 
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.rpc.RpcService;
@@ -18,8 +24,9 @@ import io.ehrelay.spi.TransportContext;
 
 /**
  * Hessian over HTTP(S) as an ehrelay transport: the JDK's built-in HTTP server on {@code hostName:port/path}
- * (HTTPS with a key store), served by {@code httpThreads} threads, and one {@link HessianPeerChannel} per peer.
- * Thread-safe.
+ * (HTTPS with a key store, requiring client certificates unless {@code tlsClientAuth=false}), served by
+ * {@code httpThreads} threads (up to {@code maxHttpThreads} while requests arrive slowly; see
+ * {@link RequestGuard}), and one {@link HessianPeerChannel} per peer. Thread-safe.
  */
 final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeerChannel> {
 
@@ -32,11 +39,16 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         }
     }
 
+    private static final Logger LOG = LoggerFactory.getLogger(HessianTransport.class);
+    private static final RateLimitedLog HANDSHAKES = new RateLimitedLog(LOG, 10_000);
+
     private final HessianSettings settings;
     private TransportContext context;
     private SSLContext clientTls;
     private HttpServer server;
-    private ThreadPoolExecutor httpThreads;
+    private RequestGuard requests;
+    /** Whether callers prove themselves with TLS client certificates (HTTPS with {@code tlsClientAuth=true}). */
+    private volatile boolean tlsAuthenticates;
     private RpcService relay;
     private String localEndpoint;
 
@@ -63,22 +75,55 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
                 listener.port());
         if (ls.https()) {
             HttpsServer https = HttpsServer.create(address, 128);
-            https.setHttpsConfigurator(new HttpsConfigurator(ls.tls.context()));
+            https.setHttpsConfigurator(configurator(ls, ctx));
             server = https;
         } else {
             server = HttpServer.create(address, 128);
         }
+        tlsAuthenticates = ls.tlsAuthenticates();
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::hello, ctx.clock());
-        httpThreads = new ThreadPoolExecutor(ls.httpThreads, ls.httpThreads, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), ctx.threads("http"));
-        httpThreads.allowCoreThreadTimeOut(true);
-        server.setExecutor(httpThreads);
+        requests = new RequestGuard(ls.httpThreads, ls.maxHttpThreads, ls.requestReadMillis, ctx.threads("http"),
+                ctx.clock(), ctx.metrics(), ctx.cacheManagerName());
+        server.setExecutor(requests);
+        io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(settings.inboundBufferMaxBytes);
+        ctx.metrics().gauge("inboundBufferBytes", budget::used);
+        // a TLS client certificate authenticates the caller: unauthenticatedPeers does not apply then
         server.createContext(ls.path, new RpcHttpHandler(relay, settings.clusterToken,
-                ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics(), ctx.peerGate(), io.ehrelay.spi.rpc.RpcSessions.of(ctx)));
+                ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics(), tlsAuthenticates ? null : ctx.peerGate(),
+                io.ehrelay.spi.rpc.RpcSessions.of(ctx)).withBudget(budget));
         server.start();
+        every(RequestGuard.TICK_MILLIS, requests::tick);
         localEndpoint = PeerUrls.normalize((ls.https() ? "https" : "http") + "://" + hostForUrl(listener.hostName())
                 + ":" + server.getAddress().getPort() + ls.path);
+    }
+
+    /**
+     * HTTPS with the listener's key; with {@code tlsClientAuth=true} every connection must present a client
+     * certificate that {@code tlsTrustStore} trusts, and failed handshakes are counted in {@code unauthorized}.
+     */
+    private static HttpsConfigurator configurator(HessianListenerSettings ls, io.ehrelay.spi.TransportContext ctx)
+            throws Exception {
+        SSLContext tls = ls.tls.context();
+        boolean clientAuth = ls.clientAuth;
+        if (clientAuth) {
+            io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
+            String node = ctx.cacheManagerName();
+            tls = HandshakeWatch.watch(tls, (peer, failure) -> {
+                unauthorized.mark();
+                HANDSHAKES.warn("tls:" + peer.substring(0, Math.max(0, peer.lastIndexOf(':'))),
+                        "ehrelay: refused a TLS connection from {} to CacheManager {}: no trusted client certificate "
+                                + "(tlsClientAuth=true): {} (counted in unauthorized)", peer, node, failure.getMessage());
+            });
+        }
+        return new HttpsConfigurator(tls) {
+            @Override
+            public void configure(HttpsParameters params) {
+                SSLParameters p = getSSLContext().getDefaultSSLParameters();
+                p.setNeedClientAuth(clientAuth);
+                params.setSSLParameters(p);
+            }
+        };
     }
 
     private static String hostForUrl(String host) {
@@ -92,11 +137,21 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
 
     @Override
     public String peerAuthentication() {
-        if (context != null && context.clusterSecret() != null) {
-            return settings.clusterToken != null ? "the cluster secret (clusterSecret) and the cluster token (clusterToken)"
-                    : "the cluster secret (clusterSecret)";
+        List<String> ways = new ArrayList<>();
+        if (tlsAuthenticates) {
+            ways.add("TLS client certificates (tlsClientAuth=true)");
         }
-        return settings != null && settings.clusterToken != null ? "the cluster token (clusterToken)" : null;
+        if (context != null && context.clusterSecret() != null) {
+            ways.add("the cluster secret (clusterSecret)");
+        }
+        if (settings != null && settings.clusterToken != null) {
+            ways.add("the cluster token (clusterToken)");
+        }
+        if (ways.isEmpty()) {
+            return null;
+        }
+        int last = ways.size() - 1;
+        return last == 0 ? ways.get(0) : String.join(", ", ways.subList(0, last)) + " and " + ways.get(last);
     }
 
     @Override
@@ -136,8 +191,8 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         if (relay != null) {
             relay.close(2000);
         }
-        if (httpThreads != null) {
-            httpThreads.shutdownNow();
+        if (requests != null) {
+            requests.shutdown();
         }
         stopChannels(2000);
     }

@@ -20,7 +20,9 @@ import io.ehrelay.spi.rpc.RpcService;
  * The node's HTTP endpoint: {@code POST} of one Hessian call whose argument is an {@link Envelope}. Refuses,
  * before reading the body, requests without the cluster token (401, counted in {@code unauthorized}) and
  * bodies over the frame limit (413); refuses calls carrying anything but an envelope (400, counted in
- * {@code rejected}) and unparsable bodies (400, counted in {@code malformedFrames}). Thread-safe.
+ * {@code rejected}) and unparsable bodies (400, counted in {@code malformedFrames}). Tells the
+ * {@link RequestGuard} what it is doing, so that a body or an answer that does not move in time is dropped (the
+ * connection closed, counted in {@code slowRequests}), but never a request being served. Thread-safe.
  */
 final class RpcHttpHandler implements HttpHandler {
 
@@ -41,9 +43,23 @@ final class RpcHttpHandler implements HttpHandler {
     private static final int MAX_SESSIONLESS_BODY = 4096;
 
     /**
-     * @param gate     admits hosts that send requests without authenticating (no cluster token or secret)
+     * @param gate     admits hosts that send requests without authenticating (no cluster token or secret), or
+     *                 {@code null} when TLS client certificates authenticate every caller
      * @param sessions the node's sessions when it has a cluster secret, else {@code null}
      */
+    /** Bodies up to this size are not counted against the budget (a small call never waits for room). */
+    private static final int SMALL_BODY = 64 * 1024;
+    /** How long a body waits for room before its request is refused (503). */
+    private static final long BUDGET_WAIT_MILLIS = 10_000;
+
+    private io.ehrelay.internal.InboundBudget budget;
+
+    /** Bounds the bytes of the bodies being read at once, for all callers together. */
+    RpcHttpHandler withBudget(io.ehrelay.internal.InboundBudget budget) {
+        this.budget = budget;
+        return this;
+    }
+
     RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics,
                    io.ehrelay.spi.PeerGate gate, io.ehrelay.spi.rpc.RpcSessions sessions) {
         this.gate = gate;
@@ -57,9 +73,12 @@ final class RpcHttpHandler implements HttpHandler {
 
     @Override
     public void handle(HttpExchange exchange) throws IOException {
+        RequestGuard.Request request = RequestGuard.current();
+        long reserved = 0;
         try {
+            request.headersRead(exchange.getRemoteAddress());
             if (!"POST".equals(exchange.getRequestMethod())) {
-                respond(exchange, 405, new byte[0]);
+                respond(exchange, request, 405, new byte[0]);
                 return;
             }
             java.net.InetAddress host = exchange.getRemoteAddress().getAddress();
@@ -73,15 +92,15 @@ final class RpcHttpHandler implements HttpHandler {
                     try {
                         sender = sessions.check(decode(given), host);
                     } catch (RpcException e) {
-                        respond(exchange, 401, new byte[0]);
+                        respond(exchange, request, 401, new byte[0]);
                         return;
                     }
                 }
             }
-            if (token == null && sessions == null) {
+            if (token == null && sessions == null && gate != null) {
                 // nothing authenticates the request: only hosts unauthenticatedPeers admits are served
                 if (!gate.admits(host, "request")) {
-                    respond(exchange, 403, new byte[0]);
+                    respond(exchange, request, 403, new byte[0]);
                     return;
                 }
             } else if (token != null) {
@@ -90,7 +109,7 @@ final class RpcHttpHandler implements HttpHandler {
                     unauthorized.mark();
                     LOG.warn("ehrelay: refused a request from {} without the cluster token (counted in unauthorized)",
                             exchange.getRemoteAddress());
-                    respond(exchange, 401, new byte[0]);
+                    respond(exchange, request, 401, new byte[0]);
                     return;
                 }
             }
@@ -102,31 +121,55 @@ final class RpcHttpHandler implements HttpHandler {
                 length = -1;
             }
             if (length < 0) {
-                respond(exchange, 411, new byte[0]);
+                respond(exchange, request, 411, new byte[0]);
                 return;
             }
             if (length > maxBody) {
                 if (maxBody < maxBodyBytes) {
                     sessions.refused(host, "a call of " + length + " bytes without a session");
-                    respond(exchange, 401, new byte[0]);
+                    respond(exchange, request, 401, new byte[0]);
                     return;
                 }
                 metrics.markRejected();
                 LOG.warn("ehrelay: refused a body of {} bytes from {} (limit {}; counted in rejected)", length,
                         exchange.getRemoteAddress(), maxBodyBytes);
-                respond(exchange, 413, new byte[0]);
+                respond(exchange, request, 413, new byte[0]);
                 return;
             }
+            if (budget != null && length > SMALL_BODY) {
+                // the body is read into one array of its size: take its share of the node's bound first
+                boolean room;
+                try {
+                    room = budget.reserve(length, BUDGET_WAIT_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("dropped while waiting for room for its body");
+                }
+                if (!room) {
+                    metrics.markRejected();
+                    LOG.warn("ehrelay: refused a body of {} bytes from {}: the bodies being read hold "
+                            + "inboundBufferMaxBytes={} bytes (counted in rejected)", length,
+                            exchange.getRemoteAddress(), budget.max());
+                    respond(exchange, request, 503, new byte[0]);
+                    return;
+                }
+                reserved = length;
+            }
             HessianWire.Call call;
+            request.body(length);
             try {
                 // a buffer sized to the body (at most 64 KiB): a small call does not allocate a large one
                 int buffer = (int) Math.max(512, Math.min(BUFFER, length));
-                call = HessianWire.readCall(new BufferedInputStream(exchange.getRequestBody(), buffer), length);
+                call = HessianWire.readCall(new BufferedInputStream(request.counting(exchange.getRequestBody()),
+                        buffer), length);
             } catch (IOException e) {
+                if (request.dropped()) {
+                    throw e; // too slow, not malformed: counted in slowRequests, the connection is closed
+                }
                 metrics.markMalformedFrame();
                 LOG.warn("ehrelay: refused a malformed call from {} (counted in malformedFrames): {}",
                         exchange.getRemoteAddress(), e.getMessage());
-                respond(exchange, 400, HessianWire.fault("malformed call"));
+                respond(exchange, request, 400, HessianWire.fault("malformed call"));
                 return;
             }
             if (!(call.argument instanceof Envelope)) {
@@ -134,19 +177,26 @@ final class RpcHttpHandler implements HttpHandler {
                 LOG.warn("ehrelay: refused a call '{}' from {} carrying {} instead of an envelope (counted in rejected)",
                         call.method, exchange.getRemoteAddress(),
                         call.argument == null ? "null" : call.argument.getClass().getName());
-                respond(exchange, 400, HessianWire.fault("only envelopes are accepted"));
+                respond(exchange, request, 400, HessianWire.fault("only envelopes are accepted"));
                 return;
             }
+            request.serving();
+            byte[] answer;
             if (sessions != null && sender == null) {
-                respond(exchange, 200, openSession(call.method, (Envelope) call.argument, host));
-                return;
+                answer = openSession(call.method, (Envelope) call.argument, host);
+            } else {
+                Envelope envelope = (Envelope) call.argument;
+                if (sender != null) {
+                    envelope.from = sender; // the name the session was opened under, whatever the call claims
+                }
+                answer = dispatch(call.method, envelope);
             }
-            Envelope envelope = (Envelope) call.argument;
-            if (sender != null) {
-                envelope.from = sender; // the name the session was opened under, whatever the call claims
-            }
-            respond(exchange, 200, dispatch(call.method, envelope));
+            request.answer(answer.length);
+            respond(exchange, request, 200, answer);
         } finally {
+            if (reserved > 0) {
+                budget.release(reserved);
+            }
             exchange.close();
         }
     }
@@ -203,7 +253,12 @@ final class RpcHttpHandler implements HttpHandler {
         }
     }
 
-    private static void respond(HttpExchange exchange, int status, byte[] body) throws IOException {
+    /** Answers; a refusal (any status but 200) gets a short bound, its unread body being unwanted. */
+    private static void respond(HttpExchange exchange, RequestGuard.Request request, int status, byte[] body)
+            throws IOException {
+        if (status != 200) {
+            request.refusing();
+        }
         exchange.getResponseHeaders().set("Content-Type", HessianWire.CONTENT_TYPE);
         exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
         if (body.length > 0) {

@@ -208,7 +208,7 @@ class HessianSecurityTest {
     void https_roundTrip() throws Exception {
         TransportFixture https = HessianContractTest.FIXTURE
                 .withListenerProperties("hostName=127.0.0.1, port=0, tlsKeyStore=" + keyStore.toAbsolutePath()
-                        + ", tlsKeyStorePassword=changeit")
+                        + ", tlsKeyStorePassword=changeit, tlsClientAuth=false")
                 .withExtraProviderProperties("tlsTrustStore=" + keyStore.toAbsolutePath()
                         + ", tlsTrustStorePassword=changeit");
         try (ContractCluster cluster = new ContractCluster(https)) {
