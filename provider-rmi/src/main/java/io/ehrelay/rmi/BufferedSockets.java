@@ -1,22 +1,405 @@
 package io.ehrelay.rmi;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+
+import io.ehrelay.spi.PeerGate;
 
 /**
- * Sockets with large stream buffers. RMI reads and writes through 8 KiB buffers, which for batches of a MiB means
- * hundreds of system calls per call; these sockets gather them into {@value #BUFFER_BYTES}-byte reads and writes.
+ * Sockets whose streams buffer little while a connection is quiet and much while it carries a large call. RMI
+ * reads and writes through 8 KiB buffers, which for batches of a MiB means hundreds of system calls per call;
+ * these streams gather them into reads and writes of up to {@value #LARGE_BYTES} bytes, in a buffer borrowed
+ * for as long as the data flows ({@link Pool}). A connection that waits for its next call holds at most
+ * {@value #SMALL_BYTES} bytes per direction, so idle connections cost little heap.
  */
 final class BufferedSockets {
 
-    static final int BUFFER_BYTES = 256 * 1024;
+    /** The buffer of each direction while a connection carries small calls or none (allocated on first use). */
+    static final int SMALL_BYTES = 8 * 1024;
+    /** The buffer of each direction while a connection carries a large call. */
+    static final int LARGE_BYTES = 256 * 1024;
 
     private BufferedSockets() {
+    }
+
+    /**
+     * The large buffers, lent to a stream while data flows through it and given back when it waits (an input
+     * stream drained with nothing more on the socket, an output stream flushed). At most {@value #RETAINED}
+     * idle ones are kept for reuse in this JVM ({@value #RETAINED} × 256 KiB); beyond that they are left to the
+     * collector. A stream that is closed while it holds one leaves it to the collector too, as another thread
+     * may still be inside it.
+     */
+    static final class Pool {
+        static final int RETAINED = 16;
+        private static final ArrayBlockingQueue<byte[]> FREE = new ArrayBlockingQueue<>(RETAINED);
+
+        private Pool() {
+        }
+
+        static byte[] take() {
+            byte[] b = FREE.poll();
+            return b != null ? b : new byte[LARGE_BYTES];
+        }
+
+        static void give(byte[] b) {
+            FREE.offer(b);
+        }
+    }
+
+    /** What a socket learns from its streams: the inbound side enforces its timeouts and tracks silence here. */
+    interface Activity {
+        /** Before each read from the socket (may set its read timeout, or refuse to read at all). */
+        void beforeRead() throws IOException;
+
+        /** After a read from the socket that returned {@code n} bytes (or -1). */
+        void afterRead(int n);
+
+        /** After bytes were written to the socket. */
+        void afterWrite();
+
+        /** A read from or write to the socket failed (e.g. as the socket was closed under it). */
+        void failed();
+    }
+
+    static final Activity NONE = new Activity() {
+        @Override
+        public void beforeRead() {
+        }
+
+        @Override
+        public void afterRead(int n) {
+        }
+
+        @Override
+        public void afterWrite() {
+        }
+
+        @Override
+        public void failed() {
+        }
+    };
+
+    /**
+     * A buffered input stream (with mark and reset, so RMI reads it without a buffer of its own) that fills a
+     * small buffer while reads catch up with the peer, and a borrowed large one while data keeps coming: once
+     * a read filled all the room it had, the next fill goes into the large buffer if the socket has more bytes
+     * already. When it has none, the next read waits for the peer, so the large buffer goes back to the pool
+     * first. Not thread-safe (like RMI's use of it: one reader at a time).
+     */
+    static final class AdaptiveInput extends InputStream {
+        private final InputStream in;
+        private final Activity activity;
+        private byte[] small;
+        private byte[] large;
+        private byte[] buf;
+        private int pos;
+        private int count;
+        private int markpos = -1;
+        private int marklimit;
+        /** Whether the last read from the socket filled all the room it was given: more is likely waiting. */
+        private boolean streaming;
+        private volatile boolean closed;
+
+        AdaptiveInput(InputStream in, Activity activity) {
+            this.in = in;
+            this.activity = activity;
+        }
+
+        private void ensureOpen() throws IOException {
+            if (closed) {
+                throw new IOException("Stream closed");
+            }
+        }
+
+        /**
+         * Reads from the socket into the buffer; called when everything buffered was read. Keeps the bytes since
+         * a valid mark. Into the large buffer when the socket has bytes waiting and the large buffer is held or
+         * the last read filled all its room; else into the small one (giving the large one back).
+         */
+        private void fill() throws IOException {
+            int keep = 0;
+            boolean marked = markpos >= 0 && count - markpos < marklimit;
+            if (marked) {
+                keep = count - markpos;
+            }
+            boolean wantLarge = (large != null || streaming) && in.available() > 0;
+            byte[] target;
+            if (wantLarge || keep + 1 > SMALL_BYTES) {
+                if (large == null) {
+                    large = Pool.take();
+                }
+                target = large;
+            } else {
+                if (small == null) {
+                    small = new byte[SMALL_BYTES];
+                }
+                target = small;
+            }
+            if (keep + 1 > target.length) {
+                target = new byte[keep + SMALL_BYTES]; // a mark longer than the large buffer: a one-off buffer
+            }
+            if (keep > 0) {
+                System.arraycopy(buf, markpos, target, 0, keep);
+            }
+            if (large != null && target != large) {
+                Pool.give(large);
+                large = null;
+            }
+            buf = target;
+            pos = keep;
+            count = keep;
+            markpos = marked ? 0 : -1;
+            int n = readSocket(buf, count, buf.length - count);
+            if (n > 0) {
+                streaming = n == buf.length - count;
+                count += n;
+            } else {
+                streaming = false;
+            }
+        }
+
+        private int readSocket(byte[] b, int off, int len) throws IOException {
+            int n;
+            try {
+                activity.beforeRead();
+                n = in.read(b, off, len);
+            } catch (IOException | RuntimeException e) {
+                activity.failed();
+                throw e;
+            }
+            activity.afterRead(n);
+            return n;
+        }
+
+        @Override
+        public int read() throws IOException {
+            ensureOpen();
+            if (pos >= count) {
+                fill();
+                if (pos >= count) {
+                    return -1;
+                }
+            }
+            return buf[pos++] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            ensureOpen();
+            if ((off | len | (off + len) | (b.length - (off + len))) < 0) {
+                throw new IndexOutOfBoundsException();
+            }
+            if (len == 0) {
+                return 0;
+            }
+            int avail = count - pos;
+            if (avail <= 0) {
+                boolean direct = markpos < 0
+                        && (large != null ? len >= LARGE_BYTES : len >= SMALL_BYTES && !streaming);
+                if (direct) {
+                    // as large as the buffer (RMI's client reads 8 KiB at a time): straight into the caller's
+                    // array, until a read gets all it asked for (more is likely waiting: then fill() decides)
+                    int n = readSocket(b, off, len);
+                    streaming = n == len;
+                    return n;
+                }
+                fill();
+                avail = count - pos;
+                if (avail <= 0) {
+                    return -1;
+                }
+            }
+            int n = Math.min(avail, len);
+            System.arraycopy(buf, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+
+        @Override
+        public long skip(long n) throws IOException {
+            ensureOpen();
+            if (n <= 0) {
+                return 0;
+            }
+            int avail = count - pos;
+            if (avail <= 0) {
+                fill();
+                avail = count - pos;
+                if (avail <= 0) {
+                    return 0;
+                }
+            }
+            int skipped = (int) Math.min(avail, n);
+            pos += skipped;
+            return skipped;
+        }
+
+        @Override
+        public int available() throws IOException {
+            ensureOpen();
+            int buffered = count - pos;
+            int more = in.available();
+            return buffered > Integer.MAX_VALUE - more ? Integer.MAX_VALUE : buffered + more;
+        }
+
+        @Override
+        public void mark(int readlimit) {
+            marklimit = readlimit;
+            markpos = pos;
+        }
+
+        @Override
+        public void reset() throws IOException {
+            ensureOpen();
+            if (markpos < 0) {
+                throw new IOException("Resetting to invalid mark");
+            }
+            pos = markpos;
+        }
+
+        @Override
+        public boolean markSupported() {
+            return true;
+        }
+
+        @Override
+        public void close() throws IOException {
+            closed = true;
+            in.close();
+        }
+
+        /** The buffer bytes this stream holds now (for tests). */
+        int heldBytes() {
+            return held(small, large, buf);
+        }
+    }
+
+    private static int held(byte[] small, byte[] large, byte[] buf) {
+        int n = (small == null ? 0 : small.length) + (large == null ? 0 : large.length);
+        return buf != null && buf != small && buf != large ? n + buf.length : n;
+    }
+
+    /**
+     * A buffered output stream that collects writes in a small buffer, moves to a borrowed large one when they
+     * outgrow it, and gives the large one back on {@link #flush()} (RMI flushes once per call and per reply).
+     * Not thread-safe (RMI writes a connection from one thread at a time).
+     */
+    static final class AdaptiveOutput extends OutputStream {
+        private final OutputStream out;
+        private final Activity activity;
+        private byte[] small;
+        private byte[] large;
+        private byte[] buf;
+        private int count;
+
+        AdaptiveOutput(OutputStream out, Activity activity) {
+            this.out = out;
+            this.activity = activity;
+        }
+
+        private void drain() throws IOException {
+            if (count > 0) {
+                writeSocket(buf, 0, count);
+                count = 0;
+            }
+        }
+
+        private void writeSocket(byte[] b, int off, int len) throws IOException {
+            try {
+                out.write(b, off, len);
+            } catch (IOException | RuntimeException e) {
+                activity.failed();
+                throw e;
+            }
+            activity.afterWrite();
+        }
+
+        /** Room for at least one more byte. */
+        private void room(int wanted) throws IOException {
+            if (buf == null) {
+                if (small == null) {
+                    small = new byte[SMALL_BYTES];
+                }
+                buf = small;
+            }
+            if (count + wanted <= buf.length) {
+                return;
+            }
+            if (buf != large) {
+                large = Pool.take();
+                System.arraycopy(buf, 0, large, 0, count);
+                buf = large;
+            }
+            if (count == buf.length) {
+                drain();
+            }
+        }
+
+        @Override
+        public synchronized void write(int b) throws IOException {
+            room(1);
+            buf[count++] = (byte) b;
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) throws IOException {
+            if ((off | len | (off + len) | (b.length - (off + len))) < 0) {
+                throw new IndexOutOfBoundsException();
+            }
+            if (len >= LARGE_BYTES) {
+                drain();
+                writeSocket(b, off, len);
+                return;
+            }
+            while (len > 0) {
+                room(len);
+                int n = Math.min(len, buf.length - count);
+                System.arraycopy(b, off, buf, count, n);
+                count += n;
+                off += n;
+                len -= n;
+            }
+        }
+
+        @Override
+        public synchronized void flush() throws IOException {
+            drain();
+            out.flush();
+            if (large != null) {
+                byte[] l = large;
+                large = null;
+                buf = small;
+                Pool.give(l);
+            }
+        }
+
+        /** Writes what is buffered and closes the socket's stream; a large buffer held is left to the collector. */
+        @Override
+        public synchronized void close() throws IOException {
+            try {
+                drain();
+                out.flush();
+            } finally {
+                out.close();
+            }
+        }
+
+        /** The buffer bytes this stream holds now (for tests). */
+        synchronized int heldBytes() {
+            return held(small, large, buf);
+        }
     }
 
     /** A socket whose streams are buffered; connect it (or let a {@link Server} accept into it) as usual. */
@@ -24,10 +407,15 @@ final class BufferedSockets {
         private InputStream in;
         private OutputStream out;
 
+        /** What the streams report to; none for outbound sockets. */
+        Activity activity() {
+            return NONE;
+        }
+
         @Override
         public synchronized InputStream getInputStream() throws IOException {
             if (in == null) {
-                in = new BufferedInputStream(super.getInputStream(), BUFFER_BYTES);
+                in = new AdaptiveInput(super.getInputStream(), activity());
             }
             return in;
         }
@@ -35,62 +423,230 @@ final class BufferedSockets {
         @Override
         public synchronized OutputStream getOutputStream() throws IOException {
             if (out == null) {
-                out = new BufferedOutputStream(super.getOutputStream(), BUFFER_BYTES);
+                out = new AdaptiveOutput(super.getOutputStream(), activity());
             }
             return out;
+        }
+
+        void closeQuietly() {
+            try {
+                close();
+            } catch (IOException e) {
+                // closing anyway
+            }
         }
     }
 
     /**
-     * A server socket that accepts into {@link BufferedSocket}s and remembers them: RMI keeps accepted
+     * A connection a peer opened to this node, holding one of the node's {@link InboundConnections} slots until
+     * it is closed. Until its handshake is done (plain: RMI read a valid JRMP header and asked for the output
+     * stream; TLS: the TLS handshake completed) every read waits at most until {@link InboundConnections}'
+     * handshake deadline; afterwards at most its idle timeout. The read timeout RMI sets (2 hours unless
+     * {@code sun.rmi.transport.tcp.readTimeout} says otherwise) is clamped to these, so RMI's own read of the
+     * next call times out on a silent connection, and RMI closes it.
+     */
+    static final class InboundSocket extends BufferedSocket implements Activity {
+        private final InboundConnections slots;
+        private final boolean tls;
+        private final AtomicInteger closes = new AtomicInteger();
+        /**
+         * Counted down when RMI's thread lets go of the connection after this node closed it to free its slot: its
+         * read or write fails, or it closes the connection too.
+         */
+        private final CountDownLatch finished = new CountDownLatch(1);
+        private volatile long acceptedNanos = System.nanoTime();
+        private volatile long lastActiveNanos = acceptedNanos;
+        private volatile boolean established;
+        /** The read timeout RMI (or the TLS layer) asked for; 0 = none. */
+        private volatile int requestedTimeout;
+        /** The read timeout set on the socket now; -1 = not set yet. */
+        private volatile int appliedTimeout = -1;
+
+        InboundSocket(InboundConnections slots, boolean tls) {
+            this.slots = slots;
+            this.tls = tls;
+        }
+
+        @Override
+        Activity activity() {
+            return this;
+        }
+
+        /** Called once the connection was accepted: its handshake time starts now. */
+        void accepted() {
+            long now = System.nanoTime();
+            acceptedNanos = now;
+            lastActiveNanos = now;
+        }
+
+        /** The handshake is done: from now on, the idle timeout applies. */
+        void established() {
+            established = true;
+        }
+
+        boolean inHandshake() {
+            return !established;
+        }
+
+        long acceptedNanos() {
+            return acceptedNanos;
+        }
+
+        /** How long nothing was read from or written to this connection. */
+        long silentNanos(long now) {
+            return now - lastActiveNanos;
+        }
+
+        @Override
+        public synchronized OutputStream getOutputStream() throws IOException {
+            if (!tls) {
+                // RMI asks for it once the client's JRMP magic and version were read and valid
+                established = true;
+            }
+            return super.getOutputStream();
+        }
+
+        @Override
+        public void setSoTimeout(int timeout) throws SocketException {
+            requestedTimeout = Math.max(0, timeout);
+            applyTimeout(requestedTimeout == 0 ? slots.idleMillis() : Math.min(requestedTimeout, slots.idleMillis()));
+        }
+
+        private void applyTimeout(int timeout) throws SocketException {
+            if (timeout != appliedTimeout) {
+                super.setSoTimeout(timeout);
+                appliedTimeout = timeout;
+            }
+        }
+
+        @Override
+        public void beforeRead() throws IOException {
+            int limit;
+            if (established) {
+                limit = slots.idleMillis();
+            } else {
+                long left = acceptedNanos + TimeUnit.MILLISECONDS.toNanos(slots.handshakeMillis()) - System.nanoTime();
+                if (left <= 0) {
+                    throw new SocketTimeoutException("ehrelay: no RMI handshake within " + slots.handshakeMillis()
+                            + " ms");
+                }
+                limit = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left) + 1);
+            }
+            int requested = requestedTimeout;
+            applyTimeout(requested == 0 ? limit : Math.min(requested, limit));
+        }
+
+        @Override
+        public void afterRead(int n) {
+            if (n > 0) {
+                lastActiveNanos = System.nanoTime();
+            }
+        }
+
+        @Override
+        public void afterWrite() {
+            lastActiveNanos = System.nanoTime();
+        }
+
+        @Override
+        public void failed() {
+            if (closes.get() > 0) {
+                finished.countDown(); // RMI's thread woke up to the close and is giving the connection up
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                super.close();
+            } finally {
+                if (closes.incrementAndGet() == 1) {
+                    slots.closed(this);
+                } else {
+                    finished.countDown();
+                }
+            }
+        }
+
+        /**
+         * Waits at most {@code millis} for RMI's thread to let go of this connection, which this node closed: it is
+         * then free for the next connection.
+         */
+        void awaitRmiDone(long millis) {
+            try {
+                finished.await(millis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "connection from " + getInetAddress() + ":" + getPort();
+        }
+    }
+
+    /**
+     * A server socket that accepts into {@link InboundSocket}s within the node's {@link InboundConnections}: a
+     * connection the bound refuses (or that a peer gate refuses) is closed before RMI sees it, so it costs RMI
+     * no thread, and this loop goes on to the next one. With TLS, the accepted socket is wrapped in a
+     * server-mode TLS socket layered over it (its handshake runs on RMI's connection thread, within the
+     * handshake deadline). The node closes every connection still open when it stops: RMI keeps accepted
      * connections open after the last object on a port was unexported, and a peer reusing one would then hear
      * "no such object" from this node's stopped transport for as long as it keeps the connection busy (e.g. a
      * stock node calling every 100 ms while this CacheManager restarts on the same port).
      */
     static final class Server extends ServerSocket {
-        private final java.util.Set<Socket> accepted = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        private final io.ehrelay.spi.PeerGate gate;
+        private final PeerGate gate;
+        private final InboundConnections connections;
+        private final SSLContext tls;
+        private final boolean clientAuth;
 
-        /** @param gate closes connections from hosts it does not admit ({@code null}: admits all) */
-        Server(io.ehrelay.spi.PeerGate gate) throws IOException {
+        /**
+         * @param gate        closes connections from hosts it does not admit ({@code null}: admits all)
+         * @param connections the node's connection slots
+         * @param tls         the TLS context, or {@code null} for plain connections
+         */
+        Server(PeerGate gate, InboundConnections connections, SSLContext tls, boolean clientAuth) throws IOException {
             super();
             this.gate = gate;
+            this.connections = connections;
+            this.tls = tls;
+            this.clientAuth = clientAuth;
         }
 
         @Override
         public Socket accept() throws IOException {
             while (true) {
                 if (isClosed()) {
-                    throw new java.net.SocketException("Socket is closed");
+                    throw new SocketException("Socket is closed");
                 }
-                Socket s = new BufferedSocket() {
-                    @Override
-                    public synchronized void close() throws IOException {
-                        accepted.remove(this);
-                        super.close();
-                    }
-                };
+                InboundSocket s = new InboundSocket(connections, tls != null);
                 implAccept(s);
                 if (gate != null && !gate.admits(s.getInetAddress(), "connection")) {
-                    s.close();
+                    s.closeQuietly();
                     continue;
                 }
-                s.setTcpNoDelay(true);
-                accepted.add(s);
-                return s;
+                s.accepted();
+                if (!connections.admit(s)) {
+                    s.closeQuietly();
+                    continue;
+                }
+                try {
+                    s.setTcpNoDelay(true);
+                    return tls == null ? s : layerTls(s);
+                } catch (IOException | RuntimeException e) {
+                    s.closeQuietly();
+                }
             }
         }
 
-        /** Closes every connection this socket accepted that is still open. */
-        void closeAccepted() {
-            for (Socket s : accepted) {
-                try {
-                    s.close();
-                } catch (IOException e) {
-                    // closing anyway
-                }
-            }
-            accepted.clear();
+        private Socket layerTls(InboundSocket plain) throws IOException {
+            SSLSocket ssl = (SSLSocket) tls.getSocketFactory().createSocket(plain, null, true);
+            ssl.setUseClientMode(false);
+            ssl.setNeedClientAuth(clientAuth);
+            ssl.addHandshakeCompletedListener(e -> plain.established());
+            return ssl;
         }
     }
 }

@@ -32,7 +32,9 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
  * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
  * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits byte arrays only, the cache peers
- * the allow-list plus Ehcache's message types. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
+ * the allow-list plus Ehcache's message types. All its listening sockets together hold at most
+ * {@code maxInboundConnections} connections ({@link InboundConnections}), each with a handshake deadline and an
+ * idle timeout. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
  */
 final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel> {
 
@@ -46,6 +48,8 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     private RegistryGuard guard;
     private BoundServerSocketFactory objectSockets;
     private BoundServerSocketFactory registrySockets;
+    /** The connections peers hold open to this node, on all its listening sockets together. */
+    private InboundConnections connections;
     private RMIClientSocketFactory stubSockets;
     private RMIClientSocketFactory lookupSockets;
     private RelayEndpoint relay;
@@ -91,8 +95,12 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         sessions = io.ehrelay.spi.rpc.RpcSessions.of(ctx);
         io.ehrelay.spi.PeerGate gate = tlsAuthenticates || sessions != null ? null : ctx.peerGate();
         stockCallGate = !tlsAuthenticates && sessions != null ? ctx.peerGate() : null;
-        registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate);
-        objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate);
+        // one bound for all the node's listening sockets: registry, relay and cache peers
+        connections = new InboundConnections(ls.maxInboundConnections,
+                ctx.metrics().count("refusedConnections"), ctx.cacheManagerName()); // registered now: seen at 0
+        ctx.metrics().gauge("connectionsIn", connections::size);
+        registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections);
+        objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections);
         remoteObjectPort = ls.remoteObjectPort;
         // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
         stubSockets = settings.tls ? new TlsClientSocketFactory(ls.socketTimeoutMillis)
@@ -233,6 +241,23 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, limits,
                 context.threads("sender"), context.clock(), context.clusterSecret(),
                 context.clusterSecret() == null ? null : context.peerGate());
+    }
+
+    /** The ports this node listens on (registry, relay, cache peers), for tests. */
+    synchronized java.util.List<Integer> listeningPorts() {
+        java.util.List<Integer> ports = new ArrayList<>();
+        for (BoundServerSocketFactory f : new BoundServerSocketFactory[] {registrySockets, objectSockets}) {
+            if (f != null) {
+                ports.addAll(f.ports());
+            }
+        }
+        return ports;
+    }
+
+    /** The connections peers hold open to this node now (also the gauge {@code connectionsIn}). */
+    int inboundConnections() {
+        InboundConnections c = connections;
+        return c == null ? 0 : c.size();
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
