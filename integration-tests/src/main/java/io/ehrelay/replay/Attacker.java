@@ -252,7 +252,8 @@ public final class Attacker {
                     s.close();
                 }
             }
-            ReplayNode.say("RESULT opened=" + open.size() + " failed=" + failed + " ports=" + targets);
+            ReplayNode.say("RESULT opened=" + open.size() + " failed=" + failed + " ports="
+                    + targets.toString().replace(", ", "+"));
             holdUntilReleased(open.size());
             int closedByNode = 0;
             for (Socket s : open) {

@@ -5,15 +5,16 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
+import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
- * Reads and writes {@link Frames} on a blocking socket channel. Frames are read into one direct receive
- * buffer per channel, reused from frame to frame (no copy between the socket and the decoder); it grows with
- * the bytes that actually arrive (from 64 KiB, doubling), so a header announcing a large body costs nothing
- * until the peer really sends it, and never more than {@code maxFrameBytes}; after an unusually large frame it
- * shrinks back. A frame's body is valid until the next {@link #read()}. Not thread-safe: one reader and one
- * writer thread per channel.
+ * Reads and writes {@link Frames} on a blocking socket channel, or through {@link TlsChannel} on it. Frames are
+ * read into one direct receive buffer per channel, reused from frame to frame (no copy between the socket and the
+ * decoder; with TLS, records are decrypted straight into it); it grows with the bytes that actually arrive (from
+ * 64 KiB, doubling), so a header announcing a large body costs nothing until the peer really sends it, and never
+ * more than {@code maxFrameBytes}; after an unusually large frame it shrinks back. A frame's body is valid until
+ * the next {@link #read()}. Not thread-safe: one reader and one writer thread per channel.
  */
 final class FrameChannel {
 
@@ -21,6 +22,8 @@ final class FrameChannel {
     private static final int KEEP_BODY = 4 << 20;
 
     private final SocketChannel channel;
+    /** TLS on {@link #channel}, or {@code null}: plain frames straight on the socket. */
+    private final TlsChannel tls;
     private final int maxFrameBytes;
     private final ByteBuffer header = ByteBuffer.allocateDirect(Frames.HEADER_BYTES);
     private ByteBuffer buffer = ByteBuffer.allocateDirect(INITIAL_BODY);
@@ -60,16 +63,27 @@ final class FrameChannel {
     }
 
     FrameChannel(SocketChannel channel, int maxFrameBytes) {
-        this(channel, maxFrameBytes, null, 0);
+        this(channel, null, maxFrameBytes, null, 0);
+    }
+
+    FrameChannel(SocketChannel channel, TlsChannel tls, int maxFrameBytes) {
+        this(channel, tls, maxFrameBytes, null, 0);
+    }
+
+    FrameChannel(SocketChannel channel, int maxFrameBytes, InboundBudget budget, long budgetWaitMillis) {
+        this(channel, null, maxFrameBytes, budget, budgetWaitMillis);
     }
 
     /**
+     * @param tls              TLS on {@code channel} (its handshake done before the first frame), or {@code null}
      * @param budget           the node's bound on receive buffers beyond the first 64 KiB, shared by its inbound
      *                         connections, or {@code null}
      * @param budgetWaitMillis how long a read waits for the budget before giving up the connection
      */
-    FrameChannel(SocketChannel channel, int maxFrameBytes, InboundBudget budget, long budgetWaitMillis) {
+    FrameChannel(SocketChannel channel, TlsChannel tls, int maxFrameBytes, InboundBudget budget,
+                 long budgetWaitMillis) {
         this.channel = channel;
+        this.tls = tls;
         this.maxFrameBytes = maxFrameBytes;
         this.budget = budget;
         this.budgetWaitMillis = budgetWaitMillis;
@@ -129,6 +143,15 @@ final class FrameChannel {
         return channel;
     }
 
+    /** Closes the connection (after TLS's close_notify, when the socket takes it at once). */
+    void close() throws IOException {
+        if (tls != null) {
+            tls.close();
+        } else {
+            channel.close();
+        }
+    }
+
     /** Reads one frame; {@code null} at a clean end of stream between frames. */
     Frame read() throws IOException, MalformedFrameException {
         header.clear();
@@ -154,7 +177,7 @@ final class FrameChannel {
                 body = bigger;
                 buffer = bigger;
             }
-            if (channel.read(body) < 0) {
+            if ((tls == null ? channel.read(body) : tls.read(body)) < 0) {
                 throw new EOFException("connection closed inside a frame body (" + body.position() + " of " + length
                         + " bytes)");
             }
@@ -173,6 +196,9 @@ final class FrameChannel {
      * @throws MalformedFrameException when its header is bad or its body longer than {@code maxBody}
      */
     Frame readWithin(int maxBody, int timeoutMillis) throws IOException, MalformedFrameException {
+        if (tls != null) {
+            return readWithinTls(maxBody, timeoutMillis);
+        }
         java.net.Socket socket = channel.socket();
         socket.setSoTimeout(timeoutMillis);
         try {
@@ -196,6 +222,34 @@ final class FrameChannel {
         }
     }
 
+    /** {@link #readWithin} over TLS, whose reads take a deadline: the whole frame within {@code timeoutMillis}. */
+    private Frame readWithinTls(int maxBody, int timeoutMillis) throws IOException, MalformedFrameException {
+        long deadline = TlsChannel.deadline(timeoutMillis);
+        ByteBuffer head = ByteBuffer.allocate(Frames.HEADER_BYTES);
+        if (tls.read(head, deadline) < 0) {
+            return null;
+        }
+        fillWithin(head, deadline);
+        head.flip();
+        Frames.Header h = Frames.readHeader(head, maxFrameBytes);
+        if (h.bodyLength() > maxBody) {
+            throw new MalformedFrameException(h.type() + " frame of " + h.bodyLength() + " bytes during the "
+                    + "handshake (at most " + maxBody + ")");
+        }
+        ByteBuffer body = ByteBuffer.allocate(h.bodyLength());
+        fillWithin(body, deadline);
+        body.flip();
+        return new Frame(h, body);
+    }
+
+    private void fillWithin(ByteBuffer b, long deadline) throws IOException {
+        while (b.hasRemaining()) {
+            if (tls.read(b, deadline) < 0) {
+                throw new EOFException("connection closed inside a handshake frame");
+            }
+        }
+    }
+
     private static void readFully(java.io.InputStream in, byte[] b, int from) throws IOException {
         for (int at = from; at < b.length; ) {
             int n = in.read(b, at, b.length - at);
@@ -208,7 +262,7 @@ final class FrameChannel {
 
     private boolean fill(ByteBuffer b, boolean eofAllowedAtStart) throws IOException {
         while (b.hasRemaining()) {
-            int n = channel.read(b);
+            int n = tls == null ? channel.read(b) : tls.read(b);
             if (n < 0) {
                 if (eofAllowedAtStart && b.position() == 0) {
                     return false;
@@ -240,7 +294,8 @@ final class FrameChannel {
         }
         int first = 0;
         while (left > 0) {
-            long n = channel.write(buffers, first, buffers.length - first);
+            long n = tls == null ? channel.write(buffers, first, buffers.length - first)
+                    : tls.write(buffers, first, buffers.length - first);
             left -= n;
             while (first < buffers.length && !buffers[first].hasRemaining()) {
                 first++;

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.TransportContext;
@@ -16,7 +17,8 @@ import io.ehrelay.spi.TransportContext;
  * A connection a peer opened to this node, served by one thread: it applies event batches in arrival order,
  * acknowledges those that ask for it, and answers state requests with chunks. A frame with a bad header
  * (magic, version, type, length) closes the connection; a damaged batch inside a sound frame is counted,
- * answered with NACK when acknowledged, and the connection stays. Nothing from a damaged frame is applied.
+ * answered with NACK when acknowledged, and the connection stays. Nothing from a damaged frame is applied. With
+ * TLS, the TLS handshake comes first, within the same time as HELLO; a peer that fails it is refused.
  */
 final class InboundConnection implements Runnable {
 
@@ -24,12 +26,16 @@ final class InboundConnection implements Runnable {
     private static final RateLimitedLog WARN = new RateLimitedLog(LOG, 10_000);
     private static final byte[] EMPTY = new byte[0];
     private static final int MAX_HELLO = 1024;
-    /** How long a new connection may take to say HELLO (and, with a cluster secret, to prove it); tests shorten it. */
+    /**
+     * How long a new connection may take for the TLS handshake, and again to say HELLO (and, with a cluster secret,
+     * to prove it); tests shorten it.
+     */
     static volatile int handshakeMillis = 10_000;
     static final String CLIENT_PROOF = "ehrelay tcp client";
     static final String SERVER_PROOF = "ehrelay tcp server";
 
     private final FrameChannel channel;
+    private final TlsChannel tls;
     private final TransportContext context;
     private final Runnable onClose;
     private final java.util.function.Consumer<String> onHello;
@@ -38,19 +44,21 @@ final class InboundConnection implements Runnable {
 
     InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
                       java.util.function.Consumer<String> onHello) throws IOException {
-        this(sc, context, onClose, onHello, null, 0);
+        this(sc, null, context, onClose, onHello, null, 0);
     }
 
     /**
+     * @param tls              TLS on {@code sc}, its handshake still to be done, or {@code null}
      * @param budget           the node's receive-buffer bound shared by its inbound connections, or {@code null}
      * @param budgetWaitMillis how long a frame waits for room in it before the connection is closed
      */
-    InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
+    InboundConnection(SocketChannel sc, TlsChannel tls, TransportContext context, Runnable onClose,
                       java.util.function.Consumer<String> onHello, InboundBudget budget, long budgetWaitMillis)
             throws IOException {
         this.onHello = onHello;
         sc.socket().setTcpNoDelay(true);
-        this.channel = new FrameChannel(sc, context.maxFrameBytes(), budget, budgetWaitMillis);
+        this.tls = tls;
+        this.channel = new FrameChannel(sc, tls, context.maxFrameBytes(), budget, budgetWaitMillis);
         this.context = context;
         this.onClose = onClose;
         this.from = String.valueOf(sc.getRemoteAddress());
@@ -62,6 +70,9 @@ final class InboundConnection implements Runnable {
     @Override
     public void run() {
         try {
+            if (tls != null && !tlsHandshake()) {
+                return;
+            }
             FrameChannel.Frame hello = channel.readWithin(MAX_HELLO, handshakeMillis);
             if (hello == null) {
                 return;
@@ -97,6 +108,29 @@ final class InboundConnection implements Runnable {
         } finally {
             close();
         }
+    }
+
+    /**
+     * The TLS handshake, listener's side. A peer that fails it (no TLS, a certificate this node does not trust, or
+     * none when {@code tlsClientAuth=true}; or it does not trust this node's) is counted in {@code unauthorized},
+     * logged, and its connection closed.
+     */
+    private boolean tlsHandshake() throws IOException {
+        try {
+            tls.handshake(handshakeMillis);
+            return true;
+        } catch (javax.net.ssl.SSLException e) {
+            context.metrics().count("unauthorized").mark();
+            WARN.warn("tls:" + remoteAddress, "ehrelay: refused a connection from {} (counted in unauthorized): the "
+                    + "TLS handshake failed: {}. Peers need tls=true, a tlsTrustStore with this node's certificate{}",
+                    from, e.getMessage(), tlsClientAuthHint());
+            return false;
+        }
+    }
+
+    private String tlsClientAuthHint() {
+        return tls.needsClientAuth() ? ", and their certificate in this node's tlsTrustStore (tlsClientAuth=true)"
+                : "";
     }
 
     /**
@@ -189,7 +223,7 @@ final class InboundConnection implements Runnable {
 
     void close() {
         try {
-            channel.channel().close();
+            channel.close();
         } catch (IOException e) {
             LOG.debug("closing connection from {}: {}", from, e.toString());
         }

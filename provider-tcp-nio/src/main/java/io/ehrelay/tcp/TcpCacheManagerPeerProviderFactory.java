@@ -9,7 +9,9 @@ import io.ehrelay.spi.Transport;
  * {@code cacheManagerPeerProviderFactory} of the TCP transport: {@code peerDiscovery=manual} with
  * {@code peers=host:port|host:port}, or {@code automatic} with the stock multicast properties; plus the
  * provider-api node properties and {@code connectTimeoutMillis}, {@code retryMaxMillis} (formerly
- * {@code reconnectBackoffMaxMillis}), {@code peerOutboundMaxBytes}, {@code maxInboundConnections}.
+ * {@code reconnectBackoffMaxMillis}), {@code peerOutboundMaxBytes}, {@code maxInboundConnections}; TLS with
+ * {@code tls}, {@code tlsKeyStore}, {@code tlsKeyStorePassword}, {@code tlsTrustStore}, {@code tlsTrustStorePassword},
+ * {@code tlsStoreType}, {@code tlsClientAuth}.
  */
 public class TcpCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
 

@@ -37,11 +37,14 @@ import io.ehrelay.spi.TransportContext;
  * failure), and writes queued frames with gathering writes; and, while connected, a reader thread for the
  * peer's answers (acknowledgements and state chunks). Outbound memory is bounded by
  * {@code peerOutboundMaxBytes}: past it, and while the peer is unreachable, sends fail at once instead of
- * queueing. Time (the backoff) is read from the given {@link Clock}. Thread-safe.
+ * queueing. With TLS, the TLS handshake follows the connect, bounded by {@code connectTimeoutMillis}. Time (the
+ * backoff) is read from the given {@link Clock}. Thread-safe.
  */
 final class TcpPeerChannel {
 
     private static final Logger LOG = LoggerFactory.getLogger(TcpPeerChannel.class);
+    private static final io.ehrelay.internal.engine.RateLimitedLog WARN =
+            new io.ehrelay.internal.engine.RateLimitedLog(LOG, 10_000);
     private static final int MAX_COALESCED_FRAMES = 256;
     private static final long MAX_COALESCED_BYTES = 4L << 20;
 
@@ -80,6 +83,8 @@ final class TcpPeerChannel {
     private final InetSocketAddress address;
     private final TcpSettings settings;
     private final TransportContext context;
+    /** TLS for the connection, or {@code null}. */
+    private final javax.net.ssl.SSLContext tls;
     private final String localEndpoint;
     private final TransportMetrics.Count connectFailures;
     private final ReentrantLock lock = new ReentrantLock();
@@ -99,7 +104,14 @@ final class TcpPeerChannel {
 
     TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
                    Clock clock) {
+        this(peer, settings, context, localEndpoint, clock, null);
+    }
+
+    /** @param tls the context of TLS connections, or {@code null} for plain ones */
+    TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
+                   Clock clock, javax.net.ssl.SSLContext tls) {
         this.peer = peer;
+        this.tls = tls;
         this.backoff = Backoff.upTo(settings.retryMaxMillis, clock);
         this.address = Endpoints.parse(peer.endpoint());
         this.settings = settings;
@@ -304,6 +316,7 @@ final class TcpPeerChannel {
             throw new ConnectException("peer " + peer + " unreachable (" + lastFailure + ")");
         }
         SocketChannel sc = SocketChannel.open();
+        TlsChannel secured = null;
         try {
             sc.socket().setTcpNoDelay(true);
             sc.socket().setKeepAlive(true);
@@ -316,7 +329,11 @@ final class TcpPeerChannel {
                 throw new ConnectException("cannot resolve " + address.getHostString());
             }
             sc.socket().connect(resolved, (int) settings.connectTimeoutMillis);
-            ch = new FrameChannel(sc, context.maxFrameBytes());
+            if (tls != null) {
+                secured = TlsChannel.client(sc, tls, address.getHostString(), address.getPort());
+                handshake(secured);
+            }
+            ch = new FrameChannel(sc, secured, context.maxFrameBytes());
             byte[] hello = localEndpoint.getBytes(StandardCharsets.UTF_8);
             ch.write(Frames.Type.HELLO, 0, hello);
             io.ehrelay.spi.ClusterSecret secret = context.clusterSecret();
@@ -324,6 +341,9 @@ final class TcpPeerChannel {
                 authenticate(ch, secret, hello);
             }
         } catch (IOException | RuntimeException e) {
+            if (secured != null) {
+                secured.close();
+            }
             sc.close();
             backoff.failed();
             lastFailure = e.toString();
@@ -333,12 +353,36 @@ final class TcpPeerChannel {
         backoff.succeeded();
         lastFailure = null;
         channel = ch;
+        if (closed) {
+            // close() ran during the connect (a TLS handshake makes that likelier) and did not see this channel
+            disconnect(ch, new ConnectException("transport stopped"));
+            throw new ConnectException("transport stopped");
+        }
         FrameChannel connected = ch;
         Thread t = context.threads("tcp-ack").newThread(() -> readLoop(connected));
         reader = t;
         t.start();
         LOG.debug("connected to {}", peer);
         return ch;
+    }
+
+    /** The TLS handshake; a failure names the peer, and is logged (rate-limited): it is a configuration error. */
+    private void handshake(TlsChannel secured) throws IOException {
+        try {
+            secured.handshake(settings.connectTimeoutMillis);
+        } catch (javax.net.ssl.SSLException e) {
+            WARN.warn("tls:" + peer, "ehrelay: TLS handshake with peer {} failed: {}. Both need tls=true, and each "
+                    + "the other's certificate in its tlsTrustStore", peer, e.getMessage());
+            ConnectException c = new ConnectException("TLS handshake with peer " + peer + " failed: " + e.getMessage());
+            c.initCause(e);
+            throw c;
+        } catch (java.net.SocketTimeoutException e) {
+            throw new ConnectException("peer " + peer + " did not finish the TLS handshake within "
+                    + settings.connectTimeoutMillis + " ms (is tls=true there?)");
+        } catch (java.io.EOFException e) {
+            throw new ConnectException("peer " + peer + " closed the connection during the TLS handshake (is tls=true "
+                    + "there?)");
+        }
     }
 
     /**
@@ -436,6 +480,11 @@ final class TcpPeerChannel {
             context.metrics().markMalformedFrame();
             LOG.warn("ehrelay: closing connection to {}: {}", peer, e.getMessage());
             cause = e;
+        } catch (javax.net.ssl.SSLException e) {
+            // with TLS 1.3 a peer that does not trust this node's certificate says so after the handshake
+            WARN.warn("tls:" + peer, "ehrelay: TLS connection to peer {} failed: {}. Both need tls=true, and each the "
+                    + "other's certificate in its tlsTrustStore", peer, e.getMessage());
+            cause = e;
         } catch (IOException e) {
             cause = e;
         } finally {
@@ -450,7 +499,7 @@ final class TcpPeerChannel {
             }
         }
         try {
-            ch.channel().close();
+            ch.close();
         } catch (IOException e) {
             LOG.debug("closing {}: {}", peer, e.toString());
         }

@@ -3,8 +3,9 @@ package io.ehrelay.tcp;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PeerProperties;
 import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.internal.config.TlsSettings;
 
-/** TCP-specific provider settings. Immutable. */
+/** TCP-specific provider settings (connections, bounds, TLS). Immutable. */
 final class TcpSettings {
 
     static final String SCHEME = "ehrelay-tcp";
@@ -16,6 +17,8 @@ final class TcpSettings {
     static final String MAX_INBOUND_CONNECTIONS = "maxInboundConnections";
     static final String SOCKET_BUFFER_BYTES = "socketBufferBytes";
     static final String INBOUND_BUFFER_MAX_BYTES = "inboundBufferMaxBytes";
+    static final String TLS = "tls";
+    static final String TLS_CLIENT_AUTH = "tlsClientAuth";
 
     final long connectTimeoutMillis;
     final long retryMaxMillis;
@@ -23,6 +26,10 @@ final class TcpSettings {
     final int maxInboundConnections;
     final int socketBufferBytes;
     final long inboundBufferMaxBytes;
+    final boolean tls;
+    /** The stores; only with {@link #tls}. */
+    final TlsSettings stores;
+    final boolean clientAuth;
 
     TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
                 int maxInboundConnections, int socketBufferBytes) {
@@ -32,6 +39,16 @@ final class TcpSettings {
 
     TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
                 int maxInboundConnections, int socketBufferBytes, long inboundBufferMaxBytes) {
+        this(connectTimeoutMillis, retryMaxMillis, peerOutboundMaxBytes, maxInboundConnections, socketBufferBytes,
+                inboundBufferMaxBytes, false, TlsSettings.none(), true);
+    }
+
+    TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
+                int maxInboundConnections, int socketBufferBytes, long inboundBufferMaxBytes, boolean tls,
+                TlsSettings stores, boolean clientAuth) {
+        this.tls = tls;
+        this.stores = stores;
+        this.clientAuth = clientAuth;
         this.inboundBufferMaxBytes = inboundBufferMaxBytes;
         this.socketBufferBytes = socketBufferBytes;
         this.connectTimeoutMillis = connectTimeoutMillis;
@@ -43,6 +60,18 @@ final class TcpSettings {
     static TcpSettings read(PropertyReader r, NodeConfig node) {
         r.alias(OLD_RETRY_MAX_MILLIS, RETRY_MAX_MILLIS);
         long maxFrame = node.limits().maxFrameBytes();
+        boolean tls = r.bool(TLS, false);
+        TlsSettings stores = TlsSettings.read(r);
+        boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
+        if (!tls && stores.keyStore() != null) {
+            throw r.invalid(TlsSettings.KEY_STORE, stores.keyStore(), "no key or trust store unless tls=true");
+        }
+        if (!tls && stores.trustStore() != null) {
+            throw r.invalid(TlsSettings.TRUST_STORE, stores.trustStore(), "no key or trust store unless tls=true");
+        }
+        if (tls && !stores.hasKeyStore()) {
+            throw r.invalid(TlsSettings.KEY_STORE, "", "a key store (this node's certificate) when tls=true");
+        }
         return new TcpSettings(
                 r.longIn(CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
                 r.longIn(RETRY_MAX_MILLIS, 5000, 10, 600_000),
@@ -50,6 +79,7 @@ final class TcpSettings {
                 r.intIn(MAX_INBOUND_CONNECTIONS, 64, 1, 65_536),
                 (int) r.bytesIn(SOCKET_BUFFER_BYTES, 0, 0, 1L << 30),
                 // at least one frame of the largest size; by default two
-                r.bytesIn(INBOUND_BUFFER_MAX_BYTES, 2 * maxFrame, maxFrame, 1L << 40));
+                r.bytesIn(INBOUND_BUFFER_MAX_BYTES, 2 * maxFrame, maxFrame, 1L << 40),
+                tls, stores, clientAuth);
     }
 }

@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.Futures;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.InboundHandler;
@@ -29,7 +30,8 @@ import io.ehrelay.spi.TransportMetrics;
  * writes) and brings back acknowledgements and state chunks; each peer's own connection to this node carries
  * its batches the other way. Threads: one acceptor, one thread per inbound connection (at most
  * {@code maxInboundConnections}), and per peer one writer plus one reader while connected — O(peers), never
- * O(caches). Thread-safe.
+ * O(caches). With {@code tls=true} every connection runs TLS ({@link TlsChannel}) before its frames; with
+ * {@code tlsClientAuth=true} a peer's certificate authenticates it. Thread-safe.
  */
 final class TcpTransport implements Transport {
 
@@ -44,6 +46,8 @@ final class TcpTransport implements Transport {
     private volatile String endpoint;
     private volatile TransportMetrics.Count refusedConnections;
     private volatile InboundBudget budget;
+    /** The context of TLS connections, or {@code null} without TLS. */
+    private volatile javax.net.ssl.SSLContext tls;
     /**
      * A connection that stops sending in the middle of a frame for this long is closed (its buffer freed); tests
      * shorten it.
@@ -61,6 +65,13 @@ final class TcpTransport implements Transport {
     @Override
     public void start(TransportContext ctx) throws IOException {
         this.context = ctx;
+        if (settings.tls) {
+            try {
+                tls = settings.stores.context();
+            } catch (java.security.GeneralSecurityException | IOException e) {
+                throw new IOException("cannot use the TLS stores " + settings.stores + ": " + e, e);
+            }
+        }
         ListenerConfig listener = ctx.listener();
         if (listener == null) {
             LOG.info("ehrelay: CacheManager {} has no tcp peer listener: it sends to its peers but receives nothing",
@@ -114,9 +125,9 @@ final class TcpTransport implements Transport {
                 }
                 continue;
             }
-            // with a cluster secret every peer proves it (the connection's handshake); without one, only hosts
-            // unauthenticatedPeers admits are served
-            if (context.clusterSecret() == null && !admitted(sc)) {
+            // with a cluster secret every peer proves it (the connection's handshake), with tlsClientAuth its
+            // certificate; otherwise only hosts unauthenticatedPeers admits are served
+            if (!peersAuthenticate() && !admitted(sc)) {
                 closeQuietly(sc);
                 continue;
             }
@@ -128,9 +139,13 @@ final class TcpTransport implements Transport {
                 closeQuietly(sc);
                 continue;
             }
+            TlsChannel secured = null;
             try {
+                if (tls != null) {
+                    secured = TlsChannel.server(sc, tls, settings.clientAuth);
+                }
                 InboundConnection[] holder = new InboundConnection[1];
-                InboundConnection c = new InboundConnection(sc, context, () -> inbound.remove(holder[0]),
+                InboundConnection c = new InboundConnection(sc, secured, context, () -> inbound.remove(holder[0]),
                         this::peerIsUp, budget, stallMillis + 5000);
                 holder[0] = c;
                 inbound.add(c);
@@ -144,9 +159,21 @@ final class TcpTransport implements Transport {
                 inboundThreads.add(t);
                 t.start();
             } catch (IOException e) {
+                if (secured != null) {
+                    try {
+                        secured.close();
+                    } catch (IOException closing) {
+                        // closing anyway
+                    }
+                }
                 closeQuietly(sc);
             }
         }
+    }
+
+    /** Whether every accepted connection authenticates its peer: the host gate is then not needed. */
+    private boolean peersAuthenticate() {
+        return context.clusterSecret() != null || settings.tls && settings.clientAuth;
     }
 
     /**
@@ -219,8 +246,14 @@ final class TcpTransport implements Transport {
 
     @Override
     public String peerAuthentication() {
-        return context.clusterSecret() == null ? null
+        String certificates = settings.tls && settings.clientAuth ? "TLS client certificates (tlsClientAuth=true)"
+                : null;
+        String secret = context.clusterSecret() == null ? null
                 : "clusterSecret, proven by every connection with a challenge and a response";
+        if (certificates != null && secret != null) {
+            return certificates + " and " + secret;
+        }
+        return certificates != null ? certificates : secret;
     }
 
     /** A manual or registered peer must be {@code host:port}; it is kept as written. */
@@ -248,7 +281,7 @@ final class TcpTransport implements Transport {
             return c;
         }
         return outbound.computeIfAbsent(peer, p -> new TcpPeerChannel(p, settings, context, endpoint,
-                context.clock()));
+                context.clock(), tls));
     }
 
     @Override
