@@ -42,17 +42,8 @@ final class RmiSettings {
     static RmiSettings read(PropertyReader r, NodeConfig node) {
         r.alias(OLD_RETRY_MAX_MILLIS, RETRY_MAX_MILLIS).alias(OLD_CALL_TIMEOUT_MILLIS, CALL_TIMEOUT_MILLIS);
         boolean tls = r.bool(TLS, false);
-        TlsSettings stores = TlsSettings.read(r);
+        TlsSettings stores = TlsSettings.readSwitched(r, tls);
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
-        if (!tls && stores.keyStore() != null) {
-            throw r.invalid(TlsSettings.KEY_STORE, stores.keyStore(), "no key or trust store unless tls=true");
-        }
-        if (!tls && stores.trustStore() != null) {
-            throw r.invalid(TlsSettings.TRUST_STORE, stores.trustStore(), "no key or trust store unless tls=true");
-        }
-        if (tls && !stores.hasKeyStore()) {
-            throw r.invalid(TlsSettings.KEY_STORE, "", "a key store (this node's certificate) when tls=true");
-        }
         return new RmiSettings(tls, stores, clientAuth,
                 node.peerOutboundMaxBytes(),
                 r.longIn(RETRY_MAX_MILLIS, 5000, 10, 600_000),

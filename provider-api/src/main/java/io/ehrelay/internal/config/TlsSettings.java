@@ -52,6 +52,24 @@ public final class TlsSettings {
     }
 
     /**
+     * The five properties of a transport that turns TLS on with its own switch ({@code tls=true}: RMI, TCP):
+     * stores only with it, and then a key store (this node's certificate).
+     */
+    public static TlsSettings readSwitched(PropertyReader r, boolean tls) {
+        TlsSettings stores = read(r);
+        if (!tls && stores.keyStore() != null) {
+            throw r.invalid(KEY_STORE, stores.keyStore(), "no key or trust store unless tls=true");
+        }
+        if (!tls && stores.trustStore() != null) {
+            throw r.invalid(TRUST_STORE, stores.trustStore(), "no key or trust store unless tls=true");
+        }
+        if (tls && !stores.hasKeyStore()) {
+            throw r.invalid(KEY_STORE, "", "a key store (this node's certificate) when tls=true");
+        }
+        return stores;
+    }
+
+    /**
      * The key store only ({@code tlsKeyStore}, {@code tlsKeyStorePassword}, {@code tlsStoreType}): for a server
      * that presents a certificate and checks none, where a trust store would mean nothing (and is an unknown
      * property).
