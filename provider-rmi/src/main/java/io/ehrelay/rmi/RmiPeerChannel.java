@@ -50,10 +50,21 @@ final class RmiPeerChannel extends PeerChannel {
     private final RMIClientSocketFactory lookupSockets;
     private final CodecLimits limits;
     private final Map<String, CachePeer> stockPeers = new ConcurrentHashMap<>();
-    private volatile Kind kind = Kind.UNKNOWN;
-    private volatile RelayRemote relay;
-    /** The session with an ehrelay peer when this node has a cluster secret, else {@code null}. */
-    private volatile byte[] session;
+    /** What the peer turned out to be, its relay and the session with it: one value, read once per call. */
+    private static final class Link {
+        static final Link NONE = new Link(Kind.UNKNOWN, null, null);
+        final Kind kind;
+        final RelayRemote relay;
+        final byte[] session;
+
+        Link(Kind kind, RelayRemote relay, byte[] session) {
+            this.kind = kind;
+            this.relay = relay;
+            this.session = session;
+        }
+    }
+
+    private volatile Link link = Link.NONE;
     private final io.ehrelay.spi.ClusterSecret secret;
     private final io.ehrelay.spi.PeerGate stockGate;
 
@@ -77,7 +88,7 @@ final class RmiPeerChannel extends PeerChannel {
     }
 
     Kind kind() {
-        return kind;
+        return link.kind;
     }
 
     @Override
@@ -94,16 +105,14 @@ final class RmiPeerChannel extends PeerChannel {
             if (listening) {
                 r.hello(self, s);
             }
-            session = s;
-            relay = r;
-            kind = Kind.EHRELAY;
+            link = new Link(Kind.EHRELAY, r, s);
         } catch (NotBoundException e) {
             if (secret != null && !stockGate.admits(java.net.InetAddress.getByName(host),
                     "stock RMI peer (this node would send it events)")) {
                 throw new IOException("peer " + endpoint() + " has no ehrelay relay, so it cannot prove the cluster "
                         + "secret: this node sends to stock RMI peers only at hosts listed in unauthenticatedPeers");
             }
-            kind = Kind.STOCK;
+            link = new Link(Kind.STOCK, null, null);
         }
     }
 
@@ -124,9 +133,7 @@ final class RmiPeerChannel extends PeerChannel {
 
     @Override
     protected void disconnect() {
-        kind = Kind.UNKNOWN;
-        relay = null;
-        session = null;
+        link = Link.NONE;
         stockPeers.clear();
     }
 
@@ -140,11 +147,13 @@ final class RmiPeerChannel extends PeerChannel {
 
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
-        RelayRemote r = relay;
-        if (kind == Kind.EHRELAY && acknowledge) {
-            r.deliver(self, session, batch);
-        } else if (kind == Kind.EHRELAY) {
-            r.post(self, session, batch);
+        Link l = link;
+        if (l.kind == Kind.EHRELAY && acknowledge) {
+            l.relay.deliver(self, l.session, batch);
+        } else if (l.kind == Kind.EHRELAY) {
+            l.relay.post(self, l.session, batch);
+        } else if (l.kind == Kind.UNKNOWN) {
+            throw new java.rmi.ConnectException("not connected to " + endpoint());
         } else {
             sendToStock(batch);
         }
@@ -153,9 +162,13 @@ final class RmiPeerChannel extends PeerChannel {
     @Override
     protected void transferState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink)
             throws Exception {
-        if (kind == Kind.EHRELAY) {
-            RelayRemote r = relay;
-            byte[] s = session;
+        Link l = link;
+        if (l.kind == Kind.UNKNOWN) {
+            throw new java.rmi.ConnectException("not connected to " + endpoint());
+        }
+        if (l.kind == Kind.EHRELAY) {
+            RelayRemote r = l.relay;
+            byte[] s = l.session;
             fetchThroughRelay(new io.ehrelay.spi.rpc.RpcCalls() {
                 @Override
                 public void hello(String fromEndpoint) throws IOException {

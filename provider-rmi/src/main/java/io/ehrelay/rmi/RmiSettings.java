@@ -44,6 +44,9 @@ final class RmiSettings {
         boolean tls = r.bool(TLS, false);
         TlsSettings stores = TlsSettings.readSwitched(r, tls);
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
+        if (tls && clientAuth) {
+            stores.requireTrustStoreForClients(r);
+        }
         return new RmiSettings(tls, stores, clientAuth,
                 node.peerOutboundMaxBytes(),
                 r.longIn(RETRY_MAX_MILLIS, 5000, 10, 600_000),

@@ -63,6 +63,9 @@ final class TcpSettings {
         boolean tls = r.bool(TLS, false);
         TlsSettings stores = TlsSettings.readSwitched(r, tls);
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
+        if (tls && clientAuth) {
+            stores.requireTrustStoreForClients(r);
+        }
         return new TcpSettings(
                 r.longIn(CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
                 r.longIn(RETRY_MAX_MILLIS, 5000, 10, 600_000),

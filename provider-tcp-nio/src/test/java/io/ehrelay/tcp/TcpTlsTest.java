@@ -293,6 +293,11 @@ class TcpTlsTest {
         assertThatThrownBy(() -> cluster.start("tlsWithoutKey", "tls=true"))
                 .isInstanceOf(InvalidConfigurationException.class)
                 .hasMessageContaining("tlsKeyStore").hasMessageContaining("a key store");
+        // client certificates checked against the JDK's public CAs would let anyone with such a certificate in
+        assertThatThrownBy(() -> cluster.start("noTrustStore", "tls=true, tlsKeyStore=" + keyA
+                + ", tlsKeyStorePassword=changeit"))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("tlsTrustStore").hasMessageContaining("public CA");
         assertThatThrownBy(() -> cluster.start("wrongPassword", tls(keyA).replace("tlsKeyStorePassword=changeit",
                 "tlsKeyStorePassword=wrong")))
                 .hasStackTraceContaining("tcp-a.p12");

@@ -70,6 +70,19 @@ public final class TlsSettings {
     }
 
     /**
+     * Refuses client certificates checked against the JDK's default trust: that would take any certificate a
+     * public CA signed for a cluster member. Call when the transport serves TLS and requires client certificates.
+     */
+    public TlsSettings requireTrustStoreForClients(PropertyReader r) {
+        if (trustStore == null) {
+            throw r.invalid(TRUST_STORE, "", "the certificates of the cluster's nodes (a trust store of their own) "
+                    + "when TLS client certificates authenticate peers (tlsClientAuth=true): the JDK's default trust "
+                    + "would admit any certificate a public CA signed; or tlsClientAuth=false");
+        }
+        return this;
+    }
+
+    /**
      * The key store only ({@code tlsKeyStore}, {@code tlsKeyStorePassword}, {@code tlsStoreType}): for a server
      * that presents a certificate and checks none, where a trust store would mean nothing (and is an unknown
      * property).

@@ -32,8 +32,8 @@ import io.ehrelay.spi.ClusterSecret;
  * The secret never crosses the wire and a recorded exchange does not open another session (its nonce is used).
  * A session is a bearer credential of {@value #SESSION_BYTES} random bytes bound to the caller's address; on a
  * network where others can read the traffic, use TLS as well. Sessions unused for
- * {@value #SESSION_IDLE_SECONDS} s end; at most {@value #MAX_SESSIONS} are kept (only holders of the secret
- * open them). Every refusal goes to the {@code refused} callback, which counts it. Thread-safe.
+ * {@value #SESSION_IDLE_SECONDS} s end; a caller opening a session again (same host and name) gives up its
+ * earlier ones; at most {@value #MAX_SESSIONS} are kept (only holders of the secret open them). Every refusal goes to the {@code refused} callback, which counts it. Thread-safe.
  */
 public final class RpcSessions {
 
@@ -161,9 +161,12 @@ public final class RpcSessions {
         if (sessions.size() >= MAX_SESSIONS) {
             throw new RpcException("ehrelay: " + MAX_SESSIONS + " sessions open; retry later");
         }
+        // a caller that opens a session again (it reconnected) gives up the ones it had: sessions do not pile up
+        String name = from == null ? "" : from;
+        sessions.values().removeIf(old -> old.host.equals(host) && old.from.equals(name));
         byte[] session = new byte[SESSION_BYTES];
         RANDOM.nextBytes(session);
-        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, from, now));
+        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, name, now));
         return ByteBuffer.allocate(ClusterSecret.PROOF_BYTES + SESSION_BYTES)
                 .put(secret.proof(SERVER, challenge, clientNonce, name(from), session)).put(session).array();
     }
@@ -183,7 +186,12 @@ public final class RpcSessions {
         if (!s.host.equals(host)) {
             throw refuse(host, "a session opened from " + s.host.getHostAddress());
         }
-        s.lastUsed = clock.nanoTime();
+        long now = clock.nanoTime();
+        if (now - s.lastUsed > TimeUnit.SECONDS.toNanos(SESSION_IDLE_SECONDS)) {
+            sessions.remove(ByteBuffer.wrap(session));
+            throw refuse(host, "a session that ended (unused for " + SESSION_IDLE_SECONDS + " s)");
+        }
+        s.lastUsed = now;
         return s.from;
     }
 

@@ -101,13 +101,21 @@ class RpcSessionsTest {
     }
 
     @Test
+    void openingASessionAgain_endsTheCallersEarlierOne() throws Exception {
+        byte[] first = open(SECRET, null);
+        byte[] second = open(SECRET, null);
+        assertThat(sessions.openSessions()).isEqualTo(1);
+        assertThat(sessions.check(second, here)).isEqualTo("peer-a");
+        assertThatThrownBy(() -> sessions.check(first, here)).hasMessageContaining("without a valid session");
+    }
+
+    @Test
     void anIdleSession_ends() throws Exception {
         byte[] session = open(SECRET, null);
         now.addAndGet(TimeUnit.SECONDS.toNanos(RpcSessions.SESSION_IDLE_SECONDS - 1));
         sessions.check(session, here); // used: stays
         now.addAndGet(TimeUnit.SECONDS.toNanos(RpcSessions.SESSION_IDLE_SECONDS + 1));
-        open(SECRET, null); // expiry runs when sessions are opened
-        assertThat(sessions.openSessions()).isEqualTo(1);
-        assertThatThrownBy(() -> sessions.check(session, here)).hasMessageContaining("without a valid session");
+        assertThatThrownBy(() -> sessions.check(session, here)).hasMessageContaining("ended");
+        assertThat(sessions.openSessions()).isZero();
     }
 }
