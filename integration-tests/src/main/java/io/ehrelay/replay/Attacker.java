@@ -239,9 +239,9 @@ public final class Attacker {
         List<Integer> targets = listening(transport, port);
         List<Socket> open = new ArrayList<>();
         int failed = 0;
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         try {
-            // at most 30 s: a node that stops accepting is bounding them (what it holds is measured meanwhile)
+            // at most 10 s: a node that stops accepting is bounding them (what it holds is measured meanwhile)
             for (int i = 0; i < count && System.nanoTime() < until; i++) {
                 Socket s = new Socket();
                 try {
