@@ -1,11 +1,8 @@
 package io.ehrelay.rmi;
 
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.rmi.AccessException;
 import java.rmi.RemoteException;
-import java.rmi.server.RemoteServer;
-import java.rmi.server.ServerNotActiveException;
 
 import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcService;
@@ -40,11 +37,7 @@ final class RelayEndpoint implements RelayRemote {
     }
 
     private static InetAddress callerHost() throws RemoteException {
-        try {
-            return InetAddress.getByName(RemoteServer.getClientHost());
-        } catch (ServerNotActiveException | UnknownHostException e) {
-            throw new AccessException("ehrelay: unauthorized: caller unknown (" + e.getMessage() + ")");
-        }
+        return RelayBatch.callerHost();
     }
 
     @Override
@@ -78,23 +71,33 @@ final class RelayEndpoint implements RelayRemote {
     }
 
     @Override
-    public void deliver(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException {
-        String from = sender(fromEndpoint, session);
+    public void deliver(RelayBatch batch) throws RemoteException {
         try {
-            service.deliver(from, batch);
+            service.deliver(received(batch), batch.bytes());
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
+        } finally {
+            batch.release();
         }
     }
 
     @Override
-    public void post(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException {
-        String from = sender(fromEndpoint, session);
+    public void post(RelayBatch batch) throws RemoteException {
         try {
-            service.post(from, batch);
+            service.post(received(batch), batch.bytes());
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
+        } finally {
+            batch.release(); // queued: the per-sender bound of the apply queue holds it from here
         }
+    }
+
+    /** The sender of a batch this node's relay read (and checked: {@link RelayBatch#readObject}). */
+    private static String received(RelayBatch batch) throws RemoteException {
+        if (batch == null || !batch.received()) {
+            throw new AccessException(RpcSessions.UNAUTHORIZED + "a batch that was not read by this node's relay");
+        }
+        return batch.sender();
     }
 
     @Override

@@ -5,7 +5,8 @@ import java.rmi.RemoteException;
 
 /**
  * The remote object through which two ehrelay RMI nodes talk: event batches and paged state transfer in the
- * provider-api codec's format, as byte arrays (the only objects its export filter lets in). A node that finds
+ * provider-api codec's format, as byte arrays and {@link RelayBatch}es (the only objects its export filter lets
+ * in; a batch is checked against the caller's session and the node's memory bound before it is read). A node that finds
  * this binding in a peer's registry uses it; otherwise the peer is a stock node and gets Ehcache's messages.
  * With a cluster secret, a caller first opens a session ({@link #challenge}, {@link #authenticate}: see
  * {@link io.ehrelay.spi.rpc.RpcSessions}) and names it in every call; without one, {@code session} is
@@ -15,9 +16,10 @@ public interface RelayRemote extends Remote {
 
     /**
      * The registry name of the relay; versioned so that a future protocol can live next to this one (v2 added
-     * sessions: a v1 node finds no v2 binding and talks to this node as to a stock one).
+     * sessions, v3 carried batches as {@link RelayBatch}: a node of an older version finds no binding of its own
+     * version and talks to this node as to a stock one).
      */
-    String BINDING = "ehrelay.relay.v2";
+    String BINDING = "ehrelay.relay.v3";
 
     /** A challenge to open a session with; fails when this node has no cluster secret. */
     byte[] challenge() throws RemoteException;
@@ -28,15 +30,18 @@ public interface RelayRemote extends Remote {
     /** Tells this node the caller is up (so it ends its backoff towards the caller at once). */
     void hello(String fromEndpoint, byte[] session) throws RemoteException;
 
-    /** Applies an event batch; returns after every event was applied (or counted as rejected). */
-    void deliver(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException;
+    /**
+     * Applies an event batch; returns after every event was applied (or counted as rejected). The sender is the
+     * batch's, checked against its session when the node has a cluster secret.
+     */
+    void deliver(RelayBatch batch) throws RemoteException;
 
     /**
-     * Queues an event batch for applying, in order with everything else from {@code fromEndpoint}; returns once
+     * Queues an event batch for applying, in order with everything else from its sender; returns once
      * it is queued (the asynchronous path: the next batch travels while this one is applied). Blocks while the
      * receiver's bound for that sender is full, and fails if that lasts too long.
      */
-    void post(String fromEndpoint, byte[] session, byte[] batch) throws RemoteException;
+    void post(RelayBatch batch) throws RemoteException;
 
     /** Opens a state transfer of a cache; the id names it in {@link #nextState}. */
     long openState(byte[] session, String cacheName) throws RemoteException;

@@ -139,19 +139,24 @@ final class RmiPeerChannel extends PeerChannel {
 
     @Override
     protected boolean peerGone(Exception e) {
-        return e instanceof ConnectException || e instanceof ConnectIOException || e instanceof NoSuchObjectException
-                || e instanceof UnknownHostException || e instanceof UnmarshalException
-                || e instanceof MarshalException || e instanceof java.rmi.AccessException
-                || io.ehrelay.spi.rpc.RpcSessions.isRefusal(e);
+        // the peer's refusals of a batch while reading it come back as a ServerException around the cause
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException || t instanceof ConnectIOException || t instanceof NoSuchObjectException
+                    || t instanceof UnknownHostException || t instanceof UnmarshalException
+                    || t instanceof MarshalException || t instanceof java.rmi.AccessException) {
+                return true;
+            }
+        }
+        return io.ehrelay.spi.rpc.RpcSessions.isRefusal(e);
     }
 
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
         Link l = link;
         if (l.kind == Kind.EHRELAY && acknowledge) {
-            l.relay.deliver(self, l.session, batch);
+            l.relay.deliver(new RelayBatch(self, l.session, batch));
         } else if (l.kind == Kind.EHRELAY) {
-            l.relay.post(self, l.session, batch);
+            l.relay.post(new RelayBatch(self, l.session, batch));
         } else if (l.kind == Kind.UNKNOWN) {
             throw new java.rmi.ConnectException("not connected to " + endpoint());
         } else {
@@ -177,12 +182,12 @@ final class RmiPeerChannel extends PeerChannel {
 
                 @Override
                 public void deliver(String fromEndpoint, byte[] batch) throws IOException {
-                    r.deliver(fromEndpoint, s, batch);
+                    r.deliver(new RelayBatch(fromEndpoint, s, batch));
                 }
 
                 @Override
                 public void post(String fromEndpoint, byte[] batch) throws IOException {
-                    r.post(fromEndpoint, s, batch);
+                    r.post(new RelayBatch(fromEndpoint, s, batch));
                 }
 
                 @Override

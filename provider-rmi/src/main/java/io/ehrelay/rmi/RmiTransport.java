@@ -31,7 +31,8 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 /**
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
  * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
- * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits byte arrays only, the cache peers
+ * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits names, short byte arrays and
+ * {@link RelayBatch}es (bounded by the node's {@code inboundBufferMaxBytes}), the cache peers
  * the allow-list plus Ehcache's message types. All its listening sockets together hold at most
  * {@code maxInboundConnections} connections ({@link InboundConnections}), each with a handshake deadline and an
  * idle timeout. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
@@ -40,6 +41,8 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
+    /** The longest array the relay's filter admits: sessions, challenges and proofs are far shorter. */
+    private static final int RELAY_MAX_ARRAY = 4096;
     private final RmiSettings settings;
     private final Map<String, Remote> exported = new ConcurrentHashMap<>();
     private TransportContext context;
@@ -105,8 +108,17 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
         stubSockets = settings.tls ? new TlsClientSocketFactory(ls.socketTimeoutMillis)
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
+        // the relay's arguments: names, small arrays (sessions, proofs) and RelayBatches, which read their bytes
+        // themselves once the caller's session and the node's budget allowed them (no large array is ever read)
+        io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(
+                settings.inboundBufferMaxBytes);
+        ctx.metrics().gauge("inboundBufferBytes", budget::used);
+        RelayBatch.Receiver batches = new RelayBatch.Receiver(sessions, budget, limits.maxFrameBytes(),
+                this::rejected);
         relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,
-                limits.maxFrameBytes(), 16, AllowList.of(Collections.emptyList())), Collections.emptyList(), this::rejected);
+                RELAY_MAX_ARRAY, 16, AllowList.of(Collections.emptyList())),
+                Collections.singletonList(RelayBatch.class.getName()),
+                (className, why) -> rejected(why), batches::admitted);
         RegistryGuard.install();
         registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
                 registrySockets);

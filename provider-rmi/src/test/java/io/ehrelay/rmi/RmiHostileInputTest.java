@@ -100,16 +100,17 @@ class RmiHostileInputTest {
         Jmx jmx = cluster.jmx(node);
         long before = jmx.managerCount("rejected");
         byte[] batch = EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("k", new Gadget("x"))));
-        relay.deliver("attacker", null, batch);
+        relay.deliver(new RelayBatch("attacker", null, batch));
         assertThat(Gadget.readObjectRan).isFalse();
         assertThat(node.getCache("async").get("k")).isNull();
         assertThat(jmx.managerCount("rejected") - before).isEqualTo(1);
 
-        // maxFrameBytes=1m: a 2 MiB argument is refused by the export filter while reading the array header
-        assertThatThrownBy(() -> relay.deliver("attacker", null, new byte[2 << 20])).isInstanceOf(RemoteException.class);
+        // maxFrameBytes=1m: a 2 MiB batch is refused on reading its length, before its bytes
+        assertThatThrownBy(() -> relay.deliver(new RelayBatch("attacker", null, new byte[2 << 20])))
+                .isInstanceOf(RemoteException.class);
         assertThat(jmx.managerCount("rejected") - before).isEqualTo(2);
         // garbage bytes in the right type: a damaged batch, counted, nothing applied
-        assertThatThrownBy(() -> relay.deliver("attacker", null, new byte[] {1, 2, 3, 4, 5, 6, 7}))
+        assertThatThrownBy(() -> relay.deliver(new RelayBatch("attacker", null, new byte[] {1, 2, 3, 4, 5, 6, 7})))
                 .isInstanceOf(RemoteException.class).hasMessageContaining("rejected");
         assertThat(jmx.managerCount("malformedFrames")).isGreaterThanOrEqualTo(1);
         assertThat(node.getCache("async").getSize()).isZero();
@@ -123,7 +124,7 @@ class RmiHostileInputTest {
         int n = 100_000;
         io.ehrelay.contract.HostileInputs.Tally tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
             try {
-                relay.post("fuzzer", null, batch); // posted batches are decoded on the node's apply thread
+                relay.post(new RelayBatch("fuzzer", null, batch)); // posted batches are decoded on the node's apply thread
             } catch (RemoteException e) {
                 throw new AssertionError("the relay refused a post: " + e, e);
             }

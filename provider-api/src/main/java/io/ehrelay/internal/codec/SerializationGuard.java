@@ -135,13 +135,24 @@ public final class SerializationGuard {
     public static Object remoteCallFilter(CodecLimits limits, Collection<String> envelopeClasses,
                                           Consumer<String> onRejected) {
         return jdkFilter(jdkFilterInterface(), limits, envelopeClasses, limits.maxFrameBytes(),
-                (className, why) -> onRejected.accept(why));
+                (className, why) -> onRejected.accept(why), null);
     }
 
     /** As above, telling {@code onRejected} the refused class (null when a limit was the reason) and why. */
     public static Object remoteCallFilter(CodecLimits limits, Collection<String> envelopeClasses,
                                           Rejections onRejected) {
-        return jdkFilter(jdkFilterInterface(), limits, envelopeClasses, limits.maxFrameBytes(), onRejected);
+        return jdkFilter(jdkFilterInterface(), limits, envelopeClasses, limits.maxFrameBytes(), onRejected, null);
+    }
+
+    /**
+     * As above, also telling {@code onAdmitted} each class the filter lets through, on the thread reading the call
+     * and before that class's {@code readObject} runs: so an envelope class can learn which listener it is read
+     * for (e.g. whose memory bound it takes its share of).
+     */
+    public static Object remoteCallFilter(CodecLimits limits, Collection<String> envelopeClasses,
+                                          Rejections onRejected, Consumer<Class<?>> onAdmitted) {
+        return jdkFilter(jdkFilterInterface(), limits, envelopeClasses, limits.maxFrameBytes(), onRejected,
+                onAdmitted);
     }
 
     /** Receives a rejection: the refused class (null when a limit was the reason) and why. */
@@ -156,7 +167,7 @@ public final class SerializationGuard {
      * {@code arrayLength()}, {@code references()} and {@code streamBytes()}) applying {@link #violation}.
      */
     static Object jdkFilter(Class<?> filterInterface, CodecLimits limits, Collection<String> extraClasses,
-                            long maxBytes, Rejections onRejected) {
+                            long maxBytes, Rejections onRejected, Consumer<Class<?>> onAdmitted) {
         Set<String> extra = extraClasses.isEmpty() ? Collections.<String>emptySet()
                 : Collections.unmodifiableSet(new HashSet<>(extraClasses));
         FilterShape shape = FilterShape.of(filterInterface);
@@ -172,7 +183,13 @@ public final class SerializationGuard {
                         onRejected.rejected(rejectedClass(type, limits, extra), why);
                         return shape.rejected;
                     }
-                    return type == null ? shape.undecided : shape.allowed;
+                    if (type == null) {
+                        return shape.undecided;
+                    }
+                    if (onAdmitted != null) {
+                        onAdmitted.accept(type);
+                    }
+                    return shape.allowed;
                 }
                 case "toString":
                     return "ehrelay serialization filter";

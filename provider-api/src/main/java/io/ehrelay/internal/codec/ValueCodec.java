@@ -240,7 +240,7 @@ public final class ValueCodec {
                             if (rejected == null) {
                                 rejected = new RejectedClassException(className, why);
                             }
-                        }));
+                        }, null));
             }
         }
 

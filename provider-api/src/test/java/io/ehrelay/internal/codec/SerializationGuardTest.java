@@ -272,8 +272,9 @@ class SerializationGuardTest {
         // the Java 8 filter (sun.misc.ObjectInputFilter) has the same shape as Java 9's; the bridge only needs
         // the shape, checked here with a stand-in of it
         List<String> reasons = new ArrayList<>();
+        List<Class<?>> admitted = new ArrayList<>();
         Object filter = SerializationGuard.jdkFilter(FakeFilter.class, LIMITS, Collections.emptyList(), 100,
-                (cls, why) -> reasons.add(cls + ": " + why));
+                (cls, why) -> reasons.add(cls + ": " + why), admitted::add);
         FakeFilter f = (FakeFilter) filter;
         assertThat(f.checkInput(new FakeInfo(String.class, 1, -1, 1, 10))).isEqualTo(FakeFilter.Status.ALLOWED);
         assertThat(f.checkInput(new FakeInfo(null, 1, -1, 1, 10))).isEqualTo(FakeFilter.Status.UNDECIDED);
@@ -281,6 +282,7 @@ class SerializationGuardTest {
         assertThat(f.checkInput(new FakeInfo(null, 1, -1, 1, 101))).isEqualTo(FakeFilter.Status.REJECTED);
         assertThat(f.checkInput(new FakeInfo(null, 65, -1, 1, 10))).isEqualTo(FakeFilter.Status.REJECTED);
         assertThat(reasons).hasSize(3);
+        assertThat(admitted).as("classes let through, told before their readObject").containsExactly(String.class);
         assertThat(reasons.get(0)).startsWith(Gadget.class.getName() + ": class " + Gadget.class.getName());
         assertThat(reasons.get(1)).startsWith("null: serialized graph of more than 100 bytes");
         assertThat(reasons.get(2)).contains("maxObjectDepth=64");

@@ -1,0 +1,245 @@
+package io.ehrelay.rmi;
+
+import java.io.IOException;
+import java.io.InvalidObjectException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.rmi.server.RemoteServer;
+import java.rmi.server.ServerNotActiveException;
+
+import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.spi.rpc.RpcException;
+import io.ehrelay.spi.rpc.RpcSessions;
+
+/**
+ * An event batch as it travels to a peer's relay ({@link RelayRemote#deliver}, {@link RelayRemote#post}): the
+ * sender's name, its session and the batch's bytes, written by hand so that the receiving node decides, in this
+ * order, before it holds any of the batch:
+ * <ol>
+ * <li>whether the caller may send at all: with a cluster secret its session must be live and opened from the
+ *     calling host ({@link RpcSessions#check}), so a caller without the secret never makes the node read a batch;</li>
+ * <li>whether the batch fits: at most {@code maxFrameBytes}, and a batch over 64 KiB first takes its share of the
+ *     node's {@code inboundBufferMaxBytes} ({@link InboundBudget}), waiting up to 10 s for room. The JDK would
+ *     read a plain {@code byte[]} argument in full, at any size the filter admits, on every connection at
+ *     once.</li>
+ * </ol>
+ * A refused batch fails the call ({@code UnmarshalException} at the sender, whose channel reconnects and sends
+ * it again). The receiving relay ({@link RelayEndpoint}) gives the share back once the batch is applied or
+ * queued. Which node a batch is read for is told by that node's export filter, which sees this class on the
+ * reading thread just before {@link #readObject} runs ({@link Receiver#admitted}).
+ */
+final class RelayBatch implements Serializable {
+
+    private static final long serialVersionUID = 3L;
+    /** Batches up to this size are read without taking a share of the budget (the connections' bound covers them). */
+    static final int SMALL = 64 * 1024;
+    /** How long a batch waits for room in the node's budget before the call is refused. */
+    static final long BUDGET_WAIT_MILLIS = 10_000;
+    private static final int MAX_NAME_BYTES = 1024;
+
+    /** The node a batch is being read for, from its filter to this class's {@code readObject}. */
+    private static final ThreadLocal<Receiver> READING = new ThreadLocal<>();
+
+    private transient String from;
+    private transient byte[] session;
+    private transient byte[] bytes;
+    /** On the receiving side: the sender as its session names it, and the share of the budget held. */
+    private transient String sender;
+    private transient InboundBudget heldBudget;
+    private transient long held;
+    /** The length written ahead of the bytes: theirs, except in {@link #stalling}. */
+    private transient int announced;
+    private transient long stallMillis;
+
+    RelayBatch(String from, byte[] session, byte[] bytes) {
+        this(from, session, bytes, bytes.length, 0);
+    }
+
+    private RelayBatch(String from, byte[] session, byte[] bytes, int announced, long stallMillis) {
+        this.from = from;
+        this.session = session;
+        this.bytes = bytes;
+        this.announced = announced;
+        this.stallMillis = stallMillis;
+    }
+
+    /**
+     * A batch that announces {@code announced} bytes, sends only {@code bytes}, then stops for up to
+     * {@code stallMillis} (or until the receiver closes the connection) and fails its call: what a peer that
+     * stops in the middle of a batch does. For the tests and the attacker suite.
+     */
+    static RelayBatch stalling(String from, byte[] session, byte[] bytes, int announced, long stallMillis) {
+        return new RelayBatch(from, session, bytes, announced, stallMillis);
+    }
+
+    byte[] bytes() {
+        return bytes;
+    }
+
+    /** The sender, as authenticated when this batch was read (its session's name), or as it claims without a secret. */
+    String sender() {
+        return sender;
+    }
+
+    /** Whether this batch was read by a node's relay (and checked there). */
+    boolean received() {
+        return sender != null;
+    }
+
+    /** Gives this batch's share of the node's budget back; once. */
+    synchronized void release() {
+        if (heldBudget != null) {
+            heldBudget.release(held);
+            heldBudget = null;
+            held = 0;
+        }
+    }
+
+    private void writeObject(ObjectOutputStream out) throws IOException {
+        writeName(out, from);
+        out.writeByte(session == null ? 0 : session.length);
+        if (session != null) {
+            out.write(session);
+        }
+        out.writeInt(announced);
+        out.write(bytes);
+        if (announced > bytes.length) {
+            out.flush(); // the receiver sees what there is, and waits for the rest
+            try {
+                Thread.sleep(stallMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException("a stalled batch: " + bytes.length + " of " + announced + " bytes sent");
+        }
+    }
+
+    private void readObject(ObjectInputStream in) throws IOException {
+        Receiver node = READING.get();
+        READING.remove();
+        if (node == null) {
+            throw new InvalidObjectException("ehrelay: a relay batch read outside a relay call");
+        }
+        from = readName(in);
+        int sessionLength = in.readUnsignedByte();
+        if (sessionLength > 0) {
+            session = new byte[sessionLength];
+            in.readFully(session);
+        }
+        sender = node.sender(from, session);
+        int length = in.readInt();
+        if (length < 0 || length > node.maxFrameBytes) {
+            node.rejected("a batch of " + length + " bytes from " + sender + " (maxFrameBytes=" + node.maxFrameBytes
+                    + ")");
+            throw new InvalidObjectException("ehrelay: refused a batch of " + length + " bytes (maxFrameBytes="
+                    + node.maxFrameBytes + ")");
+        }
+        if (length > SMALL) {
+            take(node, length);
+        }
+        try {
+            bytes = new byte[length];
+            in.readFully(bytes);
+        } catch (IOException | RuntimeException | Error e) {
+            release();
+            throw e;
+        }
+    }
+
+    private void take(Receiver node, int length) throws IOException {
+        boolean room;
+        try {
+            room = node.budget.reserve(length, BUDGET_WAIT_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("ehrelay: interrupted while waiting for room for a batch");
+        }
+        if (!room) {
+            node.rejected("a batch of " + length + " bytes from " + sender + ": the batches being read hold "
+                    + "inboundBufferMaxBytes=" + node.budget.max() + " bytes");
+            throw new InvalidObjectException("ehrelay: no room for a batch of " + length + " bytes within "
+                    + BUDGET_WAIT_MILLIS + " ms (inboundBufferMaxBytes=" + node.budget.max() + ")");
+        }
+        synchronized (this) {
+            heldBudget = node.budget;
+            held = length;
+        }
+    }
+
+    private static void writeName(ObjectOutputStream out, String name) throws IOException {
+        byte[] b = (name == null ? "" : name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        out.writeShort(b.length);
+        out.write(b);
+    }
+
+    private static String readName(ObjectInputStream in) throws IOException {
+        int n = in.readUnsignedShort();
+        if (n > MAX_NAME_BYTES) {
+            throw new InvalidObjectException("ehrelay: a sender name of " + n + " bytes");
+        }
+        byte[] b = new byte[n];
+        in.readFully(b);
+        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
+     * One node's relay as the batches read for it see it: its sessions (or none), its budget and its limits.
+     * Thread-safe.
+     */
+    static final class Receiver {
+        private final RpcSessions sessions;
+        private final InboundBudget budget;
+        private final int maxFrameBytes;
+        private final java.util.function.Consumer<String> onRejected;
+
+        /**
+         * @param sessions   the node's sessions, or {@code null} without a cluster secret (the listening socket's
+         *                   host gate has then admitted the caller)
+         * @param onRejected counts and logs a batch refused for its size or for lack of room
+         */
+        Receiver(RpcSessions sessions, InboundBudget budget, int maxFrameBytes,
+                 java.util.function.Consumer<String> onRejected) {
+            this.sessions = sessions;
+            this.budget = budget;
+            this.maxFrameBytes = maxFrameBytes;
+            this.onRejected = onRejected;
+        }
+
+        /** Called by the node's export filter when it lets a class through: a batch is about to be read for it. */
+        void admitted(Class<?> type) {
+            if (type == RelayBatch.class) {
+                READING.set(this);
+            }
+        }
+
+        InboundBudget budget() {
+            return budget;
+        }
+
+        private String sender(String claimed, byte[] session) throws IOException {
+            if (sessions == null) {
+                return claimed;
+            }
+            try {
+                return sessions.check(session, callerHost());
+            } catch (RpcException e) {
+                throw new InvalidObjectException(e.getMessage());
+            }
+        }
+
+        private void rejected(String why) {
+            onRejected.accept(why);
+        }
+    }
+
+    static InetAddress callerHost() throws java.rmi.AccessException {
+        try {
+            return InetAddress.getByName(RemoteServer.getClientHost());
+        } catch (ServerNotActiveException | UnknownHostException e) {
+            throw new java.rmi.AccessException(RpcSessions.UNAUTHORIZED + "caller unknown (" + e.getMessage() + ")");
+        }
+    }
+}
