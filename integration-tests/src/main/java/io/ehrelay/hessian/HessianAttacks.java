@@ -76,4 +76,86 @@ public final class HessianAttacks {
         }
         return c;
     }
+
+    /** The start of a well-formed post of a batch of {@code batchBytes} bytes: {announced length, first bytes}. */
+    public static Object[] postPrefix(String name, int batchBytes, int prefixBytes) throws IOException {
+        byte[] whole = HessianWire.call("post", Envelope.of(name, new byte[batchBytes]));
+        return new Object[] {whole.length, Arrays.copyOf(whole, prefixBytes)};
+    }
+
+    /**
+     * Opens a connection that posts a body announced as {@code announced} bytes under {@code session} and sends
+     * {@code sent} of them; the socket stays open (the caller closes it).
+     */
+    public static java.net.Socket partialPost(int port, byte[] session, int announced, byte[] sent)
+            throws IOException {
+        java.net.Socket s = new java.net.Socket();
+        s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 2000);
+        OutputStream out = s.getOutputStream();
+        String head = "POST /ehrelay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-hessian\r\n"
+                + HessianSettings.SESSION_HEADER + ": " + Base64.getEncoder().encodeToString(session) + "\r\n"
+                + "Content-Length: " + announced + "\r\n\r\n";
+        out.write(head.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        try {
+            out.write(sent);
+            out.flush();
+        } catch (IOException e) {
+            // the node answered and closed: say what it answered
+            s.setSoTimeout(2000);
+            byte[] line = new byte[64];
+            int n = s.getInputStream().read(line);
+            s.close();
+            throw new IOException("closed by the node: " + (n > 0 ? new String(line, 0, n,
+                    java.nio.charset.StandardCharsets.US_ASCII).split("\r\n")[0] : "no answer"), e);
+        }
+        return s;
+    }
+
+    /**
+     * Sends up to {@code count} of the smallest calls a node answers without a session (a challenge), pipelined
+     * on one connection for at most {@code maxMillis}, while a thread reads the answers. Returns
+     * {sent, bytes answered}.
+     */
+    public static long[] challengeFlood(int port, int count, long maxMillis) throws Exception {
+        byte[] body = HessianWire.call("challenge", Envelope.of("flood", null));
+        byte[] request = concat(("POST /ehrelay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + body.length
+                + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII), body);
+        try (java.net.Socket s = new java.net.Socket()) {
+            s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 2000);
+            long[] answered = new long[1];
+            InputStream in = s.getInputStream();
+            Thread reader = new Thread(() -> {
+                byte[] buf = new byte[1 << 16];
+                try {
+                    for (int n = in.read(buf); n > 0; n = in.read(buf)) {
+                        answered[0] += n;
+                    }
+                } catch (IOException e) {
+                    // closed
+                }
+            }, "flood-answers");
+            reader.setDaemon(true);
+            reader.start();
+            OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
+            long until = System.nanoTime() + maxMillis * 1_000_000L;
+            long sent = 0;
+            try {
+                while (sent < count && ((sent & 1023) != 0 || System.nanoTime() < until)) {
+                    out.write(request);
+                    sent++;
+                }
+                out.flush();
+            } catch (IOException e) {
+                // closed by the node
+            }
+            Thread.sleep(1000);
+            return new long[] {sent, answered[0]};
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] c = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
+    }
 }

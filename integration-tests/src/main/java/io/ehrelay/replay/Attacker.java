@@ -40,8 +40,12 @@ import net.sf.ehcache.distribution.CachePeer;
  * <li>{@code registry} (RMI): binds a gadget, rebinds the cache's binding to its own stub, unbinds the relay.</li>
  * <li>{@code bomb}: a peer holding the secret puts a 1.7 KB nested-set bomb (depth 25).</li>
  * <li>{@code idle}: 2,000 connections that send nothing, to every port the node listens on.</li>
- * <li>{@code frames} (TCP): 8 authenticated connections each announcing a 60 MB frame and sending 16 MB of it.</li>
- * <li>{@code tiny} (TCP): one authenticated connection sending 1,000,000 tiny (malformed) frames.</li>
+ * <li>{@code frames}: 8 connections each announcing a 60 MB frame and sending 16 MB of it — TCP: authenticated
+ *     connections; RMI: relay batches under sessions; Hessian: request bodies under a session; JGroups: raw
+ *     connections to the member port (no member needed there).</li>
+ * <li>{@code tiny}: 1,000,000 tiny frames on one connection — TCP: malformed event frames after authenticating;
+ *     RMI: JRMP pings (no session needed); Hessian: challenge calls pipelined (the smallest call served
+ *     without a session; at most 10 s); JGroups: 3-byte messages of an unknown version.</li>
  * <li>{@code senders} (RMI, Hessian): a peer holding the secret opens 2,000 sessions under as many names and
  *     posts a batch under each (for a cache the nodes do not have, so the honest data stays as it is).</li>
  * </ul>
@@ -85,10 +89,10 @@ public final class Attacker {
                     idle(transport, ports[0], 2000);
                     break;
                 case "frames":
-                    frames(ports[0], a.get("secret"));
+                    frames(transport, ports[0], a.get("secret"));
                     break;
                 case "tiny":
-                    tiny(ports[0], a.get("secret"));
+                    tiny(transport, ports[0], a.get("secret"));
                     break;
                 case "senders":
                     senders(transport, ports[0], a.get("secret"), 2000);
@@ -159,7 +163,7 @@ public final class Attacker {
 
     private static void registry(int port, String marker) throws Exception {
         Registry registry = LocateRegistry.getRegistry("127.0.0.1", port);
-        Remote relay = registry.lookup("ehrelay.relay.v2");
+        Remote relay = registry.lookup(io.ehrelay.rmi.RelayRemote.BINDING);
         Remote peer = registry.lookup("replay");
         int refused = 0;
         for (ThrowingCall c : new ThrowingCall[] {() -> registry.bind("intruder", new Gadget(marker)),
@@ -173,13 +177,13 @@ public final class Attacker {
         ReplayNode.say("RESULT gadgetRefused=" + refused + " of 2");
         // a stub passes the JDK's filter: the node must put its own bindings back
         registry.rebind("replay", relay);
-        registry.unbind("ehrelay.relay.v2");
+        registry.unbind(io.ehrelay.rmi.RelayRemote.BINDING);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         boolean restored = false;
         while (!restored && System.nanoTime() < deadline) {
             Thread.sleep(100);
             try {
-                restored = peer.equals(registry.lookup("replay")) && registry.lookup("ehrelay.relay.v2") != null;
+                restored = peer.equals(registry.lookup("replay")) && registry.lookup(io.ehrelay.rmi.RelayRemote.BINDING) != null;
             } catch (java.rmi.NotBoundException e) {
                 restored = false;
             }
@@ -225,7 +229,7 @@ public final class Attacker {
         List<Integer> out = new ArrayList<>();
         out.add(port);
         if ("rmi".equals(transport)) {
-            Remote relay = LocateRegistry.getRegistry("127.0.0.1", port).lookup("ehrelay.relay.v2");
+            Remote relay = LocateRegistry.getRegistry("127.0.0.1", port).lookup(io.ehrelay.rmi.RelayRemote.BINDING);
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("127\\.0\\.0\\.1:(\\d+)")
                     .matcher(relay.toString());
             if (m.find() && Integer.parseInt(m.group(1)) != port) {
@@ -284,43 +288,96 @@ public final class Attacker {
         }
     }
 
-    private static void frames(int port, String secret) throws Exception {
-        List<Socket> open = new ArrayList<>();
+    private static void frames(String transport, int port, String secret) throws Exception {
+        List<java.io.Closeable> open = new ArrayList<>();
         List<Thread> writers = new ArrayList<>();
         java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+        byte[] sixteen = new byte[16 << 20];
+        // Hessian: the first 16 MB of a well-formed post of a 60 MB batch (a body the node starts decoding)
+        Object[] hessianPost = "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.postPrefix(
+                "http://127.0.0.1:1/ehrelay", 60 << 20, 16 << 20) : null;
+        io.ehrelay.rmi.RelayRemote relay = "rmi".equals(transport) ? io.ehrelay.rmi.RmiAttacks.relay(port) : null;
+        byte[] session = "rmi".equals(transport) ? io.ehrelay.rmi.RmiAttacks.session(relay, secret, "frames:1")
+                : "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.session(
+                        "http://127.0.0.1:" + port + "/ehrelay", secret, "http://127.0.0.1:1/ehrelay") : null;
         try {
             for (int i = 0; i < 8; i++) {
-                Socket s = TcpAttacks.insider(port, secret, "frames-" + i + ":1");
-                open.add(s);
+                int n = i;
                 // each connection writes on its own thread: the node may stop reading when its budget is spent
                 Thread w = new Thread(() -> {
-                    byte[] chunk = new byte[1 << 20];
                     try {
-                        OutputStream out = s.getOutputStream();
-                        out.write(TcpAttacks.eventsHeader(60 << 20));
-                        for (int mb = 0; mb < 16; mb++) {
-                            out.write(chunk);
-                            written.addAndGet(chunk.length);
+                        switch (transport) {
+                            case "rmi":
+                                // the call's own connection: it stalls until this process ends
+                                written.addAndGet(sixteen.length);
+                                io.ehrelay.rmi.RmiAttacks.stalledPost(relay, "frames:1", session, sixteen, 60 << 20,
+                                        170_000);
+                                break;
+                            case "hessian":
+                                // (blocks while the node does not read: the socket is closed when this process ends)
+                                Socket h = io.ehrelay.hessian.HessianAttacks.partialPost(port, session,
+                                        (Integer) hessianPost[0], (byte[]) hessianPost[1]);
+                                synchronized (open) {
+                                    open.add(h);
+                                }
+                                written.addAndGet(sixteen.length);
+                                break;
+                            default:
+                                Socket s = "tcp".equals(transport) ? TcpAttacks.insider(port, secret,
+                                        "frames-" + n + ":1") : jgroupsConnection(port);
+                                synchronized (open) {
+                                    open.add(s);
+                                }
+                                OutputStream out = s.getOutputStream();
+                                out.write("tcp".equals(transport) ? TcpAttacks.eventsHeader(60 << 20)
+                                        : java.nio.ByteBuffer.allocate(4).putInt(60 << 20).array());
+                                for (int mb = 0; mb < 16; mb++) {
+                                    out.write(sixteen, mb << 20, 1 << 20);
+                                    written.addAndGet(1 << 20);
+                                }
+                                out.flush();
                         }
-                        out.flush();
                     } catch (IOException e) {
-                        // closed by the node (its bound) or by us
+                        refused.incrementAndGet(); // closed or refused by the node (its bound)
+                        if (n == 0) {
+                            ReplayNode.say("RESULT firstFailure=" + String.valueOf(e.getMessage()).replace(' ', '_'));
+                        }
                     }
                 }, "frames-" + i);
                 w.setDaemon(true);
                 w.start();
                 writers.add(w);
             }
+            long joinUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             for (Thread w : writers) {
-                w.join(5000);
+                w.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(joinUntil - System.nanoTime())));
             }
-            ReplayNode.say("RESULT writtenMB=" + (written.get() >> 20));
-            holdUntilReleased(open.size());
+            ReplayNode.say("RESULT writtenMB=" + (written.get() >> 20) + " failedWriting=" + refused.get());
+            holdUntilReleased(8);
         } finally {
-            for (Socket s : open) {
-                s.close();
+            synchronized (open) {
+                for (java.io.Closeable c : open) {
+                    c.close();
+                }
             }
         }
+    }
+
+    /** A connection to a JGroups TCP member port, past its header (cookie, version, an address). */
+    private static Socket jgroupsConnection(int port) throws IOException {
+        Socket s = new Socket();
+        s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+        java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+        out.write(new byte[] {'b', 'e', 'l', 'a'});
+        out.writeShort(org.jgroups.Version.version);
+        try {
+            new org.jgroups.stack.IpAddress("127.0.0.1", 1).writeTo(out);
+        } catch (Exception e) {
+            throw new IOException(e);
+        }
+        out.flush();
+        return s;
     }
 
     private static void senders(String transport, int port, String secret, int count) throws Exception {
@@ -345,7 +402,7 @@ public final class Attacker {
                                 return relay.authenticate(name, challenge, response);
                             }
                         });
-                relay.post(name, session, batch);
+                io.ehrelay.rmi.RmiAttacks.post(relay, name, session, batch);
                 posted++;
             }
         } else {
@@ -361,11 +418,27 @@ public final class Attacker {
         ReplayNode.say("RESULT posted=" + posted + " millis=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
     }
 
-    private static void tiny(int port, String secret) throws Exception {
-        try (Socket s = TcpAttacks.insider(port, secret, "tiny:1")) {
+    private static void tiny(String transport, int port, String secret) throws Exception {
+        long t0 = System.nanoTime();
+        switch (transport) {
+            case "rmi":
+                ReplayNode.say("RESULT sent=1000000 acknowledged=" + io.ehrelay.rmi.RmiAttacks.pings(port, 1_000_000)
+                        + " millis=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                return;
+            case "hessian": {
+                long[] r = io.ehrelay.hessian.HessianAttacks.challengeFlood(port, 1_000_000, 10_000);
+                ReplayNode.say("RESULT sent=" + r[0] + " answeredKB=" + (r[1] >> 10) + " millis="
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                return;
+            }
+            default:
+                break;
+        }
+        try (Socket s = "tcp".equals(transport) ? TcpAttacks.insider(port, secret, "tiny:1") : jgroupsConnection(port)) {
             OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
-            byte[] frame = TcpAttacks.events(new byte[] {1});
-            long t0 = System.nanoTime();
+            // JGroups: a 3-byte message whose version no member speaks (dropped by the transport)
+            byte[] frame = "tcp".equals(transport) ? TcpAttacks.events(new byte[] {1})
+                    : new byte[] {0, 0, 0, 3, 0, 0, 0};
             int sent = 0;
             try {
                 for (; sent < 1_000_000; sent++) {

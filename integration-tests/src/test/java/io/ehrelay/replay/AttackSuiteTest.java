@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * cluster secret, replicate while attackers — each its own process ({@link Attacker}) — try what the security
  * issue found: an outsider reading and changing the caches, registry binds with a gadget (RMI), a nested-set
  * bomb from a peer that holds the secret, 2,000 idle connections, 8 partial 60 MB frames and 1,000,000 tiny
- * frames (TCP). After each attack the honest nodes must hold the same data, nothing of the attacker's, and
+ * frames. After each attack the honest nodes must hold the same data, nothing of the attacker's, and
  * replicate; during the holding attacks their threads, heap and direct memory are measured against the
  * documented bounds. Prints one line per attack with the figures (the reliability table in docs/reliability.md
  * quotes them).
@@ -229,24 +229,39 @@ class AttackSuiteTest {
             assertThat(after.heapMb).as("heap after 2,000 senders").isLessThan(160);
         }
 
-        if (transport.equals("tcp")) {
-            before = security(a);
-            r = new LinkedHashMap<>();
-            NodeProcess frames = hold(transport, "frames", r);
-            stillReplicating();
-            during = security(a);
-            frames.send("RELEASE");
-            frames.expect("DONE", deadline(120), line -> collect(line, new LinkedHashMap<>()));
-            report(transport, "frames", before, during, "");
-            // inboundBufferMaxBytes: 2 x maxFrameBytes (64 MB) by default, for all connections together
-            assertThat(during.directMb).as("direct memory held by 8 partial 60 MB frames").isLessThanOrEqualTo(128 + 16);
-
-            before = security(a);
-            r = attack(transport, "tiny");
-            stillReplicating();
-            after = security(a);
-            report(transport, "tiny", before, after, " " + r);
-            assertThat(after.heapMb).as("heap after 1,000,000 tiny frames").isLessThan(160);
+        // 8 connections each announcing a 60 MB frame and sending 16 MB of it
+        before = security(a);
+        r = new LinkedHashMap<>();
+        NodeProcess frames = hold(transport, "frames", r);
+        stillReplicating();
+        during = security(a);
+        frames.send("RELEASE");
+        frames.expect("DONE", deadline(120), line -> collect(line, new LinkedHashMap<>()));
+        report(transport, "frames", before, during, " " + r);
+        switch (transport) {
+            case "tcp":
+                // inboundBufferMaxBytes: 2 x maxFrameBytes (64 MB) by default, for all connections together
+                assertThat(during.directMb).as("direct memory held by 8 partial 60 MB frames")
+                        .isLessThanOrEqualTo(128 + 16);
+                break;
+            case "jgroups":
+                // the shipped stack's max_length (8 MB) refuses the announcement before JGroups allocates it
+                assertThat(during.heapMb).as("heap with 8 partial 60 MB messages").isLessThan(160);
+                break;
+            default:
+                // RMI and Hessian read a batch or body into one array of its size after taking its share of
+                // inboundBufferMaxBytes (128 MB): two of the eight at a time
+                assertThat(during.heapMb).as("heap with 8 partial 60 MB batches").isLessThanOrEqualTo(128 + 48);
+                break;
         }
+
+        // 1,000,000 tiny frames on one connection
+        before = security(a);
+        r = attack(transport, "tiny");
+        stillReplicating();
+        after = security(a);
+        report(transport, "tiny", before, after, " " + r);
+        assertThat(after.heapMb).as("heap after 1,000,000 tiny frames").isLessThan(160);
+        assertThat(after.threads - before.threads).as("threads after 1,000,000 tiny frames").isLessThan(20);
     }
 }
