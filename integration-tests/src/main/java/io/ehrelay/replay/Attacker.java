@@ -390,18 +390,7 @@ public final class Attacker {
                     .lookup(io.ehrelay.rmi.RelayRemote.BINDING);
             for (int i = 0; i < count; i++) {
                 String name = "127.0.0.1:" + (10_000 + i);
-                byte[] session = io.ehrelay.spi.rpc.RpcSessions.open(io.ehrelay.spi.ClusterSecret.of(secret), name,
-                        new io.ehrelay.spi.rpc.RpcSessions.Listener() {
-                            @Override
-                            public byte[] challenge() throws IOException {
-                                return relay.challenge();
-                            }
-
-                            @Override
-                            public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
-                                return relay.authenticate(name, challenge, response);
-                            }
-                        });
+                byte[] session = io.ehrelay.rmi.RmiAttacks.session(relay, secret, name);
                 io.ehrelay.rmi.RmiAttacks.post(relay, name, session, batch);
                 posted++;
             }

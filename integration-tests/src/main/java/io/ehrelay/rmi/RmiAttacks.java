@@ -9,7 +9,6 @@ import java.net.Socket;
 import java.rmi.registry.LocateRegistry;
 
 import io.ehrelay.spi.ClusterSecret;
-import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
  * What the attacker suite sends to an RMI node itself: sessions opened with the cluster secret (an insider),
@@ -27,17 +26,7 @@ public final class RmiAttacks {
 
     /** A session opened under {@code name} with {@code secret}. */
     public static byte[] session(RelayRemote relay, String secret, String name) throws IOException {
-        return RpcSessions.open(ClusterSecret.of(secret), name, new RpcSessions.Listener() {
-            @Override
-            public byte[] challenge() throws IOException {
-                return relay.challenge();
-            }
-
-            @Override
-            public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
-                return relay.authenticate(name, challenge, response);
-            }
-        });
+        return RmiPeerChannel.openSession(relay, ClusterSecret.of(secret), name);
     }
 
     /** Posts {@code batch} under {@code session}. */

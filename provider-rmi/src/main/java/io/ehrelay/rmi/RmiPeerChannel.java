@@ -118,15 +118,21 @@ final class RmiPeerChannel extends PeerChannel {
 
     /** Proves the cluster secret to the peer's relay, and checks that the peer holds it too. */
     private byte[] openSession(RelayRemote r) throws IOException {
+        return openSession(r, secret, self);
+    }
+
+    /** Opens a session with {@code relay} under the name {@code self}, proving {@code secret}. */
+    static byte[] openSession(RelayRemote relay, io.ehrelay.spi.ClusterSecret secret, String self)
+            throws IOException {
         return io.ehrelay.spi.rpc.RpcSessions.open(secret, self, new io.ehrelay.spi.rpc.RpcSessions.Listener() {
             @Override
             public byte[] challenge() throws IOException {
-                return r.challenge();
+                return relay.challenge();
             }
 
             @Override
             public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
-                return r.authenticate(self, challenge, response);
+                return relay.authenticate(self, challenge, response);
             }
         });
     }
