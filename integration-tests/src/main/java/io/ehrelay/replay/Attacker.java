@@ -309,7 +309,8 @@ public final class Attacker {
                     try {
                         switch (transport) {
                             case "rmi":
-                                // the call's own connection: it stalls until this process ends
+                                // the call's own connection: it stalls until this process ends (counted as
+                                // handed to the call: it blocks in the middle)
                                 written.addAndGet(sixteen.length);
                                 io.ehrelay.rmi.RmiAttacks.stalledPost(relay, "frames:1", session, sixteen, 60 << 20,
                                         170_000);

@@ -247,11 +247,14 @@ class AttackSuiteTest {
             case "jgroups":
                 // the shipped stack's max_length (8 MB) refuses the announcement before JGroups allocates it
                 assertThat(during.heapMb).as("heap with 8 partial 60 MB messages").isLessThan(160);
+                assertThat(Integer.parseInt(r.get("failedWriting"))).as("writers the node cut off").isPositive();
                 break;
             default:
                 // RMI and Hessian read a batch or body into one array of its size after taking its share of
-                // inboundBufferMaxBytes (128 MB): two of the eight at a time
+                // inboundBufferMaxBytes (128 MB): two of the eight at a time (and the attack did reach the node)
                 assertThat(during.heapMb).as("heap with 8 partial 60 MB batches").isLessThanOrEqualTo(128 + 48);
+                assertThat(during.heapMb - before.heapMb).as("heap the two admitted batches hold")
+                        .isGreaterThanOrEqualTo(100);
                 break;
         }
 

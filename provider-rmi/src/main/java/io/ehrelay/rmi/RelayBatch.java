@@ -26,8 +26,8 @@ import io.ehrelay.spi.rpc.RpcSessions;
  *     read a plain {@code byte[]} argument in full, at any size the filter admits, on every connection at
  *     once.</li>
  * </ol>
- * A refused batch fails the call ({@code UnmarshalException} at the sender, whose channel reconnects and sends
- * it again). The receiving relay ({@link RelayEndpoint}) gives the share back once the batch is applied or
+ * A refused batch fails the call (a {@code ServerException} at the sender, which counts the batch in
+ * {@code failed} and resyncs the peer, as after any failed send; a refused session makes it reconnect). The receiving relay ({@link RelayEndpoint}) gives the share back once the batch is applied or
  * queued. Which node a batch is read for is told by that node's export filter, which sees this class on the
  * reading thread just before {@link #readObject} runs ({@link Receiver#admitted}).
  */
@@ -40,8 +40,13 @@ final class RelayBatch implements Serializable {
     static final long BUDGET_WAIT_MILLIS = 10_000;
     private static final int MAX_NAME_BYTES = 1024;
 
-    /** The node a batch is being read for, from its filter to this class's {@code readObject}. */
-    private static final ThreadLocal<Receiver> READING = new ThreadLocal<>();
+    /**
+     * The node a batch is being read for, from its filter to this class's {@code readObject} (weakly: a stream
+     * that names the class and never reads an instance must not keep a stopped node reachable).
+     */
+    private static final ThreadLocal<java.lang.ref.WeakReference<Receiver>> READING = new ThreadLocal<>();
+    /** A share not claimed by the relay this long after its batch was read is given back ({@link Receiver}). */
+    static final long UNCLAIMED_MILLIS = 5_000;
 
     private transient String from;
     private transient byte[] session;
@@ -50,6 +55,7 @@ final class RelayBatch implements Serializable {
     private transient String sender;
     private transient InboundBudget heldBudget;
     private transient long held;
+    private transient Receiver heldFor;
     /** The length written ahead of the bytes: theirs, except in {@link #stalling}. */
     private transient int announced;
     private transient long stallMillis;
@@ -89,13 +95,44 @@ final class RelayBatch implements Serializable {
         return sender != null;
     }
 
+    /**
+     * The relay took this batch as its argument: from now on it gives the share back ({@link #release}). A
+     * batch read but never claimed — e.g. sent in the place of another argument, so that the call fails before
+     * the relay runs — is given back by its node after {@link #UNCLAIMED_MILLIS}.
+     */
+    synchronized void claim() {
+        if (heldFor != null) {
+            heldFor.unclaimed.remove(this);
+        }
+    }
+
     /** Gives this batch's share of the node's budget back; once. */
     synchronized void release() {
+        if (heldFor != null) {
+            heldFor.unclaimed.remove(this);
+            heldFor = null;
+        }
         if (heldBudget != null) {
             heldBudget.release(held);
             heldBudget = null;
             held = 0;
         }
+    }
+
+    /** UTF-8 bytes of a name (sender, cache) as the relay's calls carry it. */
+    static byte[] name(String name) {
+        return (name == null ? "" : name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** A name the relay received; refused when longer than a name can be. */
+    static String name(byte[] utf8) throws java.rmi.RemoteException {
+        if (utf8 == null) {
+            return null;
+        }
+        if (utf8.length > MAX_NAME_BYTES) {
+            throw new java.rmi.RemoteException("ehrelay: a name of " + utf8.length + " bytes");
+        }
+        return new String(utf8, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     private void writeObject(ObjectOutputStream out) throws IOException {
@@ -118,8 +155,9 @@ final class RelayBatch implements Serializable {
     }
 
     private void readObject(ObjectInputStream in) throws IOException {
-        Receiver node = READING.get();
+        java.lang.ref.WeakReference<Receiver> ref = READING.get();
         READING.remove();
+        Receiver node = ref == null ? null : ref.get();
         if (node == null) {
             throw new InvalidObjectException("ehrelay: a relay batch read outside a relay call");
         }
@@ -147,12 +185,20 @@ final class RelayBatch implements Serializable {
             release();
             throw e;
         }
+        if (heldBudget != null) {
+            node.readUnclaimed(this);
+        }
     }
 
     private void take(Receiver node, int length) throws IOException {
-        boolean room;
+        boolean room = false;
         try {
-            room = node.budget.reserve(length, BUDGET_WAIT_MILLIS);
+            long until = System.nanoTime() + BUDGET_WAIT_MILLIS * 1_000_000L;
+            do {
+                node.giveBackUnclaimed();
+                room = node.budget.reserve(length, Math.min(1000,
+                        Math.max(1, (until - System.nanoTime()) / 1_000_000L)));
+            } while (!room && System.nanoTime() < until);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("ehrelay: interrupted while waiting for room for a batch");
@@ -166,6 +212,7 @@ final class RelayBatch implements Serializable {
         synchronized (this) {
             heldBudget = node.budget;
             held = length;
+            heldFor = node;
         }
     }
 
@@ -194,6 +241,8 @@ final class RelayBatch implements Serializable {
         private final InboundBudget budget;
         private final int maxFrameBytes;
         private final java.util.function.Consumer<String> onRejected;
+        /** Batches read for this node, holding a share, that the relay has not claimed yet: when each was read. */
+        private final java.util.Map<RelayBatch, Long> unclaimed = new java.util.concurrent.ConcurrentHashMap<>();
 
         /**
          * @param sessions   the node's sessions, or {@code null} without a cluster secret (the listening socket's
@@ -211,7 +260,23 @@ final class RelayBatch implements Serializable {
         /** Called by the node's export filter when it lets a class through: a batch is about to be read for it. */
         void admitted(Class<?> type) {
             if (type == RelayBatch.class) {
-                READING.set(this);
+                READING.set(new java.lang.ref.WeakReference<>(this));
+            } else {
+                READING.remove();
+            }
+        }
+
+        private void readUnclaimed(RelayBatch batch) {
+            unclaimed.put(batch, System.nanoTime());
+        }
+
+        /** Gives back the shares of batches read more than {@link #UNCLAIMED_MILLIS} ago that no call claimed. */
+        void giveBackUnclaimed() {
+            long cutoff = System.nanoTime() - UNCLAIMED_MILLIS * 1_000_000L;
+            for (java.util.Map.Entry<RelayBatch, Long> e : unclaimed.entrySet()) {
+                if (e.getValue() - cutoff < 0) {
+                    e.getKey().release();
+                }
             }
         }
 

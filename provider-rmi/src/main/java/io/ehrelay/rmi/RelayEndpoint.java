@@ -49,20 +49,20 @@ final class RelayEndpoint implements RelayRemote {
     }
 
     @Override
-    public byte[] authenticate(String fromEndpoint, byte[] challenge, byte[] response) throws RemoteException {
+    public byte[] authenticate(byte[] fromEndpoint, byte[] challenge, byte[] response) throws RemoteException {
         if (sessions == null) {
             throw new RemoteException("ehrelay: this node has no clusterSecret");
         }
         try {
-            return sessions.authenticate(fromEndpoint, callerHost(), challenge, response);
+            return sessions.authenticate(RelayBatch.name(fromEndpoint), callerHost(), challenge, response);
         } catch (RpcException e) {
             throw new AccessException(e.getMessage());
         }
     }
 
     @Override
-    public void hello(String fromEndpoint, byte[] session) throws RemoteException {
-        String from = sender(fromEndpoint, session);
+    public void hello(byte[] fromEndpoint, byte[] session) throws RemoteException {
+        String from = sender(RelayBatch.name(fromEndpoint), session);
         try {
             service.hello(from);
         } catch (RpcException e) {
@@ -72,6 +72,7 @@ final class RelayEndpoint implements RelayRemote {
 
     @Override
     public void deliver(RelayBatch batch) throws RemoteException {
+        batch.claim();
         try {
             service.deliver(received(batch), batch.bytes());
         } catch (RpcException e) {
@@ -83,6 +84,7 @@ final class RelayEndpoint implements RelayRemote {
 
     @Override
     public void post(RelayBatch batch) throws RemoteException {
+        batch.claim();
         try {
             service.post(received(batch), batch.bytes());
         } catch (RpcException e) {
@@ -101,10 +103,10 @@ final class RelayEndpoint implements RelayRemote {
     }
 
     @Override
-    public long openState(byte[] session, String cacheName) throws RemoteException {
+    public long openState(byte[] session, byte[] cacheName) throws RemoteException {
         sender(null, session);
         try {
-            return service.openState(cacheName);
+            return service.openState(RelayBatch.name(cacheName));
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         }

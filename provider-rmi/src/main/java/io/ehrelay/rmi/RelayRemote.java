@@ -6,7 +6,9 @@ import java.rmi.RemoteException;
 /**
  * The remote object through which two ehrelay RMI nodes talk: event batches and paged state transfer in the
  * provider-api codec's format, as byte arrays and {@link RelayBatch}es (the only objects its export filter lets
- * in; a batch is checked against the caller's session and the node's memory bound before it is read). A node that finds
+ * in; a batch is checked against the caller's session and the node's memory bound before it is read). Names
+ * (senders, caches) travel as UTF-8 byte arrays ({@link RelayBatch#name}), so the filter bounds them too: the JDK
+ * reads a {@code String} argument of any length before any filter or check sees it. A node that finds
  * this binding in a peer's registry uses it; otherwise the peer is a stock node and gets Ehcache's messages.
  * With a cluster secret, a caller first opens a session ({@link #challenge}, {@link #authenticate}: see
  * {@link io.ehrelay.spi.rpc.RpcSessions}) and names it in every call; without one, {@code session} is
@@ -25,10 +27,10 @@ public interface RelayRemote extends Remote {
     byte[] challenge() throws RemoteException;
 
     /** Opens a session: the answer to {@link #challenge} (see {@link io.ehrelay.spi.rpc.RpcSessions#authenticate}). */
-    byte[] authenticate(String fromEndpoint, byte[] challenge, byte[] response) throws RemoteException;
+    byte[] authenticate(byte[] fromEndpoint, byte[] challenge, byte[] response) throws RemoteException;
 
     /** Tells this node the caller is up (so it ends its backoff towards the caller at once). */
-    void hello(String fromEndpoint, byte[] session) throws RemoteException;
+    void hello(byte[] fromEndpoint, byte[] session) throws RemoteException;
 
     /**
      * Applies an event batch; returns after every event was applied (or counted as rejected). The sender is the
@@ -44,7 +46,7 @@ public interface RelayRemote extends Remote {
     void post(RelayBatch batch) throws RemoteException;
 
     /** Opens a state transfer of a cache; the id names it in {@link #nextState}. */
-    long openState(byte[] session, String cacheName) throws RemoteException;
+    long openState(byte[] session, byte[] cacheName) throws RemoteException;
 
     /** The next chunk of a state transfer (a batch of puts), or {@code null} when it is complete. */
     byte[] nextState(byte[] session, long transferId, int maxChunkBytes) throws RemoteException;

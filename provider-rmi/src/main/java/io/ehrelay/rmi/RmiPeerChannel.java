@@ -103,7 +103,7 @@ final class RmiPeerChannel extends PeerChannel {
             RelayRemote r = (RelayRemote) found;
             byte[] s = secret == null ? null : openSession(r);
             if (listening) {
-                r.hello(self, s);
+                r.hello(RelayBatch.name(self), s);
             }
             link = new Link(Kind.EHRELAY, r, s);
         } catch (NotBoundException e) {
@@ -132,7 +132,7 @@ final class RmiPeerChannel extends PeerChannel {
 
             @Override
             public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
-                return relay.authenticate(self, challenge, response);
+                return relay.authenticate(RelayBatch.name(self), challenge, response);
             }
         });
     }
@@ -145,15 +145,12 @@ final class RmiPeerChannel extends PeerChannel {
 
     @Override
     protected boolean peerGone(Exception e) {
-        // the peer's refusals of a batch while reading it come back as a ServerException around the cause
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof ConnectException || t instanceof ConnectIOException || t instanceof NoSuchObjectException
-                    || t instanceof UnknownHostException || t instanceof UnmarshalException
-                    || t instanceof MarshalException || t instanceof java.rmi.AccessException) {
-                return true;
-            }
-        }
-        return io.ehrelay.spi.rpc.RpcSessions.isRefusal(e);
+        // a batch the peer refused while reading it (too large, no room) comes back as a ServerException: that
+        // batch failed (counted, the peer owes a resync), but the peer is not gone; a refused session is
+        return e instanceof ConnectException || e instanceof ConnectIOException || e instanceof NoSuchObjectException
+                || e instanceof UnknownHostException || e instanceof UnmarshalException
+                || e instanceof MarshalException || e instanceof java.rmi.AccessException
+                || io.ehrelay.spi.rpc.RpcSessions.isRefusal(e);
     }
 
     @Override
@@ -183,7 +180,7 @@ final class RmiPeerChannel extends PeerChannel {
             fetchThroughRelay(new io.ehrelay.spi.rpc.RpcCalls() {
                 @Override
                 public void hello(String fromEndpoint) throws IOException {
-                    r.hello(fromEndpoint, s);
+                    r.hello(RelayBatch.name(fromEndpoint), s);
                 }
 
                 @Override
@@ -198,7 +195,7 @@ final class RmiPeerChannel extends PeerChannel {
 
                 @Override
                 public long openState(String name) throws IOException {
-                    return r.openState(s, name);
+                    return r.openState(s, RelayBatch.name(name));
                 }
 
                 @Override

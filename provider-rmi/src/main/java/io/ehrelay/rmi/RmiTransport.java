@@ -31,7 +31,7 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 /**
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
  * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
- * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits names, short byte arrays and
+ * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits short byte arrays (names, sessions) and
  * {@link RelayBatch}es (bounded by the node's {@code inboundBufferMaxBytes}), the cache peers
  * the allow-list plus Ehcache's message types. All its listening sockets together hold at most
  * {@code maxInboundConnections} connections ({@link InboundConnections}), each with a handshake deadline and an

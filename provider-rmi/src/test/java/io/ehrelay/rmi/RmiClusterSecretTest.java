@@ -91,9 +91,9 @@ class RmiClusterSecretTest {
                 .matches(RpcSessions::isRefusal, "a refusal");
         assertThatThrownBy(() -> relay.deliver(new RelayBatch("outsider", new byte[32], put)))
                 .matches(RpcSessions::isRefusal, "a refusal");
-        assertThatThrownBy(() -> relay.hello("outsider", null)).hasCauseInstanceOf(AccessException.class);
-        assertThatThrownBy(() -> relay.openState(null, "async")).hasCauseInstanceOf(AccessException.class);
-        assertThatThrownBy(() -> relay.authenticate("outsider", relay.challenge(), new byte[64]))
+        assertThatThrownBy(() -> relay.hello(RelayBatch.name("outsider"), null)).hasCauseInstanceOf(AccessException.class);
+        assertThatThrownBy(() -> relay.openState(null, RelayBatch.name("async"))).hasCauseInstanceOf(AccessException.class);
+        assertThatThrownBy(() -> relay.authenticate(RelayBatch.name("outsider"), relay.challenge(), new byte[64]))
                 .hasCauseInstanceOf(AccessException.class);
 
         CachePeer stock = (CachePeer) registry.lookup("async");
@@ -122,7 +122,7 @@ class RmiClusterSecretTest {
             @Override
             public byte[] authenticate(byte[] challenge, byte[] response) throws java.io.IOException {
                 recorded[1] = response;
-                return relay.authenticate("recorder", challenge, response);
+                return relay.authenticate(RelayBatch.name("recorder"), challenge, response);
             }
         });
         byte[] put = EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("proven", "v")));
@@ -130,13 +130,13 @@ class RmiClusterSecretTest {
         assertThat(a.getCache("async").get("proven")).isNotNull();
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isZero();
 
-        assertThatThrownBy(() -> relay.authenticate("recorder", recorded[0], recorded[1]))
+        assertThatThrownBy(() -> relay.authenticate(RelayBatch.name("recorder"), recorded[0], recorded[1]))
                 .hasCauseInstanceOf(AccessException.class).hasMessageContaining("replayed");
         byte[] other = relay.challenge();
-        assertThatThrownBy(() -> relay.authenticate("recorder", other, recorded[1]))
+        assertThatThrownBy(() -> relay.authenticate(RelayBatch.name("recorder"), other, recorded[1]))
                 .hasCauseInstanceOf(AccessException.class).hasMessageContaining("wrong proof");
         byte[] forged = ByteBuffer.allocate(32).put(Arrays.copyOf(other, 24)).putLong(0).array();
-        assertThatThrownBy(() -> relay.authenticate("recorder", forged, recorded[1]))
+        assertThatThrownBy(() -> relay.authenticate(RelayBatch.name("recorder"), forged, recorded[1]))
                 .hasCauseInstanceOf(AccessException.class).hasMessageContaining("did not issue");
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isEqualTo(3);
     }

@@ -39,7 +39,10 @@ public final class RpcService {
     public static final int TRANSFER_IDLE_SECONDS = 120;
     /** Bytes of posted batches a receiver holds per sender before the next post waits. */
     public static final int POSTED_MAX_BYTES = 4 << 20;
-    /** Bytes of posted batches a receiver holds for all senders together before the next post waits. */
+    /**
+     * Bytes of posted batches a receiver holds for all senders together before the next post waits (a batch
+     * larger than this takes all of it).
+     */
     public static final int NODE_POSTED_MAX_BYTES = 32 << 20;
     /** The most threads applying posted batches at once, however many senders post. */
     public static final int APPLY_THREADS = 4;
@@ -290,13 +293,17 @@ public final class RpcService {
 
         Future<?> submit(byte[] batch, boolean waited) throws RpcException {
             int permits = Math.min(batch.length, POSTED_MAX_BYTES);
+            // the node's bound counts a batch in full (up to all of it): queued batches hold at most
+            // NODE_POSTED_MAX_BYTES, or one batch when a single one is larger
+            int nodePermits = Math.min(batch.length, NODE_POSTED_MAX_BYTES);
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(postTimeoutMillis);
             try {
                 if (!room.tryAcquire(permits, postTimeoutMillis, TimeUnit.MILLISECONDS)) {
                     throw new RpcException("ehrelay: receiver still applying earlier batches from " + from
                             + " after " + postTimeoutMillis + " ms");
                 }
-                if (!nodeRoom.tryAcquire(permits, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                if (!nodeRoom.tryAcquire(nodePermits, Math.max(0, deadline - System.nanoTime()),
+                        TimeUnit.NANOSECONDS)) {
                     room.release(permits);
                     throw new RpcException("ehrelay: receiver still applying earlier batches of all its senders "
                             + "(" + (NODE_POSTED_MAX_BYTES >> 20) + " MB) after " + postTimeoutMillis + " ms");
@@ -306,7 +313,7 @@ public final class RpcService {
                 throw new RpcException("ehrelay: interrupted");
             }
             if (closed) {
-                nodeRoom.release(permits);
+                nodeRoom.release(nodePermits);
                 room.release(permits);
                 throw new RpcException("ehrelay: node is shutting down");
             }
@@ -324,7 +331,7 @@ public final class RpcService {
                 } finally {
                     applying.unlock();
                     pending.decrementAndGet();
-                    nodeRoom.release(permits);
+                    nodeRoom.release(nodePermits);
                     room.release(permits);
                     release(this);
                 }
