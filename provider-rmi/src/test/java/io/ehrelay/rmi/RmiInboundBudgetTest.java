@@ -48,12 +48,10 @@ class RmiInboundBudgetTest {
         String props = "maxFrameBytes=4m, inboundBufferMaxBytes=8m";
         CacheManager a = cluster.start("a", props);
         CacheManager b = cluster.start("b", props);
-        String endpoint = cluster.endpoint(a);
         Jmx jmx = cluster.jmx(a);
         b.getCache("async").put(new Element("warm", "up"));
         Await.until(() -> a.getCache("async").get("warm") != null, () -> "replication before the attack");
-        RelayRemote relay = (RelayRemote) LocateRegistry.getRegistry("127.0.0.1", RmiUrls.port(endpoint))
-                .lookup(RelayRemote.BINDING);
+        RelayRemote relay = relay(a);
         long rejectedBefore = jmx.managerCount("rejected");
 
         // six callers announce 4 MB each and send 1 MB: the budget (8 MB) admits two at a time; the first two
@@ -127,8 +125,7 @@ class RmiInboundBudgetTest {
         cluster = new ContractCluster(RmiContractTest.FIXTURE);
         CacheManager a = cluster.start("a", "maxFrameBytes=1m");
         Jmx jmx = cluster.jmx(a);
-        RelayRemote relay = (RelayRemote) LocateRegistry.getRegistry("127.0.0.1",
-                RmiUrls.port(cluster.endpoint(a))).lookup(RelayRemote.BINDING);
+        RelayRemote relay = relay(a);
         long before = jmx.managerCount("rejected");
         // it announces 1 GB and carries 1 KB: refused on the length alone, while the caller still waits
         AtomicBoolean returned = new AtomicBoolean();
@@ -153,8 +150,7 @@ class RmiInboundBudgetTest {
         cluster = new ContractCluster(RmiContractTest.FIXTURE);
         CacheManager a = cluster.start("a", "maxFrameBytes=4m, inboundBufferMaxBytes=8m");
         Jmx jmx = cluster.jmx(a);
-        RelayRemote relay = (RelayRemote) LocateRegistry.getRegistry("127.0.0.1",
-                RmiUrls.port(cluster.endpoint(a))).lookup(RelayRemote.BINDING);
+        RelayRemote relay = relay(a);
         // a proxy that passes a 3 MB batch where hello's name goes: the JDK reads it, the call then fails before
         // the relay runs, so nothing claims the share
         java.lang.reflect.InvocationHandler h = java.lang.reflect.Proxy.getInvocationHandler(relay);
@@ -175,6 +171,12 @@ class RmiInboundBudgetTest {
                 () -> "a large batch after the misplaced ones");
         Await.until(Duration.ofSeconds(5), () -> jmx.managerGauge("inboundBufferBytes").longValue() == 0,
                 () -> "every share given back: " + jmx.managerGauge("inboundBufferBytes"));
+    }
+
+    /** The node's relay, from its registry. */
+    private RelayRemote relay(CacheManager node) throws Exception {
+        return (RelayRemote) LocateRegistry.getRegistry("127.0.0.1", RmiUrls.port(cluster.endpoint(node)))
+                .lookup(RelayRemote.BINDING);
     }
 
     private static void sleep(long millis) {
