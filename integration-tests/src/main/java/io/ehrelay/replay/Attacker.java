@@ -183,7 +183,8 @@ public final class Attacker {
         while (!restored && System.nanoTime() < deadline) {
             Thread.sleep(100);
             try {
-                restored = peer.equals(registry.lookup("replay")) && registry.lookup(io.ehrelay.rmi.RelayRemote.BINDING) != null;
+                restored = peer.equals(registry.lookup("replay"))
+                        && registry.lookup(io.ehrelay.rmi.RelayRemote.BINDING) != null;
             } catch (java.rmi.NotBoundException e) {
                 restored = false;
             }
@@ -229,7 +230,7 @@ public final class Attacker {
         List<Integer> out = new ArrayList<>();
         out.add(port);
         if ("rmi".equals(transport)) {
-            Remote relay = LocateRegistry.getRegistry("127.0.0.1", port).lookup(io.ehrelay.rmi.RelayRemote.BINDING);
+            Remote relay = io.ehrelay.rmi.RmiAttacks.relay(port);
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("127\\.0\\.0\\.1:(\\d+)")
                     .matcher(relay.toString());
             if (m.find() && Integer.parseInt(m.group(1)) != port) {
@@ -387,8 +388,7 @@ public final class Attacker {
         int posted = 0;
         long t0 = System.nanoTime();
         if ("rmi".equals(transport)) {
-            io.ehrelay.rmi.RelayRemote relay = (io.ehrelay.rmi.RelayRemote) LocateRegistry.getRegistry("127.0.0.1", port)
-                    .lookup(io.ehrelay.rmi.RelayRemote.BINDING);
+            io.ehrelay.rmi.RelayRemote relay = io.ehrelay.rmi.RmiAttacks.relay(port);
             for (int i = 0; i < count; i++) {
                 String name = "127.0.0.1:" + (10_000 + i);
                 byte[] session = io.ehrelay.rmi.RmiAttacks.session(relay, secret, name);
@@ -424,7 +424,8 @@ public final class Attacker {
             default:
                 break;
         }
-        try (Socket s = "tcp".equals(transport) ? TcpAttacks.insider(port, secret, "tiny:1") : jgroupsConnection(port)) {
+        try (Socket s = "tcp".equals(transport) ? TcpAttacks.insider(port, secret, "tiny:1")
+                : jgroupsConnection(port)) {
             OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
             // JGroups: a 3-byte message whose version no member speaks (dropped by the transport)
             byte[] frame = "tcp".equals(transport) ? TcpAttacks.events(new byte[] {1})

@@ -38,7 +38,8 @@ final class RegistryGuard {
      * limits (the JDK's own registry limits no longer apply once this filter allows a class); nothing else.
      * Lookups and lists carry no class at all.
      */
-    static final String STUBS_ONLY = "maxdepth=20;maxrefs=200;maxarray=64;maxbytes=65536;java.lang.reflect.Proxy;jdk.proxy*;com.sun.proxy.*;"
+    static final String STUBS_ONLY = "maxdepth=20;maxrefs=200;maxarray=64;maxbytes=65536;"
+            + "java.lang.reflect.Proxy;jdk.proxy*;com.sun.proxy.*;"
             + "java.rmi.server.RemoteObjectInvocationHandler;java.rmi.server.RemoteObject;java.rmi.server.UID;"
             + "java.rmi.server.ObjID;java.lang.String;java.lang.Number;java.lang.Integer;java.lang.Long;"
             + "java.rmi.Remote;java.rmi.registry.Registry;javax.management.remote.rmi.RMIServer;"

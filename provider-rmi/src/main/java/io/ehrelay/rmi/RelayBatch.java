@@ -5,13 +5,8 @@ import java.io.InvalidObjectException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.rmi.server.RemoteServer;
-import java.rmi.server.ServerNotActiveException;
 
 import io.ehrelay.internal.InboundBudget;
-import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
@@ -27,9 +22,10 @@ import io.ehrelay.spi.rpc.RpcSessions;
  *     once.</li>
  * </ol>
  * A refused batch fails the call (a {@code ServerException} at the sender, which counts the batch in
- * {@code failed} and resyncs the peer, as after any failed send; a refused session makes it reconnect). The receiving relay ({@link RelayEndpoint}) gives the share back once the batch is applied or
- * queued. Which node a batch is read for is told by that node's export filter, which sees this class on the
- * reading thread just before {@link #readObject} runs ({@link Receiver#admitted}).
+ * {@code failed} and resyncs the peer, as after any failed send; a refused session makes it reconnect). The
+ * receiving relay ({@link RelayEndpoint}) gives the share back once the batch is applied or queued. Which node
+ * a batch is read for is told by that node's export filter, which sees this class on the reading thread just
+ * before {@link #readObject} runs ({@link Receiver#admitted}).
  */
 final class RelayBatch implements Serializable {
 
@@ -51,11 +47,10 @@ final class RelayBatch implements Serializable {
     private transient String from;
     private transient byte[] session;
     private transient byte[] bytes;
-    /** On the receiving side: the sender as its session names it, and the share of the budget held. */
+    /** On the receiving side: the sender as its session names it, and the share held of that node's budget. */
     private transient String sender;
-    private transient InboundBudget heldBudget;
-    private transient long held;
     private transient Receiver heldFor;
+    private transient long held;
     /** The length written ahead of the bytes: theirs, except in {@link #stalling}. */
     private transient int announced;
     private transient long stallMillis;
@@ -110,11 +105,8 @@ final class RelayBatch implements Serializable {
     synchronized void release() {
         if (heldFor != null) {
             heldFor.unclaimed.remove(this);
+            heldFor.budget.release(held);
             heldFor = null;
-        }
-        if (heldBudget != null) {
-            heldBudget.release(held);
-            heldBudget = null;
             held = 0;
         }
     }
@@ -185,7 +177,7 @@ final class RelayBatch implements Serializable {
             release();
             throw e;
         }
-        if (heldBudget != null) {
+        if (heldFor != null) {
             node.readUnclaimed(this);
         }
     }
@@ -210,14 +202,13 @@ final class RelayBatch implements Serializable {
                     + BUDGET_WAIT_MILLIS + " ms (inboundBufferMaxBytes=" + node.budget.max() + ")");
         }
         synchronized (this) {
-            heldBudget = node.budget;
             held = length;
             heldFor = node;
         }
     }
 
     private static void writeName(ObjectOutputStream out, String name) throws IOException {
-        byte[] b = (name == null ? "" : name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] b = name(name);
         out.writeShort(b.length);
         out.write(b);
     }
@@ -280,31 +271,12 @@ final class RelayBatch implements Serializable {
             }
         }
 
-        InboundBudget budget() {
-            return budget;
-        }
-
         private String sender(String claimed, byte[] session) throws IOException {
-            if (sessions == null) {
-                return claimed;
-            }
-            try {
-                return sessions.check(session, callerHost());
-            } catch (RpcException e) {
-                throw new InvalidObjectException(e.getMessage());
-            }
+            return RelayEndpoint.sender(sessions, claimed, session);
         }
 
         private void rejected(String why) {
             onRejected.accept(why);
-        }
-    }
-
-    static InetAddress callerHost() throws java.rmi.AccessException {
-        try {
-            return InetAddress.getByName(RemoteServer.getClientHost());
-        } catch (ServerNotActiveException | UnknownHostException e) {
-            throw new java.rmi.AccessException(RpcSessions.UNAUTHORIZED + "caller unknown (" + e.getMessage() + ")");
         }
     }
 }

@@ -1,8 +1,11 @@
 package io.ehrelay.rmi;
 
 import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.rmi.AccessException;
 import java.rmi.RemoteException;
+import java.rmi.server.RemoteServer;
+import java.rmi.server.ServerNotActiveException;
 
 import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcService;
@@ -25,7 +28,15 @@ final class RelayEndpoint implements RelayRemote {
     }
 
     /** The sender of a call: checked against its session when there are sessions. */
-    private String sender(String claimed, byte[] session) throws RemoteException {
+    private String sender(String claimed, byte[] session) throws AccessException {
+        return sender(sessions, claimed, session);
+    }
+
+    /**
+     * The sender of a call to a relay with {@code sessions} (or none: then as claimed), on the thread RMI runs
+     * the call on (also while a {@link RelayBatch} of the call is read).
+     */
+    static String sender(RpcSessions sessions, String claimed, byte[] session) throws AccessException {
         if (sessions == null) {
             return claimed;
         }
@@ -36,8 +47,12 @@ final class RelayEndpoint implements RelayRemote {
         }
     }
 
-    private static InetAddress callerHost() throws RemoteException {
-        return RelayBatch.callerHost();
+    private static InetAddress callerHost() throws AccessException {
+        try {
+            return InetAddress.getByName(RemoteServer.getClientHost());
+        } catch (ServerNotActiveException | UnknownHostException e) {
+            throw new AccessException(RpcSessions.UNAUTHORIZED + "caller unknown (" + e.getMessage() + ")");
+        }
     }
 
     @Override
@@ -90,7 +105,7 @@ final class RelayEndpoint implements RelayRemote {
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         } finally {
-            batch.release(); // queued: the per-sender bound of the apply queue holds it from here
+            batch.release(); // queued: the apply queue's bounds hold it from here
         }
     }
 

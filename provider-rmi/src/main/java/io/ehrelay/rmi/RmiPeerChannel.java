@@ -101,7 +101,7 @@ final class RmiPeerChannel extends PeerChannel {
                         + found.getClass().getName());
             }
             RelayRemote r = (RelayRemote) found;
-            byte[] s = secret == null ? null : openSession(r);
+            byte[] s = secret == null ? null : openSession(r, secret, self);
             if (listening) {
                 r.hello(RelayBatch.name(self), s);
             }
@@ -116,12 +116,10 @@ final class RmiPeerChannel extends PeerChannel {
         }
     }
 
-    /** Proves the cluster secret to the peer's relay, and checks that the peer holds it too. */
-    private byte[] openSession(RelayRemote r) throws IOException {
-        return openSession(r, secret, self);
-    }
-
-    /** Opens a session with {@code relay} under the name {@code self}, proving {@code secret}. */
+    /**
+     * Opens a session with {@code relay} under the name {@code self}: proves {@code secret} to it, and checks
+     * that the peer holds it too.
+     */
     static byte[] openSession(RelayRemote relay, io.ehrelay.spi.ClusterSecret secret, String self)
             throws IOException {
         return io.ehrelay.spi.rpc.RpcSessions.open(secret, self, new io.ehrelay.spi.rpc.RpcSessions.Listener() {

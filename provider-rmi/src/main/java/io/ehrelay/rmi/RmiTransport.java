@@ -31,9 +31,9 @@ import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 /**
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
  * only) holding one relay object and one stock-compatible {@code CachePeer} per replicated cache, all exported on
- * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits short byte arrays (names, sessions) and
- * {@link RelayBatch}es (bounded by the node's {@code inboundBufferMaxBytes}), the cache peers
- * the allow-list plus Ehcache's message types. All its listening sockets together hold at most
+ * {@code remoteObjectPort} with a serialization filter ({@link FilteredExport}): the relay admits short byte
+ * arrays (names, sessions) and {@link RelayBatch}es (bounded by the node's {@code inboundBufferMaxBytes}), the
+ * cache peers the allow-list plus Ehcache's message types. All its listening sockets together hold at most
  * {@code maxInboundConnections} connections ({@link InboundConnections}), each with a handshake deadline and an
  * idle timeout. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
  */
@@ -108,7 +108,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
         stubSockets = settings.tls ? new TlsClientSocketFactory(ls.socketTimeoutMillis)
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
-        // the relay's arguments: names, small arrays (sessions, proofs) and RelayBatches, which read their bytes
+        // the relay's arguments: short arrays (names, sessions, proofs) and RelayBatches, which read their bytes
         // themselves once the caller's session and the node's budget allowed them (no large array is ever read)
         io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(
                 settings.inboundBufferMaxBytes);

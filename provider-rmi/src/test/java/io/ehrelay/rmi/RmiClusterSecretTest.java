@@ -91,8 +91,10 @@ class RmiClusterSecretTest {
                 .matches(RpcSessions::isRefusal, "a refusal");
         assertThatThrownBy(() -> relay.deliver(new RelayBatch("outsider", new byte[32], put)))
                 .matches(RpcSessions::isRefusal, "a refusal");
-        assertThatThrownBy(() -> relay.hello(RelayBatch.name("outsider"), null)).hasCauseInstanceOf(AccessException.class);
-        assertThatThrownBy(() -> relay.openState(null, RelayBatch.name("async"))).hasCauseInstanceOf(AccessException.class);
+        assertThatThrownBy(() -> relay.hello(RelayBatch.name("outsider"), null))
+                .hasCauseInstanceOf(AccessException.class);
+        assertThatThrownBy(() -> relay.openState(null, RelayBatch.name("async")))
+                .hasCauseInstanceOf(AccessException.class);
         assertThatThrownBy(() -> relay.authenticate(RelayBatch.name("outsider"), relay.challenge(), new byte[64]))
                 .hasCauseInstanceOf(AccessException.class);
 

@@ -33,7 +33,8 @@ import io.ehrelay.spi.ClusterSecret;
  * A session is a bearer credential of {@value #SESSION_BYTES} random bytes bound to the caller's address; on a
  * network where others can read the traffic, use TLS as well. Sessions unused for
  * {@value #SESSION_IDLE_SECONDS} s end; a caller opening a session again (same host and name) gives up its
- * earlier ones; at most {@value #MAX_SESSIONS} are kept (only holders of the secret open them). Every refusal goes to the {@code refused} callback, which counts it. Thread-safe.
+ * earlier ones; at most {@value #MAX_SESSIONS} are kept (only holders of the secret open them). Every refusal
+ * goes to the {@code refused} callback, which counts it. Thread-safe.
  */
 public final class RpcSessions {
 
