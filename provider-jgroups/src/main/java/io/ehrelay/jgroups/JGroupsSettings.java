@@ -18,6 +18,7 @@ final class JGroupsSettings {
     static final String DEFAULT_CLUSTER = "EH_CACHE";
     /** The old module's JMX domain for the channel's MBeans. */
     static final String DEFAULT_JMX_DOMAIN = "JGroupsReplication";
+    static final long DEFAULT_INBOUND_BUFFER = 32L << 20;
 
     final String connect;
     final String file;
@@ -34,6 +35,10 @@ final class JGroupsSettings {
     final String jmxDomain;
     /** Refuse JGroups object messages whose payload JGroups would Java-deserialize (see {@link ObjectMessageGuard}). */
     final boolean refuseSerializedObjects;
+    /** Most connections accepted at once by a {@code TCP} transport (see {@link InboundSockets}). */
+    final int maxInboundConnections;
+    /** Bytes of messages over 64 KiB being read at once, all accepted connections together; null: the default. */
+    final Long inboundBufferMaxBytes;
 
     private JGroupsSettings(PropertyReader r, NodeConfig node) {
         String connectText = r.string("connect");
@@ -59,6 +64,27 @@ final class JGroupsSettings {
         retryMaxMillis = r.longIn(PeerProperties.RETRY_MAX_MILLIS, 5000, 10, 600_000);
         jmxDomain = r.string("jmxDomain", DEFAULT_JMX_DOMAIN);
         refuseSerializedObjects = r.bool("refuseSerializedObjects", true);
+        maxInboundConnections = r.intIn("maxInboundConnections", 64, 1, 65_535);
+        long budget = r.bytesIn("inboundBufferMaxBytes", -1, InboundSockets.CHARGED_ABOVE, 1L << 40);
+        inboundBufferMaxBytes = budget < 0 ? null : budget;
+    }
+
+    /**
+     * {@code inboundBufferMaxBytes}: as set, else 32 MB or twice the transport's {@code max_length}, whichever is
+     * more.
+     *
+     * @throws IllegalArgumentException when it is set below {@code max_length}: a message JGroups accepts could
+     *                                  never be read
+     */
+    long inboundBufferMaxBytes(long maxLength) {
+        if (inboundBufferMaxBytes == null) {
+            return Math.max(DEFAULT_INBOUND_BUFFER, 2 * maxLength);
+        }
+        if (maxLength > inboundBufferMaxBytes) {
+            throw new IllegalArgumentException("inboundBufferMaxBytes (" + inboundBufferMaxBytes + " bytes) must be at "
+                    + "least the transport's max_length (" + maxLength + " bytes): a message JGroups accepts must fit");
+        }
+        return inboundBufferMaxBytes;
     }
 
     static JGroupsSettings read(PropertyReader r, NodeConfig node) {

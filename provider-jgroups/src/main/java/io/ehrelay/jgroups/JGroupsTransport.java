@@ -52,6 +52,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     private RpcService relay;
     private String clusterName;
     private volatile String localEndpoint;
+    /** The bounds on accepted connections ({@code TCP} transports); {@code null} for the others. */
+    private InboundSockets inboundSockets;
     private volatile View view;
     private boolean jmxRegistered;
     private io.ehrelay.spi.TransportMetrics.Count postsDropped;
@@ -110,7 +112,19 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         membersAuthenticate = authenticates(channel);
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
+        inboundSockets = boundAcceptedConnections(stack, ctx);
         channel.connect(clusterName);
+        if (inboundSockets != null
+                && channel.getProtocolStack().getTransport().getSocketFactory() != inboundSockets) {
+            LOG.warn("ehrelay: CacheManager {}: the JGroups transport replaced ehrelay's socket factory (JGroups' "
+                    + "TLS does): maxInboundConnections and inboundBufferMaxBytes do not apply; the TLS handshake "
+                    + "keeps peers without a trusted certificate out", ctx.cacheManagerName());
+            inboundSockets = null;
+        }
+        if (inboundSockets != null) {
+            InboundSockets sockets = inboundSockets;
+            ctx.metrics().gauge("connectionsIn", sockets::size);
+        }
         localEndpoint = endpoint(channel.getAddress());
         if (registerJmx) {
             try {
@@ -124,6 +138,30 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         viewAccepted(channel.getView());
         LOG.info("ehrelay: joined JGroups cluster '{}' as {} ({}), view {}", clusterName, channel.getAddressAsString(),
                 localEndpoint, channel.getView());
+    }
+
+    /**
+     * Puts {@link InboundSockets} in place on a {@code TCP} transport: at most {@code maxInboundConnections}
+     * accepted connections, and {@code inboundBufferMaxBytes} for the messages they are reading.
+     */
+    private InboundSockets boundAcceptedConnections(List<ProtocolConfiguration> stack, TransportContext ctx) {
+        org.jgroups.protocols.TP tp = channel.getProtocolStack().getTransport();
+        if (tp.getClass() != org.jgroups.protocols.TCP.class) {
+            if (!(tp instanceof org.jgroups.protocols.UDP)) {
+                LOG.warn("ehrelay: CacheManager {}: JGroups transport {}: maxInboundConnections and "
+                        + "inboundBufferMaxBytes apply to TCP only; connections to this one are bounded by JGroups "
+                        + "alone", ctx.cacheManagerName(), tp.getName());
+            }
+            return null;
+        }
+        long maxLength = Math.max(0, JGroupsStacks.bytes(stack.get(0), "max_length", 0));
+        io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(
+                settings.inboundBufferMaxBytes(maxLength));
+        InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, budget, ctx.metrics(),
+                ctx.cacheManagerName());
+        tp.setSocketFactory(sockets);
+        ctx.metrics().gauge("inboundBufferBytes", budget::used);
+        return sockets;
     }
 
     @Override
@@ -369,6 +407,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                 }
             }
             channel.close();
+        }
+        if (inboundSockets != null) {
+            inboundSockets.closeAll();
         }
     }
 }

@@ -26,13 +26,18 @@ final class JGroupsFixtures {
     }
 
     static TransportFixture tcp() {
+        return tcp("");
+    }
+
+    /** The TCP stack with more provider properties ({@code ", name=value"...}). */
+    static TransportFixture tcp(String more) {
         int base = 20000 + ThreadLocalRandom.current().nextInt(400) * 50;
         StringBuilder hosts = new StringBuilder();
         for (int i = 0; i < 6; i++) {
             hosts.append(i == 0 ? "" : "|").append("127.0.0.1[").append(base + i).append(']');
         }
         return fixture("file=" + JGroupsStacks.TCP_STACK + ", channelName=" + cluster()
-                + ", bindAddress=127.0.0.1, bindPort=" + base + ", initialHosts=" + hosts);
+                + ", bindAddress=127.0.0.1, bindPort=" + base + ", initialHosts=" + hosts + more);
     }
 
     private static String cluster() {

@@ -1,0 +1,230 @@
+package io.ehrelay.jgroups;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jgroups.Event;
+import org.jgroups.JChannel;
+import org.jgroups.stack.IpAddress;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.Jmx;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+
+/**
+ * A process that reaches a member's TCP port, member or not, can hold connections and make JGroups allocate the
+ * message each one announces. {@link InboundSockets} bounds both per node: here 6 connections and 16 MB of
+ * messages being read (the shipped stack's {@code max_length} is 8 MB), with the waits shortened. Honest members
+ * keep replicating meanwhile.
+ */
+@Timeout(180)
+class JGroupsInboundBoundsTest {
+
+    private static final String BOUNDS = ", maxInboundConnections=6, inboundBufferMaxBytes=16m";
+
+    private final List<Socket> attacker = new ArrayList<>();
+    private int budgetWait;
+    private int stall;
+    private int idle;
+
+    @BeforeEach
+    void shortWaits() {
+        budgetWait = InboundSockets.budgetWaitMillis;
+        stall = InboundSockets.stallMillis;
+        idle = InboundSockets.idleMillis;
+        InboundSockets.budgetWaitMillis = 2_000;
+        InboundSockets.stallMillis = 5_000;
+        InboundSockets.idleMillis = 5_000;
+    }
+
+    @AfterEach
+    void restore() throws IOException {
+        for (Socket s : attacker) {
+            s.close();
+        }
+        InboundSockets.budgetWaitMillis = budgetWait;
+        InboundSockets.stallMillis = stall;
+        InboundSockets.idleMillis = idle;
+    }
+
+    /** The port the node's transport listens on. */
+    private static int port(ContractCluster cluster, CacheManager cm) {
+        JChannel ch = ((JGroupsTransport) cluster.node(cm).transport()).channel();
+        return ((IpAddress) ch.down(new Event(Event.GET_PHYSICAL_ADDRESS, ch.getAddress()))).getPort();
+    }
+
+    /** A connection past JGroups' header, claiming to be 127.0.0.1:{@code claimedPort} (not a member). */
+    private Socket connect(int port, int claimedPort) throws Exception {
+        Socket s = new Socket();
+        attacker.add(s);
+        s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        IpAddress claimed = new IpAddress("127.0.0.1", claimedPort);
+        out.write(new byte[] {'b', 'e', 'l', 'a'});
+        out.writeShort(org.jgroups.Version.version);
+        out.writeShort(claimed.serializedSize());
+        claimed.writeTo(out);
+        out.flush();
+        return s;
+    }
+
+    /** Whether the node closed {@code s} (within {@code millis}). */
+    private static boolean closedByNode(Socket s, int millis) throws IOException {
+        s.setSoTimeout(millis);
+        InputStream in = s.getInputStream();
+        try {
+            return in.read() == -1;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    private static void stillReplicating(CacheManager from, CacheManager to, String key, int bytes) {
+        from.getCache("async").put(new Element(key, new byte[bytes]));
+        Await.until(() -> to.getCache("async").get(key) != null, () -> key + " did not arrive");
+    }
+
+    @Test
+    void partialMessages_holdAtMostTheBudget_theRestAreClosed_andTheBudgetComesBack() throws Exception {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp(BOUNDS))) {
+            CacheManager node = cluster.start("target");
+            CacheManager honest = cluster.start("honest");
+            stillReplicating(honest, node, "before", 10);
+            Jmx jmx = cluster.jmx(node);
+            long rejected = jmx.managerCount("rejected");
+            AtomicLong peak = new AtomicLong();
+            Thread watch = new Thread(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    peak.accumulateAndGet(jmx.managerGauge("inboundBufferBytes").longValue(), Math::max);
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            watch.start();
+            // 4 connections each announce a 7 MB message and send 1 MB of it: 2 fit in 16 MB
+            int port = port(cluster, node);
+            List<Socket> stalled = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                Socket s = connect(port, 1000 + i);
+                DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                out.writeInt(7 << 20);
+                out.write(new byte[1 << 20]);
+                out.flush();
+                stalled.add(s);
+            }
+            // small puts replicate while the budget is taken
+            for (int i = 0; i < 50; i++) {
+                stillReplicating(honest, node, "during-" + i, 1000);
+            }
+            // the two without room are closed after the 2 s wait, counted in rejected
+            Await.until(() -> jmx.managerCount("rejected") - rejected >= 2,
+                    () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
+            assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).as("bytes held by 2 of 4 messages")
+                    .isEqualTo(14L << 20);
+            // the two holding their share stop in the middle: closed after 5 s, and their share comes back
+            Await.until(() -> jmx.managerCount("rejected") - rejected == 4,
+                    () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
+            Await.until(() -> jmx.managerGauge("inboundBufferBytes").longValue() == 0,
+                    () -> "budget still in use: " + jmx.managerGauge("inboundBufferBytes"));
+            watch.interrupt();
+            watch.join();
+            int closed = 0;
+            for (Socket s : stalled) {
+                closed += closedByNode(s, 2000) ? 1 : 0;
+            }
+            System.out.printf("[jgroups] 4 partial 7 MB messages: peak inboundBufferBytes %d KiB (bound 16 MiB), "
+                    + "rejected +%d, closed by the node %d%n", peak.get() >> 10,
+                    jmx.managerCount("rejected") - rejected, closed);
+            assertThat(peak.get()).as("peak bytes held").isLessThanOrEqualTo(16L << 20);
+            assertThat(closed).as("attacker connections the node closed").isEqualTo(4);
+            // a 3 MB value (one message over 64 KiB, charged) still arrives
+            stillReplicating(honest, node, "after", 3 << 20);
+        }
+    }
+
+    @Test
+    void aMessageLargerThanTheBudget_closesItsConnectionAtOnce() throws Exception {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp(", inboundBufferMaxBytes=16m"))) {
+            CacheManager node = cluster.start("target");
+            Jmx jmx = cluster.jmx(node);
+            long rejected = jmx.managerCount("rejected");
+            // JGroups' max_length (8 MB) would refuse it too; ehrelay's check comes first and counts it
+            Socket s = connect(port(cluster, node), 2000);
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(64 << 20);
+            out.flush();
+            assertThat(closedByNode(s, 5000)).as("closed by the node").isTrue();
+            Await.until(() -> jmx.managerCount("rejected") - rejected == 1,
+                    () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
+            assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).isZero();
+        }
+    }
+
+    @Test
+    void idleConnections_atMostTheBound_aSilentOneGivesWayToANewMember() throws Exception {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp(BOUNDS))) {
+            CacheManager node = cluster.start("target");
+            CacheManager honest = cluster.start("honest");
+            stillReplicating(honest, node, "before", 10);
+            Jmx jmx = cluster.jmx(node);
+            long refused = jmx.managerCount("refusedConnections");
+            int port = port(cluster, node);
+            int peak = 0;
+            for (int i = 0; i < 40; i++) {
+                try {
+                    connect(port, 3000 + i);
+                } catch (IOException e) {
+                    // closed by the node while the header was being written
+                }
+                peak = Math.max(peak, jmx.managerGauge("connectionsIn").intValue());
+            }
+            int closed = 0;
+            for (Socket s : attacker) {
+                closed += closedByNode(s, 100) ? 1 : 0;
+            }
+            long refusedNow = jmx.managerCount("refusedConnections") - refused;
+            System.out.printf("[jgroups] 40 idle connections: connectionsIn peak %d (bound 6), refusedConnections "
+                    + "+%d, closed by the node %d%n", peak, refusedNow, closed);
+            assertThat(peak).as("connections open at once").isLessThanOrEqualTo(6);
+            assertThat(refusedNow).as("connections refused").isGreaterThanOrEqualTo(34);
+            assertThat(closed).as("attacker connections closed by the node").isGreaterThanOrEqualTo(34);
+            stillReplicating(honest, node, "during", 1000);
+            // once they have been silent for 5 s, a new member's connection takes the slot of one of them
+            Thread.sleep(5_500);
+            CacheManager late = cluster.start("late");
+            stillReplicating(node, late, "joined", 1000);
+            stillReplicating(late, node, "back", 1000);
+            assertThat(jmx.managerGauge("connectionsIn").intValue()).isLessThanOrEqualTo(6);
+        }
+    }
+
+    @Test
+    void settings_budgetBelowMaxLength_isRefusedAtStart() {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp(", inboundBufferMaxBytes=4m"))) {
+            assertThatThrownBy(() -> cluster.start("small"))
+                    .hasStackTraceContaining("inboundBufferMaxBytes (4194304 bytes) must be at least the transport's "
+                            + "max_length (8000000 bytes)");
+        }
+    }
+}
