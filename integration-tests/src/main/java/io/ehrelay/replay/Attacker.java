@@ -41,8 +41,9 @@ import net.sf.ehcache.distribution.CachePeer;
  * <li>{@code bomb}: a peer holding the secret puts a 1.7 KB nested-set bomb (depth 25).</li>
  * <li>{@code idle}: 2,000 connections that send nothing, to every port the node listens on.</li>
  * <li>{@code frames}: 8 connections each announcing a 60 MB frame and sending 16 MB of it — TCP: authenticated
- *     connections; RMI: relay batches under sessions; Hessian: request bodies under a session; JGroups: raw
- *     connections to the member port (no member needed there).</li>
+ *     connections; RMI: relay batches under sessions; Hessian: request bodies under a session. JGroups: raw
+ *     connections to the member port (no member needed there), 40 of them each announcing a 7 MB message
+ *     (under the shipped stack's max_length) and sending 4 MB of it.</li>
  * <li>{@code tiny}: 1,000,000 tiny frames on one connection — TCP: malformed event frames after authenticating;
  *     RMI: JRMP pings (no session needed); Hessian: challenge calls pipelined (the smallest call served
  *     without a session; at most 10 s); JGroups: 3-byte messages of an unknown version.</li>
@@ -217,9 +218,22 @@ public final class Attacker {
         try {
             ReplicationNode node = ReplicationNode.all(cm).get(0);
             FaultNode.awaitReachablePeers(node, 2);
-            cm.getCache("replay").put(new Element("bomb", (Serializable) bombValue(25)));
-            Thread.sleep(3000);
-            ReplayNode.say("RESULT sent=1");
+            com.codahale.metrics.Meter sent = io.ehrelay.provider.Ehrelay.metricRegistry(cm).getMeters().get(
+                    io.ehrelay.metrics.ObjectNames.cacheMetric(cm.getName(), node.metrics().transport(), "replay", "sent"));
+            // until both honest nodes were handed it (at most twice, 10 s each): a send that went nowhere would
+            // leave the suite nothing to measure
+            int puts = 0;
+            long until = 0;
+            while (puts < 2 && (sent == null || sent.getCount() < 2)) {
+                if (System.nanoTime() - until >= 0) {
+                    cm.getCache("replay").put(new Element("bomb", (Serializable) bombValue(25)));
+                    puts++;
+                    until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                }
+                Thread.sleep(50);
+            }
+            Thread.sleep(1000);
+            ReplayNode.say("RESULT puts=" + puts + " handedToPeers=" + (sent == null ? "?" : sent.getCount()));
         } finally {
             cm.shutdown();
         }
@@ -303,7 +317,13 @@ public final class Attacker {
                 : "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.session(
                         "http://127.0.0.1:" + port + "/ehrelay", secret, "http://127.0.0.1:1/ehrelay") : null;
         try {
-            for (int i = 0; i < 8; i++) {
+            // JGroups: max_length (8 MB) refuses 60 MB at once, so 40 connections announce 7 MB each (280 MB, more than
+            // the node's heap): inboundBufferMaxBytes (32 MB) lets 4 be read, the others are closed after 10 s
+            boolean jgroups = "jgroups".equals(transport);
+            int connections = jgroups ? 40 : 8;
+            int announced = jgroups ? 7 << 20 : 60 << 20;
+            int sent = jgroups ? 4 : 16;
+            for (int i = 0; i < connections; i++) {
                 int n = i;
                 // each connection writes on its own thread: the node may stop reading when its budget is spent
                 Thread w = new Thread(() -> {
@@ -327,14 +347,14 @@ public final class Attacker {
                                 break;
                             default:
                                 Socket s = "tcp".equals(transport) ? TcpAttacks.insider(port, secret,
-                                        "frames-" + n + ":1") : jgroupsConnection(port);
+                                        "frames-" + n + ":1") : jgroupsConnection(port, 1 + n);
                                 synchronized (open) {
                                     open.add(s);
                                 }
                                 OutputStream out = s.getOutputStream();
                                 out.write("tcp".equals(transport) ? TcpAttacks.eventsHeader(60 << 20)
-                                        : java.nio.ByteBuffer.allocate(4).putInt(60 << 20).array());
-                                for (int mb = 0; mb < 16; mb++) {
+                                        : java.nio.ByteBuffer.allocate(4).putInt(announced).array());
+                                for (int mb = 0; mb < sent; mb++) {
                                     out.write(sixteen, mb << 20, 1 << 20);
                                     written.addAndGet(1 << 20);
                                 }
@@ -351,12 +371,12 @@ public final class Attacker {
                 w.start();
                 writers.add(w);
             }
-            long joinUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            long joinUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos("jgroups".equals(transport) ? 15 : 5);
             for (Thread w : writers) {
                 w.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(joinUntil - System.nanoTime())));
             }
             ReplayNode.say("RESULT writtenMB=" + (written.get() >> 20) + " failedWriting=" + refused.get());
-            holdUntilReleased(8);
+            holdUntilReleased(writers.size());
         } finally {
             synchronized (open) {
                 for (java.io.Closeable c : open) {
@@ -366,15 +386,20 @@ public final class Attacker {
         }
     }
 
-    /** A connection to a JGroups TCP member port, past its header (cookie, version, an address). */
-    private static Socket jgroupsConnection(int port) throws IOException {
+    /**
+     * A connection to a JGroups TCP member port, past its header (cookie, version, the address's length, an
+     * address: 127.0.0.1 and {@code claimedPort}, which no member has).
+     */
+    private static Socket jgroupsConnection(int port, int claimedPort) throws IOException {
         Socket s = new Socket();
         s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
         java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
         out.write(new byte[] {'b', 'e', 'l', 'a'});
         out.writeShort(org.jgroups.Version.version);
         try {
-            new org.jgroups.stack.IpAddress("127.0.0.1", 1).writeTo(out);
+            org.jgroups.stack.IpAddress claimed = new org.jgroups.stack.IpAddress("127.0.0.1", claimedPort);
+            out.writeShort(claimed.serializedSize());
+            claimed.writeTo(out);
         } catch (Exception e) {
             throw new IOException(e);
         }
@@ -425,7 +450,7 @@ public final class Attacker {
                 break;
         }
         try (Socket s = "tcp".equals(transport) ? TcpAttacks.insider(port, secret, "tiny:1")
-                : jgroupsConnection(port)) {
+                : jgroupsConnection(port, 1)) {
             OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
             // JGroups: a 3-byte message whose version no member speaks (dropped by the transport)
             byte[] frame = "tcp".equals(transport) ? TcpAttacks.events(new byte[] {1})

@@ -200,7 +200,11 @@ class AttackSuiteTest {
         r = attack(transport, "bomb");
         stillReplicating();
         after = security(a);
-        report(transport, "bomb", before, after, "");
+        for (long until = deadline(15); after.rejected == before.rejected && System.nanoTime() < until; ) {
+            Thread.sleep(200); // (the count of a bomb still being decoded)
+            after = security(a);
+        }
+        report(transport, "bomb", before, after, " " + r);
         assertThat(after.rejected).as("the bomb counted in rejected").isGreaterThan(before.rejected);
         assertThat(has(a, "bomb") || has(b, "bomb")).as("the bomb was stored").isFalse();
         assertThat(after.cpuMillis - before.cpuMillis).as("CPU of the attacked node meanwhile").isLessThan(5_000);
@@ -245,9 +249,11 @@ class AttackSuiteTest {
                         .isLessThanOrEqualTo(128 + 16);
                 break;
             case "jgroups":
-                // the shipped stack's max_length (8 MB) refuses the announcement before JGroups allocates it
-                assertThat(during.heapMb).as("heap with 8 partial 60 MB messages").isLessThan(160);
-                assertThat(Integer.parseInt(r.get("failedWriting"))).as("writers the node cut off").isPositive();
+                // 40 connections announce 7 MB each (280 MB, under the shipped stack's max_length of 8 MB):
+                // inboundBufferMaxBytes (32 MB) lets 4 be read, the others are closed after 10 s without room
+                assertThat(during.heapMb).as("heap with 40 partial 7 MB messages").isLessThan(160);
+                assertThat(during.rejected - before.rejected).as("messages closed for lack of room")
+                        .isGreaterThanOrEqualTo(30);
                 break;
             default:
                 // RMI and Hessian read a batch or body into one array of its size after taking its share of

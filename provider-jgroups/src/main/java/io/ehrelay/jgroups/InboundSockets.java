@@ -230,7 +230,7 @@ final class InboundSockets extends DefaultSocketFactory {
     private final class Metered extends FilterInputStream {
 
         private final Inbound socket;
-        /** Header bytes still to come; -1 once it is read. The address's length is only known after its first. */
+        /** Header bytes still to come. The address's length is only known after its first byte. */
         private int headerLeft = FIXED_HEADER + 1;
         private boolean addressSized;
         /** Bytes of the current message's length read so far (0-3), and the length being assembled. */
@@ -255,7 +255,10 @@ final class InboundSockets extends DefaultSocketFactory {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            int n = charged() ? readWithin(b, off, len) : in.read(b, off, len);
+            // JGroups reads the header on its one accepting thread: hand it no byte past the header, so that a
+            // message's length (whose charge may wait) is only ever seen on the connection's own thread
+            int n = charged() ? readWithin(b, off, len) : in.read(b, off, headerLeft > 0 ? Math.min(len, headerLeft)
+                    : len);
             if (n > 0) {
                 socket.lastReadNanos = System.nanoTime();
                 follow(b, off, n);

@@ -48,8 +48,8 @@ class JGroupsInboundBoundsTest {
         budgetWait = InboundSockets.budgetWaitMillis;
         stall = InboundSockets.stallMillis;
         idle = InboundSockets.idleMillis;
-        InboundSockets.budgetWaitMillis = 2_000;
-        InboundSockets.stallMillis = 5_000;
+        InboundSockets.budgetWaitMillis = 3_000;
+        InboundSockets.stallMillis = 10_000;
         InboundSockets.idleMillis = 5_000;
     }
 
@@ -122,10 +122,11 @@ class JGroupsInboundBoundsTest {
                 }
             });
             watch.start();
-            // 4 connections each announce a 7 MB message and send 1 MB of it: 2 fit in 16 MB
+            // 5 connections (with the honest member's, 6: the bound) each announce a 7 MB message and send 1 MB of
+            // it: 2 fit in 16 MB
             int port = port(cluster, node);
             List<Socket> stalled = new ArrayList<>();
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < 5; i++) {
                 Socket s = connect(port, 1000 + i);
                 DataOutputStream out = new DataOutputStream(s.getOutputStream());
                 out.writeInt(7 << 20);
@@ -133,17 +134,22 @@ class JGroupsInboundBoundsTest {
                 out.flush();
                 stalled.add(s);
             }
+            long sent = System.nanoTime();
             // small puts replicate while the budget is taken
             for (int i = 0; i < 50; i++) {
                 stillReplicating(honest, node, "during-" + i, 1000);
             }
-            // the two without room are closed after the 2 s wait, counted in rejected
-            Await.until(() -> jmx.managerCount("rejected") - rejected >= 2,
+            // the three without room are closed after the 3 s wait, counted in rejected; they wait side by side,
+            // each on its connection's thread (were one to wait on JGroups' accepting thread, they would take
+            // 3 x 3 s one after the other, and no connection would be accepted meanwhile)
+            Await.until(() -> jmx.managerCount("rejected") - rejected >= 3,
                     () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
-            assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).as("bytes held by 2 of 4 messages")
+            long waited = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+            assertThat(waited).as("ms until the three without room were closed").isLessThan(7_000);
+            assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).as("bytes held by 2 of 5 messages")
                     .isEqualTo(14L << 20);
-            // the two holding their share stop in the middle: closed after 5 s, and their share comes back
-            Await.until(() -> jmx.managerCount("rejected") - rejected == 4,
+            // the two holding their share stop in the middle: closed after 10 s, and their share comes back
+            Await.until(() -> jmx.managerCount("rejected") - rejected == 5,
                     () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
             Await.until(() -> jmx.managerGauge("inboundBufferBytes").longValue() == 0,
                     () -> "budget still in use: " + jmx.managerGauge("inboundBufferBytes"));
@@ -153,11 +159,11 @@ class JGroupsInboundBoundsTest {
             for (Socket s : stalled) {
                 closed += closedByNode(s, 2000) ? 1 : 0;
             }
-            System.out.printf("[jgroups] 4 partial 7 MB messages: peak inboundBufferBytes %d KiB (bound 16 MiB), "
-                    + "rejected +%d, closed by the node %d%n", peak.get() >> 10,
-                    jmx.managerCount("rejected") - rejected, closed);
+            System.out.printf("[jgroups] 5 partial 7 MB messages: peak inboundBufferBytes %d KiB (bound 16 MiB), "
+                    + "3 without room closed after %d ms, rejected +%d, closed by the node %d%n", peak.get() >> 10,
+                    waited, jmx.managerCount("rejected") - rejected, closed);
             assertThat(peak.get()).as("peak bytes held").isLessThanOrEqualTo(16L << 20);
-            assertThat(closed).as("attacker connections the node closed").isEqualTo(4);
+            assertThat(closed).as("attacker connections the node closed").isEqualTo(5);
             // a 3 MB value (one message over 64 KiB, charged) still arrives
             stillReplicating(honest, node, "after", 3 << 20);
         }
