@@ -78,6 +78,11 @@ final class NodeProcess implements AutoCloseable {
         return String.join(java.io.File.pathSeparator, entries);
     }
 
+    /** The replay profile of the JVMs started next. */
+    static final String TUNED = "tuned";
+    static final String DEFAULT = "default";
+    static volatile String profile = TUNED;
+
     static NodeProcess start(String label, String heap, List<String> args, Path log) throws IOException {
         return start(label, heap, ReplayNode.class, args, log);
     }
@@ -86,10 +91,15 @@ final class NodeProcess implements AutoCloseable {
             throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xms" + heap);
-        cmd.add("-Xmx" + heap);
-        // touch the whole heap at start: first-touch page faults otherwise dominate the timed window
-        cmd.add("-XX:+AlwaysPreTouch");
+        if (TUNED.equals(profile)) {
+            cmd.add("-Xms" + heap);
+            cmd.add("-Xmx" + heap);
+            // touch the whole heap at start: first-touch page faults otherwise dominate the timed window
+            cmd.add("-XX:+AlwaysPreTouch");
+        } else {
+            cmd.add("-Xmx" + heap); // what users run: the heap's ceiling, nothing else
+        }
+        cmd.add("-D" + Profiles.PROFILE_PROPERTY + "=" + profile);
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         cmd.add("-Djava.rmi.server.hostname=127.0.0.1");
         if (args.contains("transport=" + Profiles.STOCK_JGROUPS_UDP)) {

@@ -120,8 +120,23 @@ public final class Profiles {
      */
     private static String ehrelayXml(String transport, String nodeName, CharSequence provider, int port,
                                      String caches) {
+        if (!tuned()) {
+            return ehrelayFile(transport, nodeName, provider + extraProviderProperties(), port, caches);
+        }
         return ehrelayFile(transport, nodeName, provider + ", overflowPolicy=block, overflowBlockMillis=600000, "
                 + "queueMaxBytes=" + queueMaxBytes() + extraProviderProperties(), port, caches);
+    }
+
+    /** The system property naming a node's replay profile ({@code tuned} when absent). */
+    static final String PROFILE_PROPERTY = "ehrelay.replay.profile";
+
+    /**
+     * Whether this node runs the tuned profile (the writer's queue blocks for up to 10 minutes and holds at most
+     * {@link #queueMaxBytes()}); the {@code default} profile gives the provider the replay's transport and
+     * addresses only, as an application's {@code ehcache.xml} with the class names swapped does.
+     */
+    static boolean tuned() {
+        return !"default".equals(System.getProperty(PROFILE_PROPERTY));
     }
 
     /** An ehrelay node's file with exactly these provider properties. */

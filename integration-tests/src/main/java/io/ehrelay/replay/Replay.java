@@ -49,6 +49,8 @@ public final class Replay {
     List<String> e4Modes = Arrays.asList("n-n");
     String e4Heap = "1536m";
     String heap = "2g";
+    /** The profiles each step runs under, in order: {@code default} (what users run) and {@code tuned}. */
+    List<String> profiles = new ArrayList<>(Arrays.asList(NodeProcess.DEFAULT, NodeProcess.TUNED));
     int reps = 1;
     long stepTimeoutSeconds = 600;
     String discovery = "manual";
@@ -116,6 +118,18 @@ public final class Replay {
                         heap = "6g";
                     }
                     break;
+                case "--profile": {
+                    String p = value(args, ++i, a);
+                    profiles.clear();
+                    if ("both".equals(p)) {
+                        profiles.addAll(Arrays.asList(NodeProcess.DEFAULT, NodeProcess.TUNED));
+                    } else if (NodeProcess.DEFAULT.equals(p) || NodeProcess.TUNED.equals(p)) {
+                        profiles.add(p);
+                    } else {
+                        throw new UsageException("--profile: '" + p + "' is not default, tuned or both");
+                    }
+                    break;
+                }
                 case "--transports":
                     transports.clear();
                     transports.addAll(list(a, value(args, ++i, a)));
@@ -267,7 +281,13 @@ public final class Replay {
                 "  --e4-sizes 1024,...      E4 message sizes (default 1024,10240,102400)",
                 "  --e4-count n             E4 elements each writer puts (default: ~64 MB, 500 to 20,000)",
                 "  --e4-heap 1536m          -Xms/-Xmx of each E4 member (default 1536m)",
-                "  --heap 2g                -Xms/-Xmx of each node (default 2g, 6g with --full)",
+                "  --heap 2g                heap of each node (default 2g, 6g with --full): -Xmx in the default",
+                "                           profile, -Xms and -Xmx in the tuned one",
+                "  --profile both           default: the provider's default properties and -Xmx only (what users",
+                "                           run); tuned: -Xms = -Xmx, -XX:+AlwaysPreTouch, and the writer's queue",
+                "                           blocks (overflowPolicy=block, overflowBlockMillis=600000,",
+                "                           queueMaxBytes=8m); both (the default): every step under each, a",
+                "                           report per profile, ratios within each",
                 "  --reps n                 repetitions per step; the median is reported (default 1)",
                 "  --step-timeout s         a step taking longer is a FAIL (default 600)",
                 "  --discovery manual|multicast   how the writer finds the reader (default manual)",
@@ -329,8 +349,8 @@ public final class Replay {
             totalWeight += p.weight;
         }
         progress = new Progress(System.out, System.console() != null, plan.size(), totalWeight);
-        System.out.printf("ehrelay replay: transports %s, experiments %s, heap %s per node, %d rep(s), %d steps%n",
-                transports, experiments, heap, reps, plan.size());
+        System.out.printf("ehrelay replay: transports %s, experiments %s, heap %s per node, %d rep(s), profiles %s, "
+                + "%d steps%n", transports, experiments, heap, reps, profiles, plan.size());
         System.out.println(Report.tableHeader(experimentWidth, transportWidth));
         for (Planned p : plan) {
             progress.begin(p.label, p.weight);
@@ -351,13 +371,47 @@ public final class Replay {
             Files.write(threadsCsv, lines);
         }
         String name = "replay-" + stamp;
-        int svgs = writeReport(out, name, threadRows);
-        Path md = out.resolve(name + ".md");
-        Path html = out.resolve(name + ".html");
-        System.out.println();
-        for (String line : Report.consoleSummary(results, elapsed, html, md, csv, svgs, log)) {
-            System.out.println(line);
+        List<StepResult> all = new ArrayList<>(results);
+        for (String profile : profilesOf(all)) {
+            String reportName = reportName(name, all, profile);
+            int svgs = writeReport(out, reportName, threadRows, only(all, profile));
+            System.out.println();
+            System.out.println("profile " + profile + (NodeProcess.DEFAULT.equals(profile)
+                    ? " (the provider's defaults, -Xmx only):" : " (-Xms = -Xmx, AlwaysPreTouch, blocking queue):"));
+            for (String line : Report.consoleSummary(only(all, profile), elapsed, out.resolve(reportName + ".html"),
+                    out.resolve(reportName + ".md"), csv, svgs, log)) {
+                System.out.println(line);
+            }
         }
+    }
+
+    /** The profiles present in {@code rows}, in the order they ran. */
+    private static List<String> profilesOf(List<StepResult> rows) {
+        List<String> seen = new ArrayList<>();
+        for (StepResult r : rows) {
+            if (!seen.contains(r.profile)) {
+                seen.add(r.profile);
+            }
+        }
+        if (seen.isEmpty()) {
+            seen.add(NodeProcess.TUNED);
+        }
+        return seen;
+    }
+
+    /** A run of one profile keeps its plain name; with more, each profile's report is suffixed with it. */
+    private static String reportName(String name, List<StepResult> rows, String profile) {
+        return profilesOf(rows).size() > 1 ? name + "-" + profile : name;
+    }
+
+    private static List<StepResult> only(List<StepResult> rows, String profile) {
+        List<StepResult> out = new ArrayList<>();
+        for (StepResult r : rows) {
+            if (r.profile.equals(profile)) {
+                out.add(r);
+            }
+        }
+        return out;
     }
 
     /**
@@ -378,11 +432,15 @@ public final class Replay {
             }
         }
         rendered = true;
-        writeReport(dir, name, threadRows);
-        for (Report.Verdict v : Report.verdicts(results)) {
-            System.out.println(v);
+        for (String profile : profilesOf(results)) {
+            String reportName = reportName(name, results, profile);
+            List<StepResult> rows = only(results, profile);
+            writeReport(dir, reportName, threadRows, rows);
+            for (Report.Verdict v : Report.verdicts(rows)) {
+                System.out.println(v);
+            }
+            System.out.println("report: " + dir.resolve(reportName + ".html") + " (and .md, charts)");
         }
-        System.out.println("report: " + dir.resolve(name + ".html") + " (and .md, charts)");
     }
 
     /** A CSV file's rows after its header, blank ones left out. */
@@ -403,10 +461,11 @@ public final class Replay {
      *
      * @return the number of charts written
      */
-    private int writeReport(Path dir, String name, List<ThreadsProbe.Row> threadRows) throws IOException {
-        write(dir.resolve(name + ".md"), Report.markdown(results, threadRows, this, name + "-"));
-        List<Report.Chart> charts = Report.charts(results, threadRows);
-        write(dir.resolve(name + ".html"), Report.html(results, threadRows, charts, this));
+    private int writeReport(Path dir, String name, List<ThreadsProbe.Row> threadRows, List<StepResult> rows)
+            throws IOException {
+        write(dir.resolve(name + ".md"), Report.markdown(rows, threadRows, this, name + "-"));
+        List<Report.Chart> charts = Report.charts(rows, threadRows);
+        write(dir.resolve(name + ".html"), Report.html(rows, threadRows, charts, this));
         int svgs = 0;
         for (Report.Chart c : charts) {
             if (!c.svg().isEmpty()) {
@@ -487,10 +546,23 @@ public final class Replay {
         }
         experimentWidth = Report.width(3, experimentLabels);
         transportWidth = Report.width("transport".length(), transports);
-        return plan;
+        List<Planned> perProfile = new ArrayList<>();
+        for (final String profile : profiles) {
+            for (final Planned p : plan) {
+                if (p.label.startsWith("threads") && !profile.equals(profiles.get(0))) {
+                    continue; // (the probe counts threads, the same under either profile)
+                }
+                perProfile.add(new Planned(p.label + " [" + profile + "]", p.weight, () -> {
+                    NodeProcess.profile = profile;
+                    p.action.run();
+                }));
+            }
+        }
+        return perProfile;
     }
 
     private void record(StepResult r) {
+        r.profile = NodeProcess.profile;
         results.add(r);
         progress.println(Report.tableRow(r, experimentWidth, transportWidth));
     }
@@ -672,9 +744,20 @@ public final class Replay {
             int bad = Integer.parseInt(done[4]);
             String outcome = missing == 0 && bad == 0 && dropped == 0 ? "ok"
                     : "FAIL(missing " + missing + ", bad " + bad + ", dropped " + dropped + ", failed " + failed + ")";
-            return new StepResult(experiment, transport, count, size, (lastArrival - firstPut) / 1e6,
+            StepResult result = new StepResult(experiment, transport, count, size, (lastArrival - firstPut) / 1e6,
                     (lastArrival - firstArrival) / 1e6, Long.parseLong(wrote[3]), Long.parseLong(done[5]), Double.NaN,
                     Double.NaN, Double.NaN, outcome, (lastPut - firstPut) / 1e6);
+            // what each process spent from the step's start to the last arrival: CPU and heap allocation
+            writer.send("COST");
+            String[] wc = writer.expect("COST", deadline, l -> { }, reader).split(" ");
+            reader.send("COST");
+            String[] rc = reader.expect("COST", deadline, l -> { }, w).split(" ");
+            result.writerCpuSeconds = Long.parseLong(wc[1]) < 0 ? Double.NaN : Long.parseLong(wc[1]) / 1e9;
+            result.readerCpuSeconds = Long.parseLong(rc[1]) < 0 ? Double.NaN : Long.parseLong(rc[1]) / 1e9;
+            result.writerAllocBytes = Long.parseLong(wc[2]);
+            result.readerAllocBytes = Long.parseLong(rc[2]);
+            result.profile = NodeProcess.profile;
+            return result;
         } catch (NodeProcess.StepFailure e) {
             return StepResult.failed(experiment, transport, count, size, e.getMessage() + ", reader had "
                     + arrived[0] + " of " + count);

@@ -238,6 +238,7 @@ public final class ReplayNode {
             Thread.sleep(5);
         }
         System.gc();
+        markCost();
         say("WARM");
         String stalled = awaitArrivals(done, arrived, count, true);
         if (stalled != null) {
@@ -275,6 +276,7 @@ public final class ReplayNode {
                     in.readFully(new byte[in.readInt()]);
                 }
                 System.gc();
+                markCost();
                 say("WARM");
                 long first = 0;
                 long last = 0;
@@ -341,6 +343,7 @@ public final class ReplayNode {
             warm.removeAll();
             System.gc();
             waitFor("GO");
+            markCost();
             long first = Clock.micros();
             for (int k = 0; k < count; k++) {
                 cache.put(new Element(k, values.make(k)));
@@ -404,6 +407,7 @@ public final class ReplayNode {
             data.flush();
             System.gc();
             waitFor("GO");
+            markCost();
             // the writing node holds what it sends, as the writing cache does in E1/E2
             byte[][] held = new byte[count][];
             long first = Clock.micros();
@@ -455,13 +459,51 @@ public final class ReplayNode {
         waitFor("EXIT");
     }
 
-    /** Waits for a line from the harness; end of input counts as EXIT. */
+    /** Waits for a line from the harness; end of input counts as EXIT. {@code COST} is answered meanwhile. */
     static void waitFor(String word) throws IOException {
         String line;
         while ((line = STDIN.readLine()) != null) {
+            if ("COST".equals(line.trim())) {
+                say("COST " + cost());
+                continue;
+            }
             if (word.equals(line.trim()) || "EXIT".equals(line.trim())) {
                 return;
             }
         }
+    }
+
+    private static long costCpuNanos;
+    private static long costAllocBytes;
+
+    /** Starts the window {@code COST} reports on: the timed step begins. */
+    static void markCost() {
+        costCpuNanos = processCpuNanos();
+        costAllocBytes = allocatedBytes();
+    }
+
+    /** This process's CPU nanoseconds and heap bytes allocated since {@link #markCost()} (-1: unknown). */
+    private static String cost() {
+        long cpu = processCpuNanos();
+        long alloc = allocatedBytes();
+        return (cpu < 0 ? -1 : cpu - costCpuNanos) + " " + (alloc < 0 ? -1 : alloc - costAllocBytes);
+    }
+
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean
+                ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1;
+    }
+
+    /** Heap bytes all threads allocated, ended ones included (HotSpot's counters). */
+    private static long allocatedBytes() {
+        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        if (mx instanceof com.sun.management.ThreadMXBean) {
+            com.sun.management.ThreadMXBean hs = (com.sun.management.ThreadMXBean) mx;
+            if (hs.isThreadAllocatedMemorySupported() && hs.isThreadAllocatedMemoryEnabled()) {
+                return hs.getTotalThreadAllocatedBytes();
+            }
+        }
+        return -1;
     }
 }

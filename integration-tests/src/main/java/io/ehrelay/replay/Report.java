@@ -62,8 +62,9 @@ final class Report {
 
     static String tableHeader(int experimentWidth, int transportWidth) {
         return String.format(Locale.ROOT, "%-" + experimentWidth + "s %-" + transportWidth
-                + "s %10s %9s %9s %9s %9s %11s %8s %8s  %s", "exp", "transport", "count", "size B", "s(put)",
-                "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "result");
+                + "s %10s %9s %9s %9s %9s %11s %8s %8s %7s %8s %9s  %s", "exp", "transport", "count", "size B",
+                "s(put)", "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "loop s", "CPU s/GB", "alloc W/R",
+                "result");
     }
 
     static String tableRow(StepResult r) {
@@ -79,9 +80,10 @@ final class Report {
                     + " (%d calls)%s  %s", "", r.size, r.p50Micros, r.p99Micros, r.maxMicros, r.count,
                     waitsForPeers(r.transport) ? "" : " (" + NO_WAIT + ")", r.outcome);
         }
-        return lead + String.format(Locale.ROOT, "%,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d  %s", r.count, r.size,
-                r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(), r.writerPeakHeap >> 20,
-                r.readerPeakHeap >> 20, r.outcome);
+        return lead + String.format(Locale.ROOT, "%,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d %7.3f %8.1f %4.1f/%-4.1f  %s",
+                r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(),
+                r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.putSeconds, r.cpuSecondsPerGigabyte(),
+                r.allocPerByte(r.writerAllocBytes), r.allocPerByte(r.readerAllocBytes), r.outcome);
     }
 
     /**
@@ -743,6 +745,13 @@ final class Report {
                     + "members " + run.e4Heap + "), " + run.reps + " rep(s), run took " + duration(run.elapsed) + ".",
                     null);
         }
+        String profile = results.isEmpty() ? NodeProcess.TUNED : results.get(0).profile;
+        doc.para("Profile **" + profile + "**: " + (NodeProcess.DEFAULT.equals(profile)
+                ? "what users run — each node gets -Xmx only, and ehrelay's provider its default properties (the "
+                + "transport, addresses and discovery only)."
+                : "each node gets -Xms = -Xmx and -XX:+AlwaysPreTouch, and ehrelay's writer a queue that waits for "
+                + "room (overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=8m).")
+                + " Stock and raw series run in the same JVMs of the same profile.", null);
         List<Verdict> verdicts = verdicts(results);
         if (!verdicts.isEmpty()) {
             doc.heading(2, "Verdict", "verdict");
@@ -778,15 +787,18 @@ final class Report {
         }
         Table all = new Table("All E1, E2 and E4 steps (seconds: " + LOWER + "; MB/s and elements/s: " + HIGHER + ")",
                 Arrays.asList("exp", "transport", "count", "size B", "s (first put → last arrival)",
-                        "s (first → last arrival)", "MB/s", "elements/s", "writer heap MB", "reader heap MB", "result"),
-                0, 1, 10);
+                        "s (first → last arrival)", "MB/s", "elements/s", "writer heap MB", "reader heap MB",
+                        "put loop s", "CPU s per GB (both nodes)", "allocated B per B: writer", "reader", "result"),
+                0, 1, 14);
         for (StepResult r : results) {
             if (!r.isLatency()) {
                 all.row(Arrays.asList(r.experiment, r.transport, String.format(Locale.ROOT, "%,d", r.count),
                         String.format(Locale.ROOT, "%,d", r.size), num3(r.seconds), num3(r.blogSeconds),
                         num1(r.megabytesPerSecond()), Double.isNaN(r.seconds) ? "–"
                                 : String.format(Locale.ROOT, "%,.0f", r.elementsPerSecond()),
-                        Long.toString(r.writerPeakHeap >> 20), Long.toString(r.readerPeakHeap >> 20), r.outcome));
+                        Long.toString(r.writerPeakHeap >> 20), Long.toString(r.readerPeakHeap >> 20),
+                        num3(r.putSeconds), num1(r.cpuSecondsPerGigabyte()), num1(r.allocPerByte(r.writerAllocBytes)),
+                        num1(r.allocPerByte(r.readerAllocBytes)), r.outcome));
             }
         }
         if (!all.rows.isEmpty()) {

@@ -19,6 +19,14 @@ final class StepResult {
     final String outcome;
     /** E1/E2: how long the writer's put loop took (the time its application thread was busy or blocked). */
     final double putSeconds;
+    /** E1/E2: CPU seconds each node's process used from the timed step's start to the last arrival; NaN: unknown. */
+    double writerCpuSeconds = Double.NaN;
+    double readerCpuSeconds = Double.NaN;
+    /** E1/E2: bytes each node's threads allocated on the heap in the same window; -1: unknown. */
+    long writerAllocBytes = -1;
+    long readerAllocBytes = -1;
+    /** The replay profile the step ran under ({@code default}: what users run; {@code tuned}). */
+    String profile = "tuned";
 
     StepResult(String experiment, String transport, int count, int size, double seconds, double blogSeconds,
                long writerPeakHeap, long readerPeakHeap, double p50Micros, double p99Micros, double maxMicros,
@@ -72,14 +80,32 @@ final class StepResult {
         return count / seconds;
     }
 
+    /** The bytes the step replicated (values only). */
+    double payloadBytes() {
+        return (double) count * size;
+    }
+
+    /** Both nodes' CPU seconds per GB replicated (NaN when unknown). */
+    double cpuSecondsPerGigabyte() {
+        return (writerCpuSeconds + readerCpuSeconds) / (payloadBytes() / 1e9);
+    }
+
+    /** Heap bytes a node allocated per replicated byte (NaN when unknown). */
+    double allocPerByte(long allocated) {
+        return allocated < 0 ? Double.NaN : allocated / payloadBytes();
+    }
+
     static final String CSV_HEADER = "experiment,transport,count,size,seconds,blog_seconds,mb_per_s,elements_per_s,"
-            + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome,put_loop_seconds";
+            + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome,put_loop_seconds,"
+            + "writer_cpu_s,reader_cpu_s,writer_alloc_mb,reader_alloc_mb,profile";
 
     String csv() {
-        return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s,%.4f", experiment,
-                transport, count, size, seconds, blogSeconds, megabytesPerSecond(), elementsPerSecond(),
+        return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s,%.4f,%.3f,%.3f,%d,%d,%s",
+                experiment, transport, count, size, seconds, blogSeconds, megabytesPerSecond(), elementsPerSecond(),
                 writerPeakHeap >> 20, readerPeakHeap >> 20, p50Micros, p99Micros, maxMicros,
-                outcome.replace(',', ';'), putSeconds);
+                outcome.replace(',', ';'), putSeconds, writerCpuSeconds, readerCpuSeconds,
+                writerAllocBytes < 0 ? -1 : writerAllocBytes >> 20, readerAllocBytes < 0 ? -1 : readerAllocBytes >> 20,
+                profile);
     }
 
     /** A row of {@link #csv()} read back (to render a report again from a run's CSV). */
@@ -88,9 +114,19 @@ final class StepResult {
         if (f.length < 14) {
             throw new IllegalArgumentException("not a replay CSV row: " + line);
         }
-        return new StepResult(f[0], f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), Double.parseDouble(f[4]),
-                Double.parseDouble(f[5]), Long.parseLong(f[8]) << 20, Long.parseLong(f[9]) << 20,
-                Double.parseDouble(f[10]), Double.parseDouble(f[11]), Double.parseDouble(f[12]), f[13],
-                f.length > 14 ? Double.parseDouble(f[14]) : Double.NaN);
+        StepResult r = new StepResult(f[0], f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]),
+                Double.parseDouble(f[4]), Double.parseDouble(f[5]), Long.parseLong(f[8]) << 20,
+                Long.parseLong(f[9]) << 20, Double.parseDouble(f[10]), Double.parseDouble(f[11]),
+                Double.parseDouble(f[12]), f[13], f.length > 14 ? Double.parseDouble(f[14]) : Double.NaN);
+        if (f.length > 19) { // CSVs of runs before the profiles lack these
+            r.writerCpuSeconds = Double.parseDouble(f[15]);
+            r.readerCpuSeconds = Double.parseDouble(f[16]);
+            long w = Long.parseLong(f[17]);
+            long rd = Long.parseLong(f[18]);
+            r.writerAllocBytes = w < 0 ? -1 : w << 20;
+            r.readerAllocBytes = rd < 0 ? -1 : rd << 20;
+            r.profile = f[19];
+        }
+        return r;
     }
 }

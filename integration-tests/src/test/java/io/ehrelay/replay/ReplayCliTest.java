@@ -35,6 +35,10 @@ class ReplayCliTest {
         assertThat(r.e1Sizes).containsExactly(1280, 40960);
         assertThat(r.reps).isEqualTo(3);
         assertThat(r.heap).isEqualTo("1g");
+        assertThat(r.profiles).as("both profiles unless asked").containsExactly("default", "tuned");
+        assertThat(parsed("--profile", "default").profiles).containsExactly("default");
+        assertThat(parsed("--profile", "tuned").profiles).containsExactly("tuned");
+        assertThat(parsed("--profile", "both").profiles).containsExactly("default", "tuned");
     }
 
     @Test
@@ -49,6 +53,7 @@ class ReplayCliTest {
         refused("--experiments: unknown value 'e9'", "--experiments", "e9");
         refused("--reps: 0 is out of range", "--reps", "0");
         refused("--heap: 'lots' is not a heap size", "--heap", "lots");
+        refused("--profile: 'fast' is not default, tuned or both", "--profile", "fast");
         refused("--discovery: unknown value 'dns'", "--discovery", "dns");
         refused("--e4-modes: unknown value 'all'", "--e4-modes", "all");
         refused("unknown option '--fast'", "--fast");
@@ -70,5 +75,26 @@ class ReplayCliTest {
         assertThat(html.indexOf("Verdict")).isLessThan(html.indexOf("<table"));
         assertThat(java.nio.file.Files.readString(dir.resolve("run.md"))).contains("tcp fastest").contains("3.0×");
         assertThat(dir.resolve("run-e1.svg")).exists();
+    }
+
+    @Test
+    void render_ofARunWithBothProfiles_writesAReportPerProfile(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path csv = dir.resolve("run.csv");
+        java.nio.file.Files.write(csv, java.util.List.of(StepResult.CSV_HEADER,
+                "E1,tcp,10000,40960,1.2000,1.1900,341.3,8333,450,450,NaN,NaN,NaN,ok,1.0000,1.100,1.200,400,420,default",
+                "E1,stock-rmi,10000,40960,1.8000,1.1000,227.6,5556,520,450,NaN,NaN,NaN,ok,0.3000,1.300,1.800,390,440,"
+                        + "default",
+                "E1,tcp,10000,40960,0.5000,0.4900,819.2,20000,400,400,NaN,NaN,NaN,ok,0.3000,0.600,0.700,390,430,tuned",
+                "E1,stock-rmi,10000,40960,1.5000,0.6000,273.1,6667,400,400,NaN,NaN,NaN,ok,0.1000,1.200,1.100,390,440,"
+                        + "tuned"));
+        parsed("--render", csv.toString()).renderAgain();
+        String byDefault = java.nio.file.Files.readString(dir.resolve("run-default.md"));
+        String tuned = java.nio.file.Files.readString(dir.resolve("run-tuned.md"));
+        // ratios within each profile: 341.3 / 227.6 and 819.2 / 273.1
+        assertThat(byDefault).contains("Profile **default**").contains("1.5×").doesNotContain("819");
+        assertThat(tuned).contains("Profile **tuned**").contains("3.0×").doesNotContain("341");
+        // the costs: (1.1 + 1.2) s per 0.4096 GB, 400 MiB allocated per 409.6 MB
+        assertThat(byDefault).contains("| 5.6 |").contains("| 1.0 |");
     }
 }

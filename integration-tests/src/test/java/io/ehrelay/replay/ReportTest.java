@@ -433,8 +433,18 @@ class ReportTest {
     @Test
     void csvRows_readBack() {
         StepResult r = transfer("E2", "stock-jgroups-udp", 40_000, 1280, 1.2345);
+        r.writerCpuSeconds = 1.5;
+        r.readerCpuSeconds = 2.25;
+        r.writerAllocBytes = 100L << 20;
+        r.readerAllocBytes = 200L << 20;
+        r.profile = "default";
         StepResult back = StepResult.parseCsv(r.csv());
         assertThat(back.csv()).isEqualTo(r.csv());
+        assertThat(back.profile).isEqualTo("default");
+        assertThat(back.cpuSecondsPerGigabyte()).isCloseTo(3.75 / (40_000 * 1280 / 1e9),
+                org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(back.allocPerByte(back.readerAllocBytes)).isCloseTo((200L << 20) / (40_000 * 1280.0),
+                org.assertj.core.data.Offset.offset(1e-9));
         StepResult failed = StepResult.failed("E1", "hessian", 10_000, 1280, "peer vanished, twice");
         assertThat(StepResult.parseCsv(failed.csv()).ok()).isFalse();
     }

@@ -46,6 +46,24 @@ class TwoProcessReplicationTest {
     }
 
     @Test
+    void defaultProfile_userSettings_everyElementArrives_andTheCostsAreMeasured() throws Exception {
+        NodeProcess.profile = NodeProcess.DEFAULT;
+        StepResult r;
+        try {
+            r = replay.transfer("E2", "tcp", 20_000, 1280, log);
+        } finally {
+            NodeProcess.profile = NodeProcess.TUNED;
+        }
+        assertOk(r);
+        assertThat(r.profile).isEqualTo("default");
+        assertThat(r.writerCpuSeconds).as("writer CPU s").isPositive();
+        assertThat(r.readerCpuSeconds).as("reader CPU s").isPositive();
+        // the writer makes every value it puts: at least one byte allocated per byte replicated
+        assertThat(r.allocPerByte(r.writerAllocBytes)).as("writer allocation per byte").isGreaterThanOrEqualTo(1.0);
+        assertThat(r.allocPerByte(r.readerAllocBytes)).as("reader allocation per byte").isPositive();
+    }
+
+    @Test
     void largeElements_arriveIntact() throws Exception {
         assertOk(replay.transfer("E1", "tcp", 500, 327_680, log));
     }
