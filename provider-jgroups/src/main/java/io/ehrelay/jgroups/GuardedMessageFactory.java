@@ -3,20 +3,45 @@ package io.ehrelay.jgroups;
 import org.jgroups.DefaultMessageFactory;
 import org.jgroups.JChannel;
 import org.jgroups.Message;
+import org.jgroups.protocols.TP;
 
 /**
  * JGroups 5.3/5.4 only (loaded only there): the default message factory, except that object messages are read by
- * {@link ObjectMessageGuard.Guarded}. Installed on one channel's transport.
+ * {@link ObjectMessageGuard.Guarded} and messages carrying an array by {@link PayloadGuard}'s readers, as asked.
+ * Installed on one channel's transport.
  */
 final class GuardedMessageFactory extends DefaultMessageFactory {
+
+    private volatile boolean objects;
+    private volatile boolean payloads;
 
     @Override
     @SuppressWarnings("unchecked")
     public <T extends Message> T create(short type) {
-        return type == Message.OBJ_MSG ? (T) new ObjectMessageGuard.Guarded() : super.create(type);
+        if (objects && type == Message.OBJ_MSG) {
+            return (T) new ObjectMessageGuard.Guarded();
+        }
+        Message guarded = payloads ? PayloadGuard.create(type) : null;
+        return guarded != null ? (T) guarded : super.create(type);
     }
 
+    /** Object messages guarded on {@code channel}'s transport. */
     static void installOn(JChannel channel) {
-        channel.getProtocolStack().getTransport().setMessageFactory(new GuardedMessageFactory());
+        on(channel).objects = true;
+    }
+
+    /** Payloads guarded on {@code channel}'s transport. */
+    static void guardPayloadsOn(JChannel channel) {
+        on(channel).payloads = true;
+    }
+
+    private static synchronized GuardedMessageFactory on(JChannel channel) {
+        TP tp = channel.getProtocolStack().getTransport();
+        if (tp.getMessageFactory() instanceof GuardedMessageFactory) {
+            return (GuardedMessageFactory) tp.getMessageFactory();
+        }
+        GuardedMessageFactory f = new GuardedMessageFactory();
+        tp.setMessageFactory(f);
+        return f;
     }
 }

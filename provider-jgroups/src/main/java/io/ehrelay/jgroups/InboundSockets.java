@@ -23,38 +23,37 @@ import io.ehrelay.spi.TransportMetrics;
 
 /**
  * The connections a JGroups {@code TCP} transport accepts, bounded per node. JGroups accepts any number of them,
- * before any member check, and allocates each message's array as soon as its length arrives ({@code max_length}
- * bounds one message, not how many connections hold one). This socket factory, given to the transport before it
+ * before any member check, and reads each message off the connection as it arrives: a message's payload array is
+ * allocated at the length the sender wrote inside the message ({@code max_length} only bounds the frame length
+ * in front of it, which JGroups does not allocate by). This socket factory, given to the transport before it
  * starts, adds two bounds:
  * <ul>
  * <li><b>connections</b>: at most {@code maxInboundConnections} accepted sockets open at once. When all are
  *     taken, the one silent the longest gives its slot up if it has been silent for {@link #idleMillis} (members
  *     send heartbeats every few seconds, so an honest connection is never that silent); otherwise the newcomer is
  *     closed at once. Either way one connection is counted in {@code refusedConnections}.</li>
- * <li><b>messages being read</b>: the stream of each accepted socket is followed as JGroups reads it — the
- *     connection header (cookie, version, address length, the address), then messages (a length, then its
- *     bytes). A message over {@link #CHARGED_ABOVE} takes its share of {@code inboundBufferMaxBytes} for all
- *     connections together <em>before</em> JGroups sees its length (so before it allocates the array), waits up
- *     to {@link #budgetWaitMillis} for room, and gives the share back once all its bytes passed. A message that
- *     gets no room, or whose sender stops for {@link #stallMillis} in its middle, closes its connection (counted
- *     in {@code rejected}); a member reconnects and JGroups retransmits what was lost.</li>
+ * <li><b>payloads being read</b>: {@link PayloadGuard}'s message types ask the connection being read on this
+ *     thread ({@link #reading()}) for room before JGroups allocates a payload: one larger than
+ *     {@code max_length} (else {@code inboundBufferMaxBytes}) closes the connection; one over
+ *     {@link #CHARGED_ABOVE} takes its share of {@code inboundBufferMaxBytes} for all connections together,
+ *     waits up to {@link #budgetWaitMillis} for room, and gives it back once read. A payload that gets no room,
+ *     whose sender stops for {@link #stallMillis}, or that does not arrive within 10 s plus 1 s per MiB,
+ *     closes its connection (counted in {@code rejected}); a member reconnects and JGroups retransmits.</li>
  * </ul>
- * Only for JGroups' blocking {@code TCP} transport without JGroups' own TLS (which puts its own socket factory
- * in place); the caller checks that this factory is the one in use. Thread-safe.
+ * Only JGroups' own transport listener ({@code jgroups.tcp.server}) of a blocking {@code TCP} transport without
+ * JGroups' TLS (which puts its own socket factory in place) is bounded; the caller checks that this factory is the
+ * one in use. Thread-safe.
  */
 final class InboundSockets extends DefaultSocketFactory {
 
-    /** Messages up to this size are not charged (at most this much per connection, bounded by the connections). */
+    /** Payloads up to this size are not charged (at most this much per connection, bounded by the connections). */
     static final int CHARGED_ABOVE = 64 * 1024;
-    /** How long a message waits for its share before its connection is closed. Tests shorten it. */
+    /** How long a payload waits for its share before its connection is closed. Tests shorten it. */
     static volatile int budgetWaitMillis = 10_000;
-    /** How long a sender may stop in the middle of a charged message. Tests shorten it. */
+    /** How long a sender may stop in the middle of a charged payload. Tests shorten it. */
     static volatile int stallMillis = 30_000;
     /** How long a connection must have been silent to give its slot up to a newcomer. Tests shorten it. */
     static volatile int idleMillis = 60_000;
-
-    /** The connection header JGroups reads first: cookie, version and the address's length (unused by TCP). */
-    private static final int FIXED_HEADER = 4 + 2 + 2;
 
     private static final Logger LOG = LoggerFactory.getLogger(InboundSockets.class);
 
@@ -84,14 +83,22 @@ final class InboundSockets extends DefaultSocketFactory {
         this.node = node;
     }
 
+    /** Bytes of payloads being read now (gauge {@code inboundBufferBytes}). */
+    long budgetUsed() {
+        return budget.used();
+    }
+
     /** The accepted connections open now (gauge {@code connectionsIn}). */
     synchronized int size() {
         return open.size();
     }
 
+    /** The service name JGroups' TCP transport gives its listening socket (other protocols' stay JGroups'). */
+    static final String TRANSPORT_SERVICE = "jgroups.tcp.server";
+
     @Override
     public ServerSocket createServerSocket(String serviceName) throws IOException {
-        return new Listening();
+        return TRANSPORT_SERVICE.equals(serviceName) ? new Listening() : super.createServerSocket(serviceName);
     }
 
     @Override
@@ -107,6 +114,9 @@ final class InboundSockets extends DefaultSocketFactory {
     @Override
     public ServerSocket createServerSocket(String serviceName, int port, int backlog, InetAddress bindAddress)
             throws IOException {
+        if (!TRANSPORT_SERVICE.equals(serviceName)) {
+            return super.createServerSocket(serviceName, port, backlog, bindAddress);
+        }
         Listening s = new Listening();
         try {
             s.bind(new InetSocketAddress(bindAddress, port), backlog);
@@ -223,23 +233,30 @@ final class InboundSockets extends DefaultSocketFactory {
         }
     }
 
+    /** The accepted connection this thread last read from (JGroups reads each one on a thread of its own). */
+    private static final ThreadLocal<Metered> READING = new ThreadLocal<>();
+
+    /** The accepted connection being read on this thread, or {@code null} (another transport, or not a reader). */
+    static Metered reading() {
+        return READING.get();
+    }
+
     /**
-     * Follows what JGroups reads: the header, then messages, each an int length and its bytes. A message over
-     * {@link #CHARGED_ABOVE} is charged to the budget before the bytes of its length are handed on.
+     * The stream of an accepted connection: when it was last read from, and the room its payload being read holds.
      */
-    private final class Metered extends FilterInputStream {
+    final class Metered extends FilterInputStream {
 
         private final Inbound socket;
-        /** Header bytes still to come. The address's length is only known after its first byte. */
-        private int headerLeft = FIXED_HEADER + 1;
+        /**
+         * Bytes of the connection header still to come (cookie, version, the address's length, then the address:
+         * a signed length byte, 4 or 16 bytes (IPv6: and a 4-byte scope id), a port); the address's size is known
+         * after its first byte.
+         */
+        private int headerLeft = 4 + 2 + 2 + 1;
         private boolean addressSized;
-        /** Bytes of the current message's length read so far (0-3), and the length being assembled. */
-        private int lengthBytes;
-        private int length;
-        /** Bytes of the current message still to come. */
-        private long bodyLeft;
-        /** The current message's share of the budget; guarded by {@code this}. */
+        /** The share the payload being read holds, and when it must have arrived; guarded by {@code this}. */
         private long charge;
+        private long deadlineNanos;
 
         Metered(InputStream in, Inbound socket) {
             super(in);
@@ -255,13 +272,27 @@ final class InboundSockets extends DefaultSocketFactory {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            // JGroups reads the header on its one accepting thread: hand it no byte past the header, so that a
-            // message's length (whose charge may wait) is only ever seen on the connection's own thread
-            int n = charged() ? readWithin(b, off, len) : in.read(b, off, headerLeft > 0 ? Math.min(len, headerLeft)
-                    : len);
+            if (headerLeft > 0) {
+                // JGroups reads the header on its one accepting thread: hand it no byte past the header, so that
+                // the connection's own thread reads everything after it here, and is known as its reader
+                int n = in.read(b, off, Math.min(len, headerLeft));
+                if (n > 0) {
+                    socket.lastReadNanos = System.nanoTime();
+                    headerLeft -= n;
+                    if (headerLeft == 0 && !addressSized) {
+                        addressSized = true;
+                        int ip = b[off + n - 1];
+                        headerLeft = (ip == 16 ? 16 + 4 : ip == 4 ? 4 : 0) + 2;
+                    }
+                }
+                return n;
+            }
+            if (READING.get() != this) {
+                READING.set(this);
+            }
+            int n = charged() ? readWithin(b, off, len) : in.read(b, off, len);
             if (n > 0) {
                 socket.lastReadNanos = System.nanoTime();
-                follow(b, off, n);
             }
             return n;
         }
@@ -282,15 +313,27 @@ final class InboundSockets extends DefaultSocketFactory {
             return charge > 0;
         }
 
-        /** A read in the middle of a charged message: its sender may stop for at most {@link #stall} ms. */
+        /**
+         * A read in the middle of a charged payload: its sender may stop for at most {@link #stall} ms, and the
+         * whole payload must arrive by its deadline (a sender trickling a byte now and then holds its share no
+         * longer).
+         */
         private int readWithin(byte[] b, int off, int len) throws IOException {
+            long left;
+            synchronized (this) {
+                left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            }
+            if (left <= 0) {
+                throw refuse("a payload of " + chargeNow() + " bytes did not arrive within its time (10 s + 1 s "
+                        + "per MiB)");
+            }
             int before = socket.getSoTimeout();
-            socket.setSoTimeout(stall);
+            socket.setSoTimeout((int) Math.max(1, Math.min(stall, left)));
             try {
                 return in.read(b, off, len);
             } catch (SocketTimeoutException e) {
-                throw refuse("its sender stopped for " + stall / 1000 + " s in the middle of a message of "
-                        + length + " bytes");
+                throw refuse("its sender stopped or slowed down in the middle of a payload of " + chargeNow()
+                        + " bytes");
             } finally {
                 if (!socket.isClosed()) {
                     socket.setSoTimeout(before);
@@ -298,51 +341,24 @@ final class InboundSockets extends DefaultSocketFactory {
             }
         }
 
-        private void follow(byte[] b, int off, int n) throws IOException {
-            int i = off;
-            int end = off + n;
-            while (i < end) {
-                if (headerLeft > 0) {
-                    int take = Math.min(headerLeft, end - i);
-                    headerLeft -= take;
-                    i += take;
-                    if (headerLeft == 0 && !addressSized) {
-                        // IpAddress: a signed length byte (4, 16 or none), the bytes (IPv6: and a scope id), a port
-                        addressSized = true;
-                        int ip = b[i - 1];
-                        headerLeft = (ip == 16 ? 16 + 4 : ip == 4 ? 4 : 0) + 2;
-                    }
-                    continue;
-                }
-                if (bodyLeft > 0) {
-                    long take = Math.min(bodyLeft, end - i);
-                    bodyLeft -= take;
-                    i += (int) take;
-                    if (bodyLeft == 0) {
-                        releaseCharge();
-                    }
-                    continue;
-                }
-                length = (length << 8) | (b[i++] & 0xff);
-                if (++lengthBytes == 4) {
-                    lengthBytes = 0;
-                    bodyLeft = Math.max(length, 0);
-                    if (length > CHARGED_ABOVE) {
-                        take(length);
-                    }
-                    length = 0;
-                    if (bodyLeft == 0) {
-                        releaseCharge();
-                    }
-                }
-            }
+        private synchronized long chargeNow() {
+            return charge;
         }
 
-        /** Takes the share of a message of {@code bytes} before JGroups sees its length, or closes the connection. */
-        private void take(int bytes) throws IOException {
-            if (bytes > budget.max()) {
-                throw refuse("it announced a message of " + bytes + " bytes, more than inboundBufferMaxBytes="
-                        + budget.max());
+        /**
+         * Room for a payload of {@code bytes} that JGroups is about to allocate, or the connection is closed.
+         *
+         * @param limit the most one payload may hold ({@code max_length}, else the budget)
+         * @throws IOException (a {@link java.net.SocketException}: JGroups takes it for a closed connection)
+         */
+        void takePayload(int bytes, long limit) throws IOException {
+            if (bytes > limit || bytes > budget.max()) {
+                throw refuse("it sent a payload of " + bytes + " bytes, more than " + (bytes > limit
+                        ? "the transport's max_length (" + limit + ")" : "inboundBufferMaxBytes (" + budget.max()
+                        + ")"));
+            }
+            if (bytes <= CHARGED_ABOVE) {
+                return;
             }
             boolean got;
             try {
@@ -352,7 +368,7 @@ final class InboundSockets extends DefaultSocketFactory {
                 got = false;
             }
             if (!got) {
-                throw refuse("no room for a message of " + bytes + " bytes within " + waitMillis
+                throw refuse("no room for a payload of " + bytes + " bytes within " + waitMillis
                         + " ms (inboundBufferMaxBytes=" + budget.max() + ", " + budget.used() + " in use)");
             }
             boolean late;
@@ -360,14 +376,16 @@ final class InboundSockets extends DefaultSocketFactory {
                 late = socket.isClosed();
                 if (!late) {
                     charge = bytes;
+                    deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10_000 + (bytes >> 20) * 1000L);
                 }
             }
             if (late) {
                 budget.release(bytes); // closed while it waited
-                throw new IOException("connection closed");
+                throw new java.net.SocketException("connection closed");
             }
         }
 
+        /** The payload has been read (or failed): its share is free. */
         void releaseCharge() {
             long c;
             synchronized (this) {
@@ -384,7 +402,7 @@ final class InboundSockets extends DefaultSocketFactory {
             warn.warn("message", "ehrelay: CacheManager {}: closed the JGroups connection from {}: {} (counted in "
                     + "rejected)", node, socket.getInetAddress(), why);
             socket.closeQuietly();
-            return new IOException("ehrelay closed the connection: " + why);
+            return new java.net.SocketException("ehrelay closed the connection: " + why);
         }
     }
 }

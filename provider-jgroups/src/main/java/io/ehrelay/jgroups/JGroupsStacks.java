@@ -109,7 +109,7 @@ final class JGroupsStacks {
     }
 
     /** A size attribute ({@code 2M}, {@code 60K}, {@code ${prop:4M}}); its default when absent, -1 when unreadable. */
-    static long bytes(ProtocolConfiguration p, String attribute, long absent) {
+    private static long bytes(ProtocolConfiguration p, String attribute, long absent) {
         String value = p.getProperties().get(attribute);
         if (value == null) {
             return absent;

@@ -112,7 +112,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         membersAuthenticate = authenticates(channel);
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
-        inboundSockets = boundAcceptedConnections(stack, ctx);
+        inboundSockets = boundAcceptedConnections(ctx);
         channel.connect(clusterName);
         if (inboundSockets != null
                 && channel.getProtocolStack().getTransport().getSocketFactory() != inboundSockets) {
@@ -124,6 +124,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         if (inboundSockets != null) {
             InboundSockets sockets = inboundSockets;
             ctx.metrics().gauge("connectionsIn", sockets::size);
+            ctx.metrics().gauge("inboundBufferBytes", sockets::budgetUsed);
         }
         localEndpoint = endpoint(channel.getAddress());
         if (registerJmx) {
@@ -142,9 +143,10 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
 
     /**
      * Puts {@link InboundSockets} in place on a {@code TCP} transport: at most {@code maxInboundConnections}
-     * accepted connections, and {@code inboundBufferMaxBytes} for the messages they are reading.
+     * accepted connections, and {@code inboundBufferMaxBytes} for the payloads they are reading
+     * ({@link PayloadGuard}).
      */
-    private InboundSockets boundAcceptedConnections(List<ProtocolConfiguration> stack, TransportContext ctx) {
+    private InboundSockets boundAcceptedConnections(TransportContext ctx) {
         org.jgroups.protocols.TP tp = channel.getProtocolStack().getTransport();
         if (tp.getClass() != org.jgroups.protocols.TCP.class) {
             if (!(tp instanceof org.jgroups.protocols.UDP)) {
@@ -154,13 +156,14 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             }
             return null;
         }
-        long maxLength = Math.max(0, JGroupsStacks.bytes(stack.get(0), "max_length", 0));
+        long maxLength = Math.max(0, ((org.jgroups.protocols.BasicTCP) tp).getMaxLength());
         io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(
                 settings.inboundBufferMaxBytes(maxLength));
         InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, budget, ctx.metrics(),
                 ctx.cacheManagerName());
         tp.setSocketFactory(sockets);
-        ctx.metrics().gauge("inboundBufferBytes", budget::used);
+        PayloadGuard.limitTo(maxLength);
+        PayloadGuard.install(channel);
         return sockets;
     }
 
