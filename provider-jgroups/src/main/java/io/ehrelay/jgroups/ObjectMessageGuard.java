@@ -64,21 +64,36 @@ final class ObjectMessageGuard {
         }
     }
 
-    @SuppressWarnings("unchecked")
     private static synchronized void installJvmWide() {
         if (installedJvmWide) {
             return;
         }
+        replaceReaders("the guard against Java-serialized JGroups object messages", "; set "
+                + "refuseSerializedObjects=false only if the members' ports are unreachable to others",
+                new short[] {Message.OBJ_MSG}, Guarded::new);
+        installedJvmWide = true;
+    }
+
+    /**
+     * JGroups 5.5+: puts {@code readers} in JGroups' JVM-wide table of message readers, one per type in
+     * {@code types}.
+     *
+     * @throws IllegalStateException naming {@code what} (and {@code advice}) when this JGroups has no such table
+     */
+    @SafeVarargs
+    @SuppressWarnings("unchecked")
+    static void replaceReaders(String what, String advice, short[] types, Supplier<? extends Message>... readers) {
         try {
             Field table = org.jgroups.MessageFactory.class.getDeclaredField("creators");
             table.setAccessible(true);
-            ((Supplier<? extends Message>[]) table.get(null))[Message.OBJ_MSG] = Guarded::new;
+            Supplier<? extends Message>[] creators = (Supplier<? extends Message>[]) table.get(null);
+            for (int i = 0; i < types.length; i++) {
+                creators[types[i]] = readers[i];
+            }
         } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new IllegalStateException("ehrelay: cannot install the guard against Java-serialized JGroups "
-                    + "object messages in this JGroups version (" + org.jgroups.Version.printVersion() + "): " + e
-                    + "; set refuseSerializedObjects=false only if the members' ports are unreachable to others", e);
+            throw new IllegalStateException("ehrelay: cannot install " + what + " in this JGroups version ("
+                    + org.jgroups.Version.printVersion() + "): " + e + advice, e);
         }
-        installedJvmWide = true;
     }
 
     /** An object message that refuses Java-serialized payloads and classes named on the wire. */

@@ -2,8 +2,6 @@ package io.ehrelay.jgroups;
 
 import java.io.DataInput;
 import java.io.IOException;
-import java.lang.reflect.Field;
-import java.util.function.Supplier;
 
 import org.jgroups.BytesMessage;
 import org.jgroups.FragmentedMessage;
@@ -39,22 +37,13 @@ final class PayloadGuard {
         }
     }
 
-    @SuppressWarnings("unchecked")
     private static synchronized void installJvmWide() {
         if (installedJvmWide) {
             return;
         }
-        try {
-            Field table = org.jgroups.MessageFactory.class.getDeclaredField("creators");
-            table.setAccessible(true);
-            Supplier<? extends Message>[] creators = (Supplier<? extends Message>[]) table.get(null);
-            creators[Message.BYTES_MSG] = Bytes::new;
-            creators[Message.NIO_MSG] = Nio::new;
-            creators[Message.FRAG_MSG] = Fragment::new;
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new IllegalStateException("ehrelay: cannot install the guard on JGroups message payloads in this "
-                    + "JGroups version (" + org.jgroups.Version.printVersion() + "): " + e, e);
-        }
+        ObjectMessageGuard.replaceReaders("the guard on JGroups message payloads", "",
+                new short[] {Message.BYTES_MSG, Message.NIO_MSG, Message.FRAG_MSG}, Bytes::new, Nio::new,
+                Fragment::new);
         installedJvmWide = true;
     }
 
