@@ -37,7 +37,7 @@ import io.ehrelay.spi.TransportMetrics;
  *     {@code max_length} (else {@code inboundBufferMaxBytes}) closes the connection; one over
  *     {@link #CHARGED_ABOVE} takes its share of {@code inboundBufferMaxBytes} for all connections together,
  *     waits up to {@link #budgetWaitMillis} for room, and gives it back once read. A payload that gets no room,
- *     whose sender stops for {@link #stallMillis}, or that does not arrive within 10 s plus 1 s per MiB,
+ *     whose sender stops for {@link #stallMillis}, or that does not arrive within 30 s plus 1 s per MiB,
  *     closes its connection (counted in {@code rejected}); a member reconnects and JGroups retransmits.</li>
  * </ul>
  * Only JGroups' own transport listener ({@code jgroups.tcp.server}) of a blocking {@code TCP} transport without
@@ -58,6 +58,8 @@ final class InboundSockets extends DefaultSocketFactory {
     private static final Logger LOG = LoggerFactory.getLogger(InboundSockets.class);
 
     private final int max;
+    /** The transport's {@code max_length}: the most one payload may hold (0: no limit but the budget). */
+    private final long maxLength;
     private final InboundBudget budget;
     private final TransportMetrics metrics;
     private final TransportMetrics.Count refused;
@@ -70,13 +72,15 @@ final class InboundSockets extends DefaultSocketFactory {
     private final LinkedHashSet<Inbound> open = new LinkedHashSet<>();
 
     /**
-     * @param max     {@code maxInboundConnections}
+     * @param max       {@code maxInboundConnections}
+     * @param maxLength the transport's {@code max_length} (0: none)
      * @param budget  {@code inboundBufferMaxBytes}, for all accepted connections together
      * @param metrics where refusals ({@code refusedConnections}, {@code rejected}) are counted
      * @param node    the CacheManager's name, for log lines
      */
-    InboundSockets(int max, InboundBudget budget, TransportMetrics metrics, String node) {
+    InboundSockets(int max, long maxLength, InboundBudget budget, TransportMetrics metrics, String node) {
         this.max = max;
+        this.maxLength = maxLength;
         this.budget = budget;
         this.metrics = metrics;
         this.refused = metrics.count("refusedConnections");
@@ -324,7 +328,7 @@ final class InboundSockets extends DefaultSocketFactory {
                 left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
             }
             if (left <= 0) {
-                throw refuse("a payload of " + chargeNow() + " bytes did not arrive within its time (10 s + 1 s "
+                throw refuse("a payload of " + chargeNow() + " bytes did not arrive within its time (30 s + 1 s "
                         + "per MiB)");
             }
             int before = socket.getSoTimeout();
@@ -348,10 +352,10 @@ final class InboundSockets extends DefaultSocketFactory {
         /**
          * Room for a payload of {@code bytes} that JGroups is about to allocate, or the connection is closed.
          *
-         * @param limit the most one payload may hold ({@code max_length}, else the budget)
          * @throws IOException (a {@link java.net.SocketException}: JGroups takes it for a closed connection)
          */
-        void takePayload(int bytes, long limit) throws IOException {
+        void takePayload(int bytes) throws IOException {
+            long limit = maxLength > 0 ? maxLength : budget.max();
             if (bytes > limit || bytes > budget.max()) {
                 throw refuse("it sent a payload of " + bytes + " bytes, more than " + (bytes > limit
                         ? "the transport's max_length (" + limit + ")" : "inboundBufferMaxBytes (" + budget.max()
@@ -376,7 +380,7 @@ final class InboundSockets extends DefaultSocketFactory {
                 late = socket.isClosed();
                 if (!late) {
                     charge = bytes;
-                    deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10_000 + (bytes >> 20) * 1000L);
+                    deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(30_000 + (bytes >> 20) * 1000L);
                 }
             }
             if (late) {

@@ -159,10 +159,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         long maxLength = Math.max(0, ((org.jgroups.protocols.BasicTCP) tp).getMaxLength());
         io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(
                 settings.inboundBufferMaxBytes(maxLength));
-        InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, budget, ctx.metrics(),
+        InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, maxLength, budget, ctx.metrics(),
                 ctx.cacheManagerName());
         tp.setSocketFactory(sockets);
-        PayloadGuard.limitTo(maxLength);
         PayloadGuard.install(channel);
         return sockets;
     }

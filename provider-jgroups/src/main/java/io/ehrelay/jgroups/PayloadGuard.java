@@ -68,13 +68,18 @@ final class PayloadGuard {
     static final class Checked implements DataInput, AutoCloseable {
 
         private final DataInput in;
-        private final InboundSockets.Metered connection = InboundSockets.reading();
-        private final long limit;
+        /**
+         * The connection, when {@code in} is its stream: JGroups reads a connection through a
+         * {@link java.io.DataInputStream}, and messages it builds again from arrays (fragments reassembled,
+         * decrypted, decompressed) through its own {@code ByteArrayDataInputStream} — those are not the
+         * connection's, and are not checked.
+         */
+        private final InboundSockets.Metered connection;
         private boolean lengthSeen;
 
         Checked(DataInput in) {
             this.in = in;
-            this.limit = LIMIT;
+            this.connection = in instanceof java.io.DataInputStream ? InboundSockets.reading() : null;
         }
 
         @Override
@@ -83,7 +88,7 @@ final class PayloadGuard {
             if (!lengthSeen) {
                 lengthSeen = true;
                 if (connection != null && v > 0) {
-                    connection.takePayload(v, limit);
+                    connection.takePayload(v);
                 }
             }
             return v;
@@ -165,16 +170,6 @@ final class PayloadGuard {
         public String readUTF() throws IOException {
             return in.readUTF();
         }
-    }
-
-    /**
-     * The most one payload may hold: the largest {@code max_length} of the node's TCP transports (0: no limit
-     * of its own, the budget then bounds it). JVM-wide, as JGroups' readers are.
-     */
-    static volatile long LIMIT = Long.MAX_VALUE;
-
-    static synchronized void limitTo(long maxLength) {
-        LIMIT = maxLength <= 0 ? Long.MAX_VALUE : LIMIT == Long.MAX_VALUE ? maxLength : Math.max(LIMIT, maxLength);
     }
 
     static final class Bytes extends BytesMessage {
