@@ -316,13 +316,12 @@ public final class Attacker {
         byte[] session = "rmi".equals(transport) ? io.ehrelay.rmi.RmiAttacks.session(relay, secret, "frames:1")
                 : "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.session(
                         "http://127.0.0.1:" + port + "/ehrelay", secret, "http://127.0.0.1:1/ehrelay") : null;
+        // JGroups allocates a message's payload at the length inside the message: 40 connections each send a
+        // message whose payload is 7 MB (280 MB, more than the node's heap) and stop 3 MB short of its end;
+        // inboundBufferMaxBytes (32 MB) lets 4 be read, the others are closed after 10 s
+        boolean jgroups = "jgroups".equals(transport);
         try {
-            // JGroups allocates a message's payload at the length inside the message: 40 connections each send a
-            // message whose payload is 7 MB (280 MB, more than the node's heap) and stop 3 MB short of its end;
-            // inboundBufferMaxBytes (32 MB) lets 4 be read, the others are closed after 10 s
-            boolean jgroups = "jgroups".equals(transport);
             int connections = jgroups ? 40 : 8;
-            int sent = 16;
             byte[] jgroupsMessage = jgroups ? jgroupsFrame(7 << 20) : null;
             for (int i = 0; i < connections; i++) {
                 int n = i;
@@ -361,7 +360,7 @@ public final class Attacker {
                                     return;
                                 }
                                 out.write(TcpAttacks.eventsHeader(60 << 20));
-                                for (int mb = 0; mb < sent; mb++) {
+                                for (int mb = 0; mb < 16; mb++) {
                                     out.write(sixteen, mb << 20, 1 << 20);
                                     written.addAndGet(1 << 20);
                                 }
@@ -378,7 +377,7 @@ public final class Attacker {
                 w.start();
                 writers.add(w);
             }
-            long joinUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos("jgroups".equals(transport) ? 15 : 5);
+            long joinUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(jgroups ? 15 : 5);
             for (Thread w : writers) {
                 w.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(joinUntil - System.nanoTime())));
             }
