@@ -70,11 +70,18 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
         node.stop();
     }
 
-    /** Manual discovery: 0. Automatic: long enough to hear two heartbeats. */
+    /**
+     * Manual discovery, or a transport that knows its peers once started (JGroups' view): 0. Automatic: long
+     * enough to hear two heartbeats.
+     */
     @Override
     public long getTimeForClusterToForm() {
         DiscoveryConfig d = node.config().discovery();
-        return d.mode() == DiscoveryConfig.Mode.MANUAL ? 0 : 2 * d.heartbeatIntervalMillis() + 200;
+        io.ehrelay.spi.Transport t = node.transport();
+        if (d.mode() == DiscoveryConfig.Mode.MANUAL || (t != null && t.knowsPeersOnceStarted())) {
+            return 0;
+        }
+        return 2 * d.heartbeatIntervalMillis() + 200;
     }
 
     @Override

@@ -65,6 +65,16 @@ public interface Transport {
     }
 
     /**
+     * Whether the peers are known once {@link #start} returns ({@code true} for a transport whose start joins a
+     * group and receives its members, as JGroups' connect does). A bootstrap then does not wait for the cluster
+     * to form (Ehcache's {@code getTimeForClusterToForm} is 0): a node alone at start has no one to load from.
+     * {@code false} by default: heartbeats take their time.
+     */
+    default boolean knowsPeersOnceStarted() {
+        return false;
+    }
+
+    /**
      * The endpoint of the node that sent a batch, from the {@code fromPeer} the transport gave
      * {@link InboundHandler#onEvents} (which may add detail for logs): what a resync from that node addresses.
      * Identity by default.

@@ -203,6 +203,12 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         return false;
     }
 
+    /** {@code connect} returns with the view: a bootstrap need not wait for the cluster to form. */
+    @Override
+    public boolean knowsPeersOnceStarted() {
+        return true;
+    }
+
     @Override
     public String normalizePeer(String configured) {
         if (!configured.startsWith(ENDPOINT_PREFIX)) {

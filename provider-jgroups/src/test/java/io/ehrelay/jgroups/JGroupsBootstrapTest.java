@@ -82,6 +82,22 @@ class JGroupsBootstrapTest {
         }
     }
 
+    /**
+     * JGroups' connect returns with the view, so a bootstrap does not wait for heartbeats: Ehcache's
+     * {@code getTimeForClusterToForm} is 0, and a member that starts after another still loads its content.
+     */
+    @Test
+    void clusterFormsWithTheView_noWaitBeforeBootstrap() {
+        TransportFixture fixture = JGroupsFixtures.tcp();
+        try (ContractCluster cluster = new ContractCluster(fixture)) {
+            CacheManager a = cluster.start("form-a");
+            assertThat(a.getCacheManagerPeerProvider(fixture.scheme()).getTimeForClusterToForm()).isZero();
+            a.getEhcache("bootstrapped").put(new Element("k", "v"));
+            CacheManager b = cluster.start("form-b");
+            assertThat(b.getEhcache("bootstrapped").get("k")).as("loaded by b's synchronous bootstrap").isNotNull();
+        }
+    }
+
     private static CacheManager manager(String xml) {
         return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
     }
