@@ -41,7 +41,36 @@ final class GuardedMessageFactory extends DefaultMessageFactory {
             return (GuardedMessageFactory) tp.getMessageFactory();
         }
         GuardedMessageFactory f = new GuardedMessageFactory();
+        org.jgroups.MessageFactory old = tp.getMessageFactory();
         tp.setMessageFactory(f);
+        // the channel's init() has run: protocols that build messages again from arrays (FRAG*, Encrypt,
+        // COMPRESS, SERIALIZE, SEQUENCER) copied the transport's factory into a field of their own then
+        for (org.jgroups.stack.Protocol p : channel.getProtocolStack().getProtocols()) {
+            if (p != tp) {
+                replaceFactory(p, old, f);
+            }
+        }
         return f;
+    }
+
+    /** Every field of {@code p} that holds {@code old} holds {@code f} afterwards. */
+    static void replaceFactory(Object p, org.jgroups.MessageFactory old, org.jgroups.MessageFactory f) {
+        for (Class<?> c = p.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+            for (java.lang.reflect.Field field : c.getDeclaredFields()) {
+                if (field.getType() != org.jgroups.MessageFactory.class
+                        || java.lang.reflect.Modifier.isStatic(field.getModifiers())) {
+                    continue;
+                }
+                try {
+                    field.setAccessible(true);
+                    if (field.get(p) == old) {
+                        field.set(p, f);
+                    }
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    throw new IllegalStateException("ehrelay: cannot put its message readers in place in JGroups "
+                            + "protocol " + c.getName() + " (field " + field.getName() + "): " + e, e);
+                }
+            }
+        }
     }
 }

@@ -23,22 +23,21 @@ import io.ehrelay.spi.TransportMetrics;
 
 /**
  * The connections a JGroups {@code TCP} transport accepts, bounded per node. JGroups accepts any number of them,
- * before any member check, and reads each message off the connection as it arrives: a message's payload array is
- * allocated at the length the sender wrote inside the message ({@code max_length} only bounds the frame length
- * in front of it, which JGroups does not allocate by). This socket factory, given to the transport before it
- * starts, adds two bounds:
+ * before any member check, and parses each frame off the connection as it arrives, allocating what the counts and
+ * lengths inside the message say ({@code max_length} only bounds the frame length in front of it). This socket
+ * factory, given to the transport before it starts, with {@link FrameReader} between the transport's server and
+ * the transport, adds two bounds:
  * <ul>
  * <li><b>connections</b>: at most {@code maxInboundConnections} accepted sockets open at once. When all are
  *     taken, the one silent the longest gives its slot up if it has been silent for {@link #idleMillis} (members
  *     send heartbeats every few seconds, so an honest connection is never that silent); otherwise the newcomer is
  *     closed at once. Either way one connection is counted in {@code refusedConnections}.</li>
- * <li><b>payloads being read</b>: {@link PayloadGuard}'s message types ask the connection being read on this
- *     thread ({@link #reading()}) for room before JGroups allocates a payload: one larger than
- *     {@code max_length} (else {@code inboundBufferMaxBytes}) closes the connection; one over
+ * <li><b>frames being read</b>: each frame is read whole before JGroups parses it ({@link Metered#readFrame}):
+ *     one larger than {@code max_length} (else {@code inboundBufferMaxBytes}) closes the connection; one over
  *     {@link #CHARGED_ABOVE} takes its share of {@code inboundBufferMaxBytes} for all connections together,
- *     waits up to {@link #budgetWaitMillis} for room, and gives it back once read. A payload that gets no room,
- *     whose sender stops for {@link #stallMillis}, or that does not arrive within 30 s plus 1 s per MiB,
- *     closes its connection (counted in {@code rejected}); a member reconnects and JGroups retransmits.</li>
+ *     waits up to {@link #budgetWaitMillis} for room, and gives it back once parsed. A frame that gets no room,
+ *     whose sender stops for {@link #stallMillis}, or that does not arrive within 30 s plus 1 s per MiB, closes
+ *     its connection (counted in {@code rejected}); a member reconnects and JGroups retransmits.</li>
  * </ul>
  * Only JGroups' own transport listener ({@code jgroups.tcp.server}) of a blocking {@code TCP} transport without
  * JGroups' TLS (which puts its own socket factory in place) is bounded; the caller checks that this factory is the
@@ -48,9 +47,9 @@ final class InboundSockets extends DefaultSocketFactory {
 
     /** Payloads up to this size are not charged (at most this much per connection, bounded by the connections). */
     static final int CHARGED_ABOVE = 64 * 1024;
-    /** How long a payload waits for its share before its connection is closed. Tests shorten it. */
+    /** How long a frame waits for its share before its connection is closed. Tests shorten it. */
     static volatile int budgetWaitMillis = 10_000;
-    /** How long a sender may stop in the middle of a charged payload. Tests shorten it. */
+    /** How long a sender may stop in the middle of a charged frame. Tests shorten it. */
     static volatile int stallMillis = 30_000;
     /** How long a connection must have been silent to give its slot up to a newcomer. Tests shorten it. */
     static volatile int idleMillis = 60_000;
@@ -58,7 +57,7 @@ final class InboundSockets extends DefaultSocketFactory {
     private static final Logger LOG = LoggerFactory.getLogger(InboundSockets.class);
 
     private final int max;
-    /** The transport's {@code max_length}: the most one payload may hold (0: no limit but the budget). */
+    /** The transport's {@code max_length}: the most one frame may hold (0: no limit but the budget). */
     private final long maxLength;
     private final InboundBudget budget;
     private final TransportMetrics metrics;
@@ -68,6 +67,9 @@ final class InboundSockets extends DefaultSocketFactory {
     private final int stall = stallMillis;
     private final int idle = idleMillis;
     private final RateLimitedLog warn = new RateLimitedLog(LOG, 10_000);
+    /** Run once, before the first accepted connection is handed to JGroups ({@link #beforeFirstAccept}). */
+    private final Object hookLock = new Object();
+    private Runnable firstAccept;
     /** The open connections, oldest first; guarded by {@code this}. */
     private final LinkedHashSet<Inbound> open = new LinkedHashSet<>();
 
@@ -87,7 +89,28 @@ final class InboundSockets extends DefaultSocketFactory {
         this.node = node;
     }
 
-    /** Bytes of payloads being read now (gauge {@code inboundBufferBytes}). */
+    /**
+     * {@code hook} runs on JGroups' accepting thread before it gets its first connection: the transport's server
+     * exists then, and no frame has been read yet. Until it has run without an exception, no connection is handed
+     * to JGroups.
+     */
+    void beforeFirstAccept(Runnable hook) {
+        synchronized (hookLock) {
+            this.firstAccept = hook;
+        }
+    }
+
+    /** Runs the {@link #beforeFirstAccept} hook now, unless it ran already. */
+    void firstAcceptNow() {
+        synchronized (hookLock) {
+            if (firstAccept != null) {
+                firstAccept.run();
+                firstAccept = null;
+            }
+        }
+    }
+
+    /** Bytes of frames being read or parsed now (gauge {@code inboundBufferBytes}). */
     long budgetUsed() {
         return budget.used();
     }
@@ -191,6 +214,12 @@ final class InboundSockets extends DefaultSocketFactory {
                 Inbound s = new Inbound();
                 implAccept(s);
                 if (admit(s)) {
+                    try {
+                        firstAcceptNow();
+                    } catch (RuntimeException e) {
+                        s.closeQuietly();
+                        throw e;
+                    }
                     return s;
                 }
                 s.closeQuietly();
@@ -246,7 +275,7 @@ final class InboundSockets extends DefaultSocketFactory {
     }
 
     /**
-     * The stream of an accepted connection: when it was last read from, and the room its payload being read holds.
+     * The stream of an accepted connection: when it was last read from, and the room its frame being read holds.
      */
     final class Metered extends FilterInputStream {
 
@@ -258,7 +287,7 @@ final class InboundSockets extends DefaultSocketFactory {
          */
         private int headerLeft = 4 + 2 + 2 + 1;
         private boolean addressSized;
-        /** The share the payload being read holds, and when it must have arrived; guarded by {@code this}. */
+        /** The share the frame being read holds, and when it must have arrived; guarded by {@code this}. */
         private long charge;
         private long deadlineNanos;
 
@@ -318,8 +347,8 @@ final class InboundSockets extends DefaultSocketFactory {
         }
 
         /**
-         * A read in the middle of a charged payload: its sender may stop for at most {@link #stall} ms, and the
-         * whole payload must arrive by its deadline (a sender trickling a byte now and then holds its share no
+         * A read in the middle of a charged frame: its sender may stop for at most {@link #stall} ms, and the
+         * whole frame must arrive by its deadline (a sender trickling a byte now and then holds its share no
          * longer).
          */
         private int readWithin(byte[] b, int off, int len) throws IOException {
@@ -328,7 +357,7 @@ final class InboundSockets extends DefaultSocketFactory {
                 left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
             }
             if (left <= 0) {
-                throw refuse("a payload of " + chargeNow() + " bytes did not arrive within its time (30 s + 1 s "
+                throw refuse("a frame of " + chargeNow() + " bytes did not arrive within its time (30 s + 1 s "
                         + "per MiB)");
             }
             int before = socket.getSoTimeout();
@@ -336,7 +365,7 @@ final class InboundSockets extends DefaultSocketFactory {
             try {
                 return in.read(b, off, len);
             } catch (SocketTimeoutException e) {
-                throw refuse("its sender stopped or slowed down in the middle of a payload of " + chargeNow()
+                throw refuse("its sender stopped or slowed down in the middle of a frame of " + chargeNow()
                         + " bytes");
             } finally {
                 if (!socket.isClosed()) {
@@ -350,20 +379,35 @@ final class InboundSockets extends DefaultSocketFactory {
         }
 
         /**
-         * Room for a payload of {@code bytes} that JGroups is about to allocate, or the connection is closed.
+         * The frame of {@code length} bytes that follows on {@code in} (this connection's stream), read whole:
+         * refused when longer than {@code max_length} (else {@code inboundBufferMaxBytes}); over
+         * {@link #CHARGED_ABOVE} it first takes its share of {@code inboundBufferMaxBytes} (waiting up to
+         * {@link #budgetWaitMillis}), which {@link #releaseCharge()} gives back, and must arrive with its sender
+         * never stopping for {@link #stallMillis} and within 30 s plus 1 s per MiB.
          *
          * @throws IOException (a {@link java.net.SocketException}: JGroups takes it for a closed connection)
          */
-        void takePayload(int bytes) throws IOException {
+        byte[] readFrame(java.io.DataInput in, int length) throws IOException {
             long limit = maxLength > 0 ? maxLength : budget.max();
-            if (bytes > limit || bytes > budget.max()) {
-                throw refuse("it sent a payload of " + bytes + " bytes, more than " + (bytes > limit
-                        ? "the transport's max_length (" + limit + ")" : "inboundBufferMaxBytes (" + budget.max()
-                        + ")"));
+            if (length <= 0 || length > limit || length > budget.max()) {
+                throw refuse("it sent a frame of " + length + " bytes" + (length <= 0 ? ""
+                        : length > limit ? ", more than the transport's max_length (" + limit + ")"
+                        : ", more than inboundBufferMaxBytes (" + budget.max() + ")"));
             }
-            if (bytes <= CHARGED_ABOVE) {
-                return;
+            if (length > CHARGED_ABOVE) {
+                charge(length);
             }
+            byte[] frame = new byte[length];
+            try {
+                in.readFully(frame);
+            } catch (IOException | RuntimeException e) {
+                releaseCharge();
+                throw e;
+            }
+            return frame;
+        }
+
+        private void charge(int bytes) throws IOException {
             boolean got;
             try {
                 got = budget.reserve(bytes, waitMillis);
@@ -372,7 +416,7 @@ final class InboundSockets extends DefaultSocketFactory {
                 got = false;
             }
             if (!got) {
-                throw refuse("no room for a payload of " + bytes + " bytes within " + waitMillis
+                throw refuse("no room for a frame of " + bytes + " bytes within " + waitMillis
                         + " ms (inboundBufferMaxBytes=" + budget.max() + ", " + budget.used() + " in use)");
             }
             boolean late;
@@ -389,7 +433,7 @@ final class InboundSockets extends DefaultSocketFactory {
             }
         }
 
-        /** The payload has been read (or failed): its share is free. */
+        /** The frame has been parsed (or failed): its share is free. */
         void releaseCharge() {
             long c;
             synchronized (this) {
@@ -401,7 +445,8 @@ final class InboundSockets extends DefaultSocketFactory {
             }
         }
 
-        private IOException refuse(String why) {
+        /** Closes the connection for {@code why}, counted in {@code rejected}; the exception to throw. */
+        IOException refuse(String why) {
             metrics.markRejected();
             warn.warn("message", "ehrelay: CacheManager {}: closed the JGroups connection from {}: {} (counted in "
                     + "rejected)", node, socket.getInetAddress(), why);

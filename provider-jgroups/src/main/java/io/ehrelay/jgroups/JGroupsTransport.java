@@ -123,6 +123,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         if (inboundSockets != null) {
             InboundSockets sockets = inboundSockets;
+            sockets.firstAcceptNow(); // no connection accepted while joining: in place from now on
             ctx.metrics().gauge("connectionsIn", sockets::size);
             ctx.metrics().gauge("inboundBufferBytes", sockets::budgetUsed);
         }
@@ -161,9 +162,37 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                 settings.inboundBufferMaxBytes(maxLength));
         InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, maxLength, budget, ctx.metrics(),
                 ctx.cacheManagerName());
+        java.lang.reflect.Field server = transportServer();
+        sockets.beforeFirstAccept(() -> readFramesWhole(tp, server));
         tp.setSocketFactory(sockets);
         PayloadGuard.install(channel);
         return sockets;
+    }
+
+    /** JGroups' {@code TCP.srv}: the server whose receiver {@link FrameReader} stands in front of. */
+    private static java.lang.reflect.Field transportServer() {
+        try {
+            java.lang.reflect.Field f = org.jgroups.protocols.TCP.class.getDeclaredField("srv");
+            f.setAccessible(true);
+            return f;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("ehrelay: this JGroups version's TCP has no server field 'srv' ("
+                    + org.jgroups.Version.printVersion() + "); ehrelay cannot bound what its connections make it "
+                    + "allocate. Supported: JGroups 5.3 to 5.5", e);
+        }
+    }
+
+    /** Puts {@link FrameReader} between {@code tp}'s server and {@code tp} (once, before any frame is read). */
+    private static void readFramesWhole(org.jgroups.protocols.TP tp, java.lang.reflect.Field server) {
+        org.jgroups.blocks.cs.BaseServer srv;
+        try {
+            srv = (org.jgroups.blocks.cs.BaseServer) server.get(tp);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+        if (srv != null && !(srv.receiver() instanceof FrameReader)) {
+            srv.receiver(new FrameReader(srv.receiver()));
+        }
     }
 
     @Override

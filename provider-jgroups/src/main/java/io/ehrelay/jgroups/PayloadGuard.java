@@ -9,14 +9,13 @@ import org.jgroups.Message;
 import org.jgroups.NioMessage;
 
 /**
- * JGroups allocates a message's payload at the length written inside the message, as it reads the message off a
- * connection — before any protocol (AUTH, ENCRYPT) or membership check, and whatever the frame length in front of
- * it said. So a process that reaches a member's port could make it allocate up to 2 GB per message. The guard
- * replaces JGroups' readers of the three message types that carry an array ({@link BytesMessage},
- * {@link FragmentedMessage}, {@link NioMessage}): the payload's length goes to the accepted connection being read
- * on this thread ({@link InboundSockets#reading()}) before JGroups allocates, which refuses it or charges it to
- * the node's {@code inboundBufferMaxBytes}. Messages read on other threads (UDP transports, another JGroups
- * application in the JVM) are read as JGroups reads them.
+ * JGroups allocates a message's payload at the length written inside the message — before any protocol (AUTH,
+ * ENCRYPT) or membership check, and whatever the frame length in front of it said. So a process that reaches a
+ * member's port could make it allocate up to 2 GB per message. The guard replaces JGroups' readers of the three
+ * message types that carry an array ({@link BytesMessage}, {@link FragmentedMessage}, {@link NioMessage}): when
+ * the message is read from an accepted connection's frame ({@link FrameReader.Frame}), a payload longer than
+ * what is left of the frame closes the connection before JGroups allocates. Messages read otherwise (UDP
+ * transports, another JGroups application in the JVM, fragments reassembled) are read as JGroups reads them.
  *
  * <p>As {@link ObjectMessageGuard}: with JGroups 5.3/5.4 the readers are installed on ehrelay's channels
  * ({@link GuardedMessageFactory}), with 5.5 and later in JGroups' one table for the JVM.
@@ -62,24 +61,25 @@ final class PayloadGuard {
     }
 
     /**
-     * The message's input, whose first {@code int} — the payload's length, in each of the three types — is
-     * cleared with the connection before JGroups allocates; {@link #close()} gives the share back.
+     * The message's input, whose first {@code int} — the payload's length, in each of the three types — must fit
+     * in what is left of the frame being read ({@link FrameReader.Frame}) before JGroups allocates. Inputs that
+     * are not an accepted connection's frame (fragments reassembled, messages decrypted, other transports) are
+     * read as JGroups reads them.
      */
-    static final class Checked implements DataInput, AutoCloseable {
+    static final class Checked implements DataInput {
 
         private final DataInput in;
-        /**
-         * The connection, when {@code in} is its stream: JGroups reads a connection through a
-         * {@link java.io.DataInputStream}, and messages it builds again from arrays (fragments reassembled,
-         * decrypted, decompressed) through its own {@code ByteArrayDataInputStream} — those are not the
-         * connection's, and are not checked.
-         */
-        private final InboundSockets.Metered connection;
+        private final FrameReader.Frame frame;
         private boolean lengthSeen;
 
         Checked(DataInput in) {
             this.in = in;
-            this.connection = in instanceof java.io.DataInputStream ? InboundSockets.reading() : null;
+            this.frame = in instanceof FrameReader.Frame ? (FrameReader.Frame) in : null;
+        }
+
+        /** The input to read the message from: checked only when it is a connection's frame. */
+        static DataInput of(DataInput in) {
+            return in instanceof FrameReader.Frame ? new Checked(in) : in;
         }
 
         @Override
@@ -87,18 +87,11 @@ final class PayloadGuard {
             int v = in.readInt();
             if (!lengthSeen) {
                 lengthSeen = true;
-                if (connection != null && v > 0) {
-                    connection.takePayload(v);
+                if (v > 0) {
+                    frame.claim(v);
                 }
             }
             return v;
-        }
-
-        @Override
-        public void close() {
-            if (connection != null) {
-                connection.releaseCharge();
-            }
         }
 
         @Override
@@ -175,27 +168,21 @@ final class PayloadGuard {
     static final class Bytes extends BytesMessage {
         @Override
         public void readPayload(DataInput in) throws IOException {
-            try (Checked checked = new Checked(in)) {
-                super.readPayload(checked);
-            }
+            super.readPayload(Checked.of(in));
         }
     }
 
     static final class Fragment extends FragmentedMessage {
         @Override
         public void readPayload(DataInput in) throws IOException {
-            try (Checked checked = new Checked(in)) {
-                super.readPayload(checked);
-            }
+            super.readPayload(Checked.of(in));
         }
     }
 
     static final class Nio extends NioMessage {
         @Override
         public void readPayload(DataInput in) throws IOException {
-            try (Checked checked = new Checked(in)) {
-                super.readPayload(checked);
-            }
+            super.readPayload(Checked.of(in));
         }
     }
 }

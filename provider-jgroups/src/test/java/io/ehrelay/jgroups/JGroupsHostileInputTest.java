@@ -117,4 +117,38 @@ class JGroupsHostileInputTest {
             Await.until(() -> node.getCache("async").get("after") != null, () -> "the node stopped replicating");
         }
     }
+
+    /**
+     * Protocols that read messages again from arrays (FRAG4 putting fragments together, Encrypt, COMPRESS) use the
+     * guarded readers too. With JGroups 5.3/5.4 they copy the transport's message factory while the channel is
+     * built, before ehrelay puts its own in place; with 5.5 there is one table for the JVM.
+     */
+    @Test
+    void protocolsThatReadMessagesAgain_useTheGuardedReaders() throws Exception {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp())) {
+            CacheManager node = cluster.start("target");
+            JChannel ch = ((JGroupsTransport) cluster.node(node).transport()).channel();
+            if (!ObjectMessageGuard.perChannel()) {
+                assertThat(org.jgroups.MessageFactory.class.getMethod("create", short.class)
+                        .invoke(null, org.jgroups.Message.OBJ_MSG)).isInstanceOf(ObjectMessageGuard.Guarded.class);
+                return;
+            }
+            Object guarded = ch.getProtocolStack().getTransport().getMessageFactory();
+            assertThat(guarded).isInstanceOf(GuardedMessageFactory.class);
+            int fields = 0;
+            for (org.jgroups.stack.Protocol p : ch.getProtocolStack().getProtocols()) {
+                for (Class<?> c = p.getClass(); c != Object.class; c = c.getSuperclass()) {
+                    for (java.lang.reflect.Field f : c.getDeclaredFields()) {
+                        if (f.getType().getName().equals("org.jgroups.MessageFactory")
+                                && !java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                            f.setAccessible(true);
+                            assertThat(f.get(p)).as("%s.%s", p.getName(), f.getName()).isSameAs(guarded);
+                            fields++;
+                        }
+                    }
+                }
+            }
+            assertThat(fields).as("message factories in the stack (TCP, FRAG4)").isGreaterThanOrEqualTo(2);
+        }
+    }
 }

@@ -151,8 +151,9 @@ class JGroupsInboundBoundsTest {
                 }
             });
             watch.start();
-            // 5 connections (with the honest member's, 6: the bound) each send a well-formed message whose payload
-            // is 7 MB, and stop 6 MB short of its end: JGroups would allocate 7 MB for each; 2 fit in 16 MB
+            // 5 connections (with the honest member's, 6: the bound) each send a well-formed frame of a message whose
+            // payload is 7 MB, and stop 6 MB short of its end: each frame is read whole before JGroups parses it,
+            // and 2 fit in 16 MB
             int port = port(cluster, node);
             byte[] message = frame(7 << 20);
             List<Socket> stalled = new ArrayList<>();
@@ -167,8 +168,8 @@ class JGroupsInboundBoundsTest {
             Await.until(() -> jmx.managerCount("rejected") - rejected >= 3,
                     () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
             long waited = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
-            assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).as("bytes held by 2 of 5 payloads")
-                    .isEqualTo(14L << 20);
+            assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).as("bytes held by 2 of 5 frames")
+                    .isEqualTo(2L * (message.length - 4));
             // small puts replicate while the budget is taken
             for (int i = 0; i < 20; i++) {
                 stillReplicating(honest, node, "during-" + i, 1000);
@@ -184,7 +185,7 @@ class JGroupsInboundBoundsTest {
             for (Socket s : stalled) {
                 closed += closedByNode(s, 2000) ? 1 : 0;
             }
-            System.out.printf("[jgroups] 5 partial 7 MB payloads: peak inboundBufferBytes %d KiB (bound 16 MiB), "
+            System.out.printf("[jgroups] 5 partial 7 MB frames: peak inboundBufferBytes %d KiB (bound 16 MiB), "
                     + "3 without room closed after %d ms, rejected +%d, closed by the node %d%n", peak.get() >> 10,
                     waited, jmx.managerCount("rejected") - rejected, closed);
             assertThat(waited).as("ms until the three without room were closed").isLessThan(9_000);
@@ -211,6 +212,37 @@ class JGroupsInboundBoundsTest {
             Await.until(() -> jmx.managerCount("rejected") - rejected == 1,
                     () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
             assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).isZero();
+            stillReplicating(honest, node, "after", 1000);
+        }
+    }
+
+    @Test
+    void aBatchCountingMoreMessagesThanItsFrameHolds_closesItsConnectionBeforeJGroupsAllocates() throws Exception {
+        try (ContractCluster cluster = new ContractCluster(JGroupsFixtures.tcp(", inboundBufferMaxBytes=16m"))) {
+            CacheManager node = cluster.start("target");
+            CacheManager honest = cluster.start("honest");
+            Jmx jmx = cluster.jmx(node);
+            long rejected = jmx.managerCount("rejected");
+            // a batch of two small messages whose count says 100 million: JGroups would allocate an array of
+            // 100 million references (400-800 MB) after the first message
+            IpAddress src = new IpAddress("127.0.0.1", 2001);
+            byte[] cluster1 = "x".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            java.io.ByteArrayOutputStream header = new java.io.ByteArrayOutputStream();
+            org.jgroups.util.Util.writeMessageListHeader(null, src, cluster1, 2, new DataOutputStream(header), true);
+            java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+            DataOutputStream out = new DataOutputStream(bytes);
+            out.writeInt(0);
+            java.util.List<org.jgroups.Message> two = java.util.Arrays.asList(
+                    new org.jgroups.BytesMessage(null, new byte[8]), new org.jgroups.BytesMessage(null, new byte[8]));
+            org.jgroups.util.Util.writeMessageList(null, src, cluster1, two, out, true);
+            byte[] batch = bytes.toByteArray();
+            java.nio.ByteBuffer.wrap(batch).putInt(0, batch.length - 4).putInt(4 + header.size() - 4, 100_000_000);
+            Socket s = connect(port(cluster, node), 2000);
+            s.getOutputStream().write(batch);
+            s.getOutputStream().flush();
+            assertThat(closedByNode(s, 5000)).as("closed by the node").isTrue();
+            Await.until(() -> jmx.managerCount("rejected") - rejected == 1,
+                    () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
             stillReplicating(honest, node, "after", 1000);
         }
     }

@@ -1,0 +1,122 @@
+package io.ehrelay.jgroups;
+
+import java.io.DataInput;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+import org.jgroups.Address;
+import org.jgroups.blocks.cs.Receiver;
+import org.jgroups.util.ByteArrayDataInputStream;
+import org.jgroups.util.Util;
+
+/**
+ * Reads each frame of an accepted connection whole before JGroups parses it. JGroups' {@code TCP} transport hands
+ * its receiver the connection's stream and the frame's length, and its parser then allocates whatever the counts
+ * and lengths inside the message say (a batch's message count, a payload's or a header's array length) while it
+ * waits on the socket for the rest. This receiver, put between the transport's server and the transport:
+ * <ul>
+ * <li>reads the frame into an array first, through {@link InboundSockets.Metered#readFrame} (at most
+ *     {@code max_length}; over {@link InboundSockets#CHARGED_ABOVE} charged to {@code inboundBufferMaxBytes} and
+ *     time-limited), so that nothing JGroups allocates waits on the socket: a length that claims more than the
+ *     frame holds ends at the frame's end at once, and its array is garbage;</li>
+ * <li>refuses a batch whose message count exceeds what its frame can hold (each message takes at least two
+ *     bytes), before JGroups allocates an array of that many references;</li>
+ * <li>lets {@link PayloadGuard} refuse a payload longer than what is left of its frame ({@link Frame}).</li>
+ * </ul>
+ * A refusal closes the connection and is counted in {@code rejected}. Frames of connections ehrelay does not
+ * bound (no {@link InboundSockets} stream on this thread) go to the transport as they are.
+ */
+final class FrameReader implements Receiver {
+
+    private final Receiver transport;
+
+    FrameReader(Receiver transport) {
+        this.transport = transport;
+    }
+
+    @Override
+    public void receive(Address sender, byte[] buf, int offset, int length) {
+        transport.receive(sender, buf, offset, length);
+    }
+
+    @Override
+    public void receive(Address sender, ByteBuffer buf) {
+        transport.receive(sender, buf);
+    }
+
+    @Override
+    public void receive(Address sender, DataInput in) throws Exception {
+        transport.receive(sender, in);
+    }
+
+    @Override
+    public void receive(Address sender, DataInput in, int length) throws Exception {
+        InboundSockets.Metered connection = in instanceof java.io.DataInputStream ? InboundSockets.reading() : null;
+        if (connection == null) {
+            transport.receive(sender, in, length);
+            return;
+        }
+        byte[] frame = connection.readFrame(in, length);
+        try {
+            String why = batchCountTooLarge(frame, length);
+            if (why != null) {
+                throw connection.refuse(why);
+            }
+            transport.receive(sender, new Frame(frame, length, connection), length);
+        } finally {
+            connection.releaseCharge();
+        }
+    }
+
+    /**
+     * Why a frame's batch count is refused, or {@code null}. The layout read is JGroups' (5.x): version, flags,
+     * then for a batch the destination, the sender, the cluster name and the count.
+     */
+    static String batchCountTooLarge(byte[] frame, int length) {
+        ByteArrayDataInputStream in = new ByteArrayDataInputStream(frame, 0, length);
+        try {
+            in.readShort();
+            if ((in.readByte() & org.jgroups.protocols.TP.LIST) == 0) {
+                return null;
+            }
+            Util.readAddress(in);
+            Util.readAddress(in);
+            short name = in.readShort();
+            if (name > 0) {
+                in.skipBytes(name);
+            }
+            int count = in.readInt();
+            int left = length - in.position();
+            if (count < 0 || (long) count * 2 > left) {
+                return "a batch of " + count + " messages in a frame with " + left + " bytes left";
+            }
+            return null;
+        } catch (Exception e) {
+            return "a malformed frame (" + e + ")";
+        }
+    }
+
+    /** A frame in memory: what is left of it bounds what a payload in it may claim. */
+    static final class Frame extends ByteArrayDataInputStream {
+
+        final InboundSockets.Metered connection;
+
+        Frame(byte[] frame, int length, InboundSockets.Metered connection) {
+            super(frame, 0, length);
+            this.connection = connection;
+        }
+
+        /** Bytes of the frame not read yet. */
+        int left() {
+            return limit() - position();
+        }
+
+        /** A payload of {@code bytes} is about to be allocated: refused when the frame cannot hold it. */
+        void claim(int bytes) throws IOException {
+            if (bytes > left()) {
+                throw connection.refuse("a payload of " + bytes + " bytes in a frame with " + left()
+                        + " bytes left");
+            }
+        }
+    }
+}
