@@ -55,8 +55,8 @@ public final class NodeConfig {
     private NodeConfig(PropertyReader r, String manualPeersProperty) {
         queueMaxBytes = r.bytesIn(QUEUE_MAX_BYTES, 64L << 20, 1024, 1L << 40);
         queueMaxEvents = r.intIn(QUEUE_MAX_EVENTS, 100_000, 1, Integer.MAX_VALUE);
-        overflowPolicy = r.choice(OVERFLOW_POLICY, OverflowPolicy.DROP, OverflowPolicy.class);
-        overflowBlockMillis = r.longIn(OVERFLOW_BLOCK_MILLIS, 100, 0, 3_600_000);
+        overflowPolicy = r.choice(OVERFLOW_POLICY, OverflowPolicy.BLOCK, OverflowPolicy.class);
+        overflowBlockMillis = r.longIn(OVERFLOW_BLOCK_MILLIS, 1000, 0, 3_600_000);
         dispatcherThreads = r.intIn(DISPATCHER_THREADS, 1, 1, 64);
         batchMaxEvents = r.intIn(BATCH_MAX_EVENTS, 1000, 1, 1_000_000);
         batchMaxBytes = (int) r.bytesIn(BATCH_MAX_BYTES, 1L << 20, 1024, 1L << 30);

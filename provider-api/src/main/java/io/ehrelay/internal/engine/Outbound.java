@@ -69,7 +69,14 @@ final class Outbound {
         this.warn = warn;
         this.clock = clock;
         this.sentClasses = sentClasses;
+        this.overflowWaits = metrics.count("overflowWaits");
+        metrics.gauge("overflowWaitMillis", () -> waitedMicros.get() / 1000);
+        queue.onWait(this::waitedForRoom);
     }
+
+    /** Puts that waited for room in the queue ({@code overflowPolicy=block}), and how long in all. */
+    private final io.ehrelay.spi.TransportMetrics.Count overflowWaits;
+    private final java.util.concurrent.atomic.AtomicLong waitedMicros = new java.util.concurrent.atomic.AtomicLong();
 
     /** Replicates a put or update with its value ({@code replicate*ViaCopy=true}). */
     void put(CacheBinding binding, Element element, ReplicatorConfig rc) {
@@ -162,6 +169,23 @@ final class Outbound {
                 + "queueMaxBytes={}, overflowPolicy={}); event for cache {} dropped (counted in dropped). "
                 + "Raise the bounds, or check the peers' health.", cacheManagerName, config.queueMaxEvents(),
                 config.queueMaxBytes(), config.overflowPolicy(), binding.cacheName);
+    }
+
+    /**
+     * The writing thread waited {@code nanos} for room in the full queue ({@code overflowPolicy=block}): counted
+     * in {@code overflowWaits} and {@code overflowWaitMillis}, and said in a WARN at most every 10 s, so that an
+     * application whose threads wait hears of it.
+     */
+    private void waitedForRoom(long nanos) {
+        overflowWaits.mark();
+        long micros = waitedMicros.addAndGet(java.util.concurrent.TimeUnit.NANOSECONDS.toMicros(nanos));
+        warn.warn("overflowwait", "ehrelay: replication queue of CacheManager {} is full (queueMaxEvents={}, "
+                + "queueMaxBytes={}): a writing thread waited {} ms for room (overflowPolicy=block, at most "
+                + "overflowBlockMillis={} ms; {} waits, {} ms in all so far: overflowWaits, overflowWaitMillis). "
+                + "The peers take events slower than this node writes them.", cacheManagerName,
+                config.queueMaxEvents(), config.queueMaxBytes(),
+                java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(nanos), config.overflowBlockMillis(),
+                overflowWaits.value(), micros / 1000);
     }
 
     /**

@@ -17,7 +17,8 @@ import net.sf.ehcache.Element;
  * (one per dispatcher thread; a cache always maps to the same lane, which keeps its events in order).
  *
  * <p>When full, {@link OverflowPolicy#DROP} refuses the event at once and {@link OverflowPolicy#BLOCK} waits
- * up to a timeout first; a refused event is counted by the caller. An event larger than the whole byte bound
+ * up to a timeout first — but only while the queue is being drained (a dispatcher took events within that
+ * timeout); a refused event is counted by the caller. An event larger than the whole byte bound
  * is always refused. Lifecycle: {@link #close()} stops accepting and wakes every waiter; what is still queued
  * can then be drained by {@link #take} or discarded by {@link #clear}. Thread-safe.
  */
@@ -70,6 +71,8 @@ final class ReplicationQueue {
     private long highWaterBytes;
     private int highWaterEvents;
     private boolean closed;
+    /** When a dispatcher last took events: a writer waits for room only while the queue is being drained. */
+    private long lastTakeNanos = System.nanoTime();
     /** Per lane: an event was refused; the next accepted one is marked {@link Entry#lostBefore}. */
     private final boolean[] lostPending;
 
@@ -92,19 +95,36 @@ final class ReplicationQueue {
         return lanes.length;
     }
 
+    /**
+     * Told how long a writer waited for room ({@link OverflowPolicy#BLOCK}), in nanoseconds, whether room came
+     * or not; called on the writer's thread, outside the queue's lock.
+     */
+    private volatile java.util.function.LongConsumer onWait = n -> { };
+
+    void onWait(java.util.function.LongConsumer listener) {
+        this.onWait = listener;
+    }
+
     /** Adds an event; returns {@code false} when it was refused (full, or closed). */
     boolean offer(int lane, Entry e) throws InterruptedException {
         int size = e.size;
         if (size > maxBytes) {
             return false;
         }
+        long waited = 0;
         lock.lock();
         try {
-            if (!hasRoom(size) && policy == OverflowPolicy.BLOCK && !closed) {
+            if (!hasRoom(size) && policy == OverflowPolicy.BLOCK && !closed
+                    && System.nanoTime() - lastTakeNanos < blockNanos) {
+                // the dispatchers took events within the wait's length: room is coming (a bulk load outrunning
+                // them). When they have taken nothing for that long (a peer not taking batches), writers do not
+                // wait at all: each would wait the full time for nothing
+                long start = System.nanoTime();
                 long left = blockNanos;
                 while (!hasRoom(size) && left > 0 && !closed) {
                     left = spaceAvailable.awaitNanos(left);
                 }
+                waited = Math.max(1, System.nanoTime() - start);
             }
             if (closed || !hasRoom(size)) {
                 lostPending[lane] = true;
@@ -127,6 +147,9 @@ final class ReplicationQueue {
             return true;
         } finally {
             lock.unlock();
+            if (waited > 0) {
+                onWait.accept(waited);
+            }
         }
     }
 
@@ -188,6 +211,7 @@ final class ReplicationQueue {
             }
             bytes -= taken;
             events -= out.size();
+            lastTakeNanos = System.nanoTime();
             spaceAvailable.signalAll();
             return out;
         } finally {

@@ -136,7 +136,8 @@ class ConfigTest {
         NodeConfig c = NodeConfig.read(new PropertyReader("f", null), "peers");
         assertThat(c.queueMaxBytes()).isEqualTo(64L << 20);
         assertThat(c.queueMaxEvents()).isEqualTo(100_000);
-        assertThat(c.overflowPolicy()).isEqualTo(OverflowPolicy.DROP);
+        assertThat(c.overflowPolicy()).isEqualTo(OverflowPolicy.BLOCK);
+        assertThat(c.overflowBlockMillis()).isEqualTo(1000);
         assertThat(c.dispatcherThreads()).isEqualTo(1);
         assertThat(c.discovery().mode()).isEqualTo(DiscoveryConfig.Mode.MANUAL);
         assertThat(c.limits().allowList().allows("java.lang.String")).isTrue();

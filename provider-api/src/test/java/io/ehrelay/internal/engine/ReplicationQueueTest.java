@@ -51,6 +51,26 @@ class ReplicationQueueTest {
     }
 
     @Test
+    void blockPolicy_doesNotWaitWhileNothingIsTaken_andWaitsAgainOnceTheQueueDrains() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 300);
+        java.util.concurrent.atomic.AtomicLong waits = new java.util.concurrent.atomic.AtomicLong();
+        q.onWait(n -> waits.incrementAndGet());
+        assertThat(q.offer(0, entry(1))).isTrue();
+        Thread.sleep(400); // no dispatcher took anything for longer than the wait
+        long t0 = System.nanoTime();
+        assertThat(q.offer(0, entry(1))).isFalse();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited").isLessThan(150);
+        assertThat(waits).hasValue(0);
+        assertThat(q.take(0, 10, 1 << 20, 0, 0)).hasSize(1);
+        assertThat(q.offer(0, entry(1))).isTrue();
+        t0 = System.nanoTime();
+        assertThat(q.offer(0, entry(1))).isFalse();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited after a take")
+                .isGreaterThanOrEqualTo(250);
+        assertThat(waits).as("waits told").hasValue(1);
+    }
+
+    @Test
     void blockPolicy_proceedsWhenTheDispatcherMakesRoom() throws Exception {
         ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000);
         assertThat(q.offer(0, entry(1))).isTrue();
