@@ -409,15 +409,13 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
     }
 
-    private static byte[] payload(Message msg) throws RpcException {
+    /** The message's payload as it is, without a copy (it may be part of a larger array, e.g. its frame). */
+    private static java.nio.ByteBuffer payload(Message msg) throws RpcException {
         byte[] array = msg.getArray();
         if (array == null || msg.getLength() == 0) {
             throw new RpcException("no batch");
         }
-        if (msg.getOffset() == 0 && msg.getLength() == array.length) {
-            return array;
-        }
-        return java.util.Arrays.copyOfRange(array, msg.getOffset(), msg.getOffset() + msg.getLength());
+        return java.nio.ByteBuffer.wrap(array, msg.getOffset(), msg.getLength());
     }
 
     // ---- stop --------------------------------------------------------------------------------------------------

@@ -166,6 +166,8 @@ final class PayloadGuard {
     }
 
     static final class Bytes extends BytesMessage {
+        // the payload is copied out of its frame, as JGroups does: getObject() of a message not serialized by
+        // JGroups is its whole array (offset and length ignored), so a payload left in its frame would not do
         @Override
         public void readPayload(DataInput in) throws IOException {
             super.readPayload(Checked.of(in));

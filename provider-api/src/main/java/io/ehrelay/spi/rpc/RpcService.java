@@ -92,6 +92,15 @@ public final class RpcService {
         if (batch == null) {
             throw new RpcException("no batch");
         }
+        deliver(fromEndpoint, ByteBuffer.wrap(batch));
+    }
+
+    /** As {@link #deliver(String, byte[])}, for a batch in part of an array (its position to its limit). */
+    public void deliver(String fromEndpoint, ByteBuffer batch) throws RpcException {
+        if (batch == null || !batch.hasRemaining()) {
+            throw new RpcException("no batch");
+        }
+        batch = batch.slice();
         Applier a = acquire(fromEndpoint);
         Future<?> applied;
         try {
@@ -121,6 +130,15 @@ public final class RpcService {
         if (batch == null) {
             throw new RpcException("no batch");
         }
+        post(fromEndpoint, ByteBuffer.wrap(batch));
+    }
+
+    /** As {@link #post(String, byte[])}, for a batch in part of an array (its position to its limit). */
+    public void post(String fromEndpoint, ByteBuffer batch) throws RpcException {
+        if (batch == null || !batch.hasRemaining()) {
+            throw new RpcException("no batch");
+        }
+        batch = batch.slice();
         Applier a = acquire(fromEndpoint);
         try {
             a.submit(batch, false);
@@ -272,7 +290,7 @@ public final class RpcService {
         }
 
         /** Applies on the calling thread when nothing of this sender is pending (one hand-off less). */
-        boolean tryApplyInline(byte[] batch) throws RpcException {
+        boolean tryApplyInline(ByteBuffer batch) throws RpcException {
             if (pending.get() != 0 || !applying.tryLock()) {
                 return false;
             }
@@ -281,7 +299,7 @@ public final class RpcService {
                     return false;
                 }
                 try {
-                    inbound.onEvents(from, ByteBuffer.wrap(batch));
+                    inbound.onEvents(from, batch.duplicate());
                 } catch (MalformedFrameException e) {
                     throw new RpcException("ehrelay: batch rejected: " + e.getMessage());
                 }
@@ -291,11 +309,11 @@ public final class RpcService {
             }
         }
 
-        Future<?> submit(byte[] batch, boolean waited) throws RpcException {
-            int permits = Math.min(batch.length, POSTED_MAX_BYTES);
+        Future<?> submit(ByteBuffer batch, boolean waited) throws RpcException {
+            int permits = Math.min(batch.remaining(), POSTED_MAX_BYTES);
             // the node's bound counts a batch in full (up to all of it): queued batches hold at most
             // NODE_POSTED_MAX_BYTES, or one batch when a single one is larger
-            int nodePermits = Math.min(batch.length, NODE_POSTED_MAX_BYTES);
+            int nodePermits = Math.min(batch.remaining(), NODE_POSTED_MAX_BYTES);
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(postTimeoutMillis);
             try {
                 if (!room.tryAcquire(permits, postTimeoutMillis, TimeUnit.MILLISECONDS)) {
@@ -322,7 +340,7 @@ public final class RpcService {
             FutureTask<Void> task = new FutureTask<>(() -> {
                 applying.lock();
                 try {
-                    inbound.onEvents(from, ByteBuffer.wrap(batch));
+                    inbound.onEvents(from, batch.duplicate());
                 } catch (MalformedFrameException e) {
                     if (waited) {
                         throw e;
