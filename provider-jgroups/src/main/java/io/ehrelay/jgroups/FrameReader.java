@@ -19,14 +19,20 @@ import org.jgroups.util.Util;
  *     {@code max_length}; over {@link InboundSockets#CHARGED_ABOVE} charged to {@code inboundBufferMaxBytes} and
  *     time-limited), so that nothing JGroups allocates waits on the socket: a length that claims more than the
  *     frame holds ends at the frame's end at once, and its array is garbage;</li>
- * <li>refuses a batch whose message count exceeds what its frame can hold (each message takes at least two
- *     bytes), before JGroups allocates an array of that many references;</li>
+ * <li>refuses a batch whose message count exceeds what its frame can hold (each message takes at least
+ *     {@value #MIN_MESSAGE_BYTES} bytes), before JGroups allocates arrays of that many references;</li>
  * <li>lets {@link PayloadGuard} refuse a payload longer than what is left of its frame ({@link Frame}).</li>
  * </ul>
  * A refusal closes the connection and is counted in {@code rejected}. Frames of connections ehrelay does not
  * bound (no {@link InboundSockets} stream on this thread) go to the transport as they are.
  */
 final class FrameReader implements Receiver {
+
+    /**
+     * The fewest bytes a message takes in a batch (JGroups 5.x: its type, a leading byte, its flags and its
+     * header count). JGroups sizes the batch's arrays (regular and out-of-band) to the count it reads.
+     */
+    static final int MIN_MESSAGE_BYTES = 7;
 
     private final Receiver transport;
 
@@ -87,7 +93,7 @@ final class FrameReader implements Receiver {
             }
             int count = in.readInt();
             int left = length - in.position();
-            if (count < 0 || (long) count * 2 > left) {
+            if (count < 0 || (long) count * MIN_MESSAGE_BYTES > left) {
                 return "a batch of " + count + " messages in a frame with " + left + " bytes left";
             }
             return null;

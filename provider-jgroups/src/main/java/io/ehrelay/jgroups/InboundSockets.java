@@ -397,14 +397,14 @@ final class InboundSockets extends DefaultSocketFactory {
             if (length > CHARGED_ABOVE) {
                 charge(length);
             }
-            byte[] frame = new byte[length];
             try {
+                byte[] frame = new byte[length];
                 in.readFully(frame);
-            } catch (IOException | RuntimeException e) {
+                return frame;
+            } catch (IOException | RuntimeException | Error e) {
                 releaseCharge();
                 throw e;
             }
-            return frame;
         }
 
         private void charge(int bytes) throws IOException {

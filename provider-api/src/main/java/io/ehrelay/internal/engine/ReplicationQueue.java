@@ -17,8 +17,8 @@ import net.sf.ehcache.Element;
  * (one per dispatcher thread; a cache always maps to the same lane, which keeps its events in order).
  *
  * <p>When full, {@link OverflowPolicy#DROP} refuses the event at once and {@link OverflowPolicy#BLOCK} waits
- * up to a timeout first — but only while the queue is being drained (a dispatcher took events within that
- * timeout); a refused event is counted by the caller. An event larger than the whole byte bound
+ * up to a timeout first — but only while the event's lane is being drained (its dispatcher took events within
+ * that timeout); a refused event is counted by the caller. An event larger than the whole byte bound
  * is always refused. Lifecycle: {@link #close()} stops accepting and wakes every waiter; what is still queued
  * can then be drained by {@link #take} or discarded by {@link #clear}. Thread-safe.
  */
@@ -71,8 +71,11 @@ final class ReplicationQueue {
     private long highWaterBytes;
     private int highWaterEvents;
     private boolean closed;
-    /** When a dispatcher last took events: a writer waits for room only while the queue is being drained. */
-    private long lastTakeNanos = System.nanoTime();
+    /**
+     * Per lane, when its dispatcher last took events: a writer waits for room only while its own lane is being
+     * drained (a lane stuck on a peer must not fill the queue with what the others free).
+     */
+    private final long[] lastTakeNanos;
     /** Per lane: an event was refused; the next accepted one is marked {@link Entry#lostBefore}. */
     private final boolean[] lostPending;
 
@@ -83,6 +86,8 @@ final class ReplicationQueue {
         this.policy = policy;
         this.blockNanos = TimeUnit.MILLISECONDS.toNanos(blockMillis);
         lanes = new ArrayDeque[laneCount];
+        lastTakeNanos = new long[laneCount];
+        java.util.Arrays.fill(lastTakeNanos, System.nanoTime());
         lostPending = new boolean[laneCount];
         notEmpty = new Condition[laneCount];
         for (int i = 0; i < laneCount; i++) {
@@ -115,10 +120,10 @@ final class ReplicationQueue {
         lock.lock();
         try {
             if (!hasRoom(size) && policy == OverflowPolicy.BLOCK && !closed
-                    && System.nanoTime() - lastTakeNanos < blockNanos) {
-                // the dispatchers took events within the wait's length: room is coming (a bulk load outrunning
-                // them). When they have taken nothing for that long (a peer not taking batches), writers do not
-                // wait at all: each would wait the full time for nothing
+                    && System.nanoTime() - lastTakeNanos[lane] < blockNanos) {
+                // the lane's dispatcher took events within the wait's length: room is coming (a bulk load
+                // outrunning it). When it has taken nothing for that long (a peer not taking batches), writers
+                // do not wait at all: each would wait the full time for nothing
                 long start = System.nanoTime();
                 long left = blockNanos;
                 while (!hasRoom(size) && left > 0 && !closed) {
@@ -211,7 +216,7 @@ final class ReplicationQueue {
             }
             bytes -= taken;
             events -= out.size();
-            lastTakeNanos = System.nanoTime();
+            lastTakeNanos[lane] = System.nanoTime();
             spaceAvailable.signalAll();
             return out;
         } finally {
