@@ -110,6 +110,12 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
         membersAuthenticate = authenticates(channel);
+        if (!membersAuthenticate) {
+            // no AUTH or encryption: outsiders' unicasts reach UNICAST3, which would keep large ones unbounded
+            org.jgroups.stack.ProtocolStack ps = channel.getProtocolStack();
+            ps.insertProtocol(new OutsiderGuard(ctx.metrics(), ctx.cacheManagerName()),
+                    org.jgroups.stack.ProtocolStack.Position.ABOVE, ps.getTransport().getClass());
+        }
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
         inboundSockets = boundAcceptedConnections(ctx);
