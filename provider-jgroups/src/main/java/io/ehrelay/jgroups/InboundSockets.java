@@ -33,7 +33,8 @@ import io.ehrelay.spi.TransportMetrics;
  *     send heartbeats every few seconds, so an honest connection is never that silent); otherwise the newcomer is
  *     closed at once. Either way one connection is counted in {@code refusedConnections}.</li>
  * <li><b>frames being read</b>: each frame is read whole before JGroups parses it ({@link Metered#readFrame}):
- *     one larger than {@code max_length} (else {@code inboundBufferMaxBytes}) closes the connection; one over
+ *     one larger than {@code max_length} JGroups' server refuses before ehrelay sees it; with {@code max_length}
+ *     0, one larger than {@code inboundBufferMaxBytes} closes the connection; one over
  *     {@link #CHARGED_ABOVE} takes its share of {@code inboundBufferMaxBytes} for all connections together,
  *     waits up to {@link #budgetWaitMillis} for room, and gives it back once parsed. A frame that gets no room,
  *     whose sender stops for {@link #stallMillis}, or that does not arrive within 30 s plus 1 s per MiB, closes

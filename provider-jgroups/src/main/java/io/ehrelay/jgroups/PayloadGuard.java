@@ -68,23 +68,21 @@ final class PayloadGuard {
      */
     static final class Checked implements DataInput {
 
-        private final DataInput in;
         private final FrameReader.Frame frame;
         private boolean lengthSeen;
 
-        Checked(DataInput in) {
-            this.in = in;
-            this.frame = in instanceof FrameReader.Frame ? (FrameReader.Frame) in : null;
+        private Checked(FrameReader.Frame frame) {
+            this.frame = frame;
         }
 
         /** The input to read the message from: checked only when it is a connection's frame. */
         static DataInput of(DataInput in) {
-            return in instanceof FrameReader.Frame ? new Checked(in) : in;
+            return in instanceof FrameReader.Frame ? new Checked((FrameReader.Frame) in) : in;
         }
 
         @Override
         public int readInt() throws IOException {
-            int v = in.readInt();
+            int v = frame.readInt();
             if (!lengthSeen) {
                 lengthSeen = true;
                 if (v > 0) {
@@ -96,72 +94,72 @@ final class PayloadGuard {
 
         @Override
         public void readFully(byte[] b) throws IOException {
-            in.readFully(b);
+            frame.readFully(b);
         }
 
         @Override
         public void readFully(byte[] b, int off, int len) throws IOException {
-            in.readFully(b, off, len);
+            frame.readFully(b, off, len);
         }
 
         @Override
         public int skipBytes(int n) throws IOException {
-            return in.skipBytes(n);
+            return frame.skipBytes(n);
         }
 
         @Override
         public boolean readBoolean() throws IOException {
-            return in.readBoolean();
+            return frame.readBoolean();
         }
 
         @Override
         public byte readByte() throws IOException {
-            return in.readByte();
+            return frame.readByte();
         }
 
         @Override
         public int readUnsignedByte() throws IOException {
-            return in.readUnsignedByte();
+            return frame.readUnsignedByte();
         }
 
         @Override
         public short readShort() throws IOException {
-            return in.readShort();
+            return frame.readShort();
         }
 
         @Override
         public int readUnsignedShort() throws IOException {
-            return in.readUnsignedShort();
+            return frame.readUnsignedShort();
         }
 
         @Override
         public char readChar() throws IOException {
-            return in.readChar();
+            return frame.readChar();
         }
 
         @Override
         public long readLong() throws IOException {
-            return in.readLong();
+            return frame.readLong();
         }
 
         @Override
         public float readFloat() throws IOException {
-            return in.readFloat();
+            return frame.readFloat();
         }
 
         @Override
         public double readDouble() throws IOException {
-            return in.readDouble();
+            return frame.readDouble();
         }
 
         @Override
         public String readLine() throws IOException {
-            return in.readLine();
+            return frame.readLine();
         }
 
         @Override
         public String readUTF() throws IOException {
-            return in.readUTF();
+            return frame.readUTF();
         }
     }
 
