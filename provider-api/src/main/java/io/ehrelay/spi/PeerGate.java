@@ -17,4 +17,14 @@ public interface PeerGate {
      * @return whether to serve it; {@code false} has been counted and logged
      */
     boolean admits(InetAddress address, String what);
+
+    /**
+     * Whether any host other than this one may connect without authenticating ({@code unauthenticatedPeers}
+     * lists one or is {@code any}). A transport that cannot refuse hosts where it listens (JGroups) listens on
+     * loopback when this is {@code false} and its peers do not authenticate. {@code true} unless implemented:
+     * a gate that does not say is taken to admit other hosts, so a transport keeps the address it was given.
+     */
+    default boolean admitsOtherHosts() {
+        return true;
+    }
 }

@@ -341,6 +341,65 @@ final class JGroupsStacks {
     }
 
     /** The provider's address properties, applied to the transport (first protocol) and TCPPING. */
+    /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
+    static final Set<String> AUTHENTICATING = java.util.Collections.unmodifiableSet(new TreeSet<>(
+            java.util.Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT")));
+
+    /** Whether the stack has a protocol that admits only members holding the cluster's secret or key. */
+    static boolean authenticates(List<ProtocolConfiguration> stack) {
+        for (ProtocolConfiguration p : stack) {
+            String name = p.getProtocolName();
+            if (AUTHENTICATING.contains(name.substring(name.lastIndexOf('.') + 1))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Keeps a stack whose members do not authenticate on this host: JGroups cannot refuse a host where it listens
+     * (a UDP transport receives datagrams from anyone; any process that reaches a TCP port can join), so a node
+     * that admits unauthenticated peers only from this host listens on loopback.
+     * <ul>
+     * <li>an address that is loopback already (the provider's {@code bindAddress}, the system property
+     * {@code jgroups.bind_addr}, which JGroups puts before the stack's attribute, or the attribute) is kept;</li>
+     * <li>the stack's default (no {@code bind_addr}, or one that only names {@code jgroups.bind_addr}'s default,
+     * as the shipped stacks' {@code SITE_LOCAL}), with neither property set, becomes {@code 127.0.0.1};</li>
+     * <li>another address, chosen explicitly, is refused.</li>
+     * </ul>
+     *
+     * @return what the default was, when it was replaced by {@code 127.0.0.1}; {@code null} when kept
+     * @throws IllegalArgumentException when a non-loopback address was chosen explicitly, saying what to set
+     */
+    static String keepOnThisHost(List<ProtocolConfiguration> stack, JGroupsSettings s) throws Exception {
+        ProtocolConfiguration transport = stack.get(0);
+        String attribute = transport.getProperties().get("bind_addr");
+        String property = System.getProperty("jgroups.bind_addr");
+        String value = property != null ? property.trim()
+                : attribute == null ? null : Util.substituteVariable(attribute.trim());
+        boolean chosen = s.bindAddress != null || property != null
+                || attribute != null && !attribute.trim().startsWith("${jgroups.bind_addr");
+        if (value != null && !value.isEmpty()) {
+            java.net.InetAddress address = chosen ? Util.getAddress(value, Util.getIpStackType()) : null;
+            if (address != null && address.isLoopbackAddress()) {
+                return null;
+            }
+            if (chosen) {
+                String source = s.bindAddress != null ? "bindAddress=" + s.bindAddress
+                        : property != null ? "-Djgroups.bind_addr=" + property
+                        : transport.getProtocolName() + " bind_addr=\"" + attribute + "\"";
+                throw new IllegalArgumentException("JGroups would listen on " + value + " (" + source + "), where "
+                        + "any process on any host that reaches it can join the cluster: this node has no "
+                        + "clusterSecret and its stack neither authenticates nor encrypts, and unauthenticatedPeers "
+                        + "admits only this host. Set clusterSecret on cacheManagerPeerProviderFactory (the same on "
+                        + "every member), or bind to 127.0.0.1, or list the members' hosts in unauthenticatedPeers "
+                        + "to let them in without authenticating");
+            }
+        }
+        transport.getProperties().put("bind_addr", "127.0.0.1");
+        return value == null || value.isEmpty() ? "JGroups' default" : value;
+    }
+
     static void applyOverrides(List<ProtocolConfiguration> stack, JGroupsSettings s) {
         ProtocolConfiguration transport = stack.get(0);
         String tp = transport.getProtocolName();

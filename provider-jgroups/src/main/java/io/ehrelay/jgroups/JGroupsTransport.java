@@ -72,6 +72,23 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         this.context = ctx;
         startChannels(ctx);
         List<ProtocolConfiguration> stack = JGroupsStacks.build(settings);
+        if (ctx.clusterSecret() == null && !JGroupsStacks.authenticates(stack)) {
+            if (!ctx.peerGate().admitsOtherHosts()) {
+                String replaced = JGroupsStacks.keepOnThisHost(stack, settings);
+                if (replaced != null) {
+                    LOG.info("ehrelay: CacheManager {}: JGroups listens on 127.0.0.1 (instead of {}): without "
+                            + "clusterSecret only members on this host may join. To replicate across hosts, set "
+                            + "clusterSecret on cacheManagerPeerProviderFactory (the same on every member)",
+                            ctx.cacheManagerName(), replaced);
+                }
+            } else {
+                LOG.warn("ehrelay: CacheManager {}: JGroups members do not authenticate (no clusterSecret, no AUTH or "
+                        + "encryption in the stack): JGroups cannot refuse a host where it listens, so a process on "
+                        + "any host that reaches its address can join the group. ehrelay neither serves nor sends to "
+                        + "members on hosts unauthenticatedPeers does not admit; clusterSecret keeps them out of the "
+                        + "group", ctx.cacheManagerName());
+            }
+        }
         java.nio.file.Path keyStore = ctx.clusterSecret() == null ? null
                 : JGroupsStacks.encryptWith(stack, ctx.clusterSecret());
         try {
@@ -263,14 +280,11 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
 
     // ---- membership ------------------------------------------------------------------------------------------
 
-    /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
-    private static final java.util.Set<String> AUTHENTICATING = new java.util.HashSet<>(
-            java.util.Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT"));
     private volatile boolean membersAuthenticate;
 
     private static boolean authenticates(JChannel ch) {
         for (org.jgroups.stack.Protocol p : ch.getProtocolStack().getProtocols()) {
-            if (AUTHENTICATING.contains(p.getName())) {
+            if (JGroupsStacks.AUTHENTICATING.contains(p.getName())) {
                 return true;
             }
         }

@@ -83,6 +83,19 @@ public final class UnauthenticatedPeers {
         return !any && !loopback && addresses.isEmpty();
     }
 
+    /** Whether a host other than this one is admitted: {@code any}, or a listed address that is not loopback. */
+    public boolean admitsOtherHosts() {
+        if (any) {
+            return true;
+        }
+        for (InetAddress a : addresses) {
+            if (!a.isLoopbackAddress()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Every host. */
     public boolean any() {
         return any;

@@ -89,7 +89,17 @@ public final class ReplicationNode {
     private StateTransfer stateTransfer;
     private Membership membership;
     private final CacheManagerEventListener cacheWatch = new CacheWatch();
-    private final io.ehrelay.spi.PeerGate gate = this::admits;
+    private final io.ehrelay.spi.PeerGate gate = new io.ehrelay.spi.PeerGate() {
+        @Override
+        public boolean admits(java.net.InetAddress address, String what) {
+            return ReplicationNode.this.admits(address, what);
+        }
+
+        @Override
+        public boolean admitsOtherHosts() {
+            return config.unauthenticatedPeers().admitsOtherHosts();
+        }
+    };
 
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
                             Predicate<CacheEventListener> isReplicator, Clock clock) {

@@ -145,6 +145,19 @@ class ConfigTest {
     }
 
     @Test
+    void unauthenticatedPeers_saysWhetherOtherHostsAreAdmitted() {
+        java.util.function.Function<String, UnauthenticatedPeers> read = v -> NodeConfig.read(
+                new PropertyReader("f", v == null ? null : props("unauthenticatedPeers", v)), "peers")
+                .unauthenticatedPeers();
+        assertThat(read.apply(null).admitsOtherHosts()).as("default: loopback").isFalse();
+        assertThat(read.apply("loopback").admitsOtherHosts()).isFalse();
+        assertThat(read.apply("127.0.0.1|loopback").admitsOtherHosts()).as("a loopback address listed").isFalse();
+        assertThat(read.apply("loopback|192.0.2.7").admitsOtherHosts()).isTrue();
+        assertThat(read.apply("any").admitsOtherHosts()).isTrue();
+        assertThat(read.apply("loopback|192.0.2.7").admits(java.net.InetAddress.getLoopbackAddress())).isTrue();
+    }
+
+    @Test
     void manualPeers_areSplitOnBar() {
         NodeConfig c = NodeConfig.read(new PropertyReader("f", props("peers", "h1:1| h2:2 |")), "peers");
         assertThat(c.discovery().manualPeers()).containsExactly("h1:1", "h2:2");
