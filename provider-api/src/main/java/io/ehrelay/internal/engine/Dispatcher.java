@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory;
 import io.ehrelay.internal.codec.ByteSink;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
@@ -214,30 +215,59 @@ final class Dispatcher {
             starts = new int[batch.size() + 1]; // grows to the largest batch the lane takes
             this.starts[lane] = starts;
         }
-        for (ReplicationQueue.Entry e : batch) {
-            starts[included.size()] = buffer.position();
-            e.cache.queueRemove(e.size);
-            e.cache.servedByCurrentThread();
-            if (e.lostBefore) {
-                lost.set(lane, 1);
-            }
-            if (e.bytes != null) {
-                buffer.write(e.bytes, 0, e.bytes.length);
-                included.add(e);
-            } else {
-                try {
-                    EventCodec.writePut(buffer, e.cacheName, e.element);
-                    included.add(e);
-                } catch (IOException | RuntimeException ex) {
-                    buffer.truncate(starts[included.size()]);
-                    e.cache.onUnencodable();
-                    lost.set(lane, 1);
-                    warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in "
-                            + "unencodable): {}",
-                            metrics.cacheManagerName(), ex.toString());
+        // the queue depth is counted down once per run of events of one cache, not per event
+        CacheMetrics run = null;
+        int runEvents = 0;
+        long runBytes = 0;
+        try {
+            for (ReplicationQueue.Entry e : batch) {
+                if (e.cache != run) {
+                    if (run != null) {
+                        run.queueRemove(runEvents, runBytes);
+                    }
+                    run = e.cache;
+                    runEvents = 0;
+                    runBytes = 0;
+                    run.servedByCurrentThread();
                 }
+                runEvents++;
+                runBytes += e.size;
+                encode(lane, e, buffer, starts, included);
+            }
+        } finally {
+            if (run != null) {
+                run.queueRemove(runEvents, runBytes);
             }
         }
+        return sendEncoded(lane, buffer, starts, included);
+    }
+
+    /** Appends one event to the batch being built, or counts it in {@code unencodable} when it cannot be. */
+    private void encode(int lane, ReplicationQueue.Entry e, ByteSink buffer, int[] starts,
+                        List<ReplicationQueue.Entry> included) {
+        starts[included.size()] = buffer.position();
+        if (e.lostBefore) {
+            lost.set(lane, 1);
+        }
+        if (e.bytes != null) {
+            buffer.write(e.bytes, 0, e.bytes.length);
+            included.add(e);
+        } else {
+            try {
+                EventCodec.writePut(buffer, e.cacheName, e.element);
+                included.add(e);
+            } catch (IOException | RuntimeException ex) {
+                buffer.truncate(starts[included.size()]);
+                e.cache.onUnencodable();
+                lost.set(lane, 1);
+                warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in "
+                        + "unencodable): {}",
+                        metrics.cacheManagerName(), ex.toString());
+            }
+        }
+    }
+
+    private InFlight sendEncoded(int lane, ByteSink buffer, int[] starts, List<ReplicationQueue.Entry> included) {
         // every batch gets the lane's next number, addressed to anyone or not: a peer that was not addressed
         // (gone from the directory for a while) sees the gap when it is again
         int flags = lost.getAndSet(lane, 0) != 0 ? EventCodec.FLAG_LOST : 0;
@@ -328,20 +358,11 @@ final class Dispatcher {
                 unconfirmed[f.lane].remove(peer.endpoint());
                 membership.delivered(peer.endpoint());
                 metrics.markBytesSent(f.perTarget == null ? f.bytes : f.perTarget.get(t).length());
-                for (int i = 0; i < f.events.size(); i++) {
-                    if (out == null || !out[i]) {
-                        ReplicationQueue.Entry e = f.events.get(i);
-                        e.cache.onSent(e.size, now - e.enqueuedNanos);
-                    }
-                }
+                countRuns(f.events, out, true, now);
                 return;
             }
             reusable[0] &= !(failure instanceof TimeoutException);
-            for (int i = 0; i < f.events.size(); i++) {
-                if (out == null || !out[i]) {
-                    f.events.get(i).cache.onFailed();
-                }
-            }
+            countRuns(f.events, out, false, 0);
             unconfirmed[f.lane].add(peer.endpoint());
             membership.unreachable(peer.endpoint());
             undelivered.accept(peer);
@@ -349,6 +370,46 @@ final class Dispatcher {
                     f.events.size(), peer, metrics.cacheManagerName(), SendRound.describe(failure));
         });
         return reusable[0] ? f.buffer : newBuffer();
+    }
+
+    /**
+     * Counts the events of a batch one peer took ({@code sent}, with the latency at {@code now} of each run's
+     * oldest event) or did not (failed), once per run of events of one cache; {@code out} marks events left out
+     * for this peer.
+     */
+    private static void countRuns(List<ReplicationQueue.Entry> events, boolean[] out, boolean sent, long now) {
+        CacheMetrics run = null;
+        int n = 0;
+        long bytes = 0;
+        long oldest = 0;
+        for (int i = 0; i < events.size(); i++) {
+            if (out != null && out[i]) {
+                continue;
+            }
+            ReplicationQueue.Entry e = events.get(i);
+            if (e.cache != run) {
+                countRun(run, n, bytes, oldest, sent);
+                run = e.cache;
+                n = 0;
+                bytes = 0;
+                oldest = 0;
+            }
+            n++;
+            bytes += e.size;
+            oldest = Math.max(oldest, now - e.enqueuedNanos);
+        }
+        countRun(run, n, bytes, oldest, sent);
+    }
+
+    private static void countRun(CacheMetrics run, int n, long bytes, long oldest, boolean sent) {
+        if (run == null || n == 0) {
+            return;
+        }
+        if (sent) {
+            run.onSent(n, bytes, oldest);
+        } else {
+            run.onFailed(n);
+        }
     }
 
     /** Drains up to {@code drainMillis}, then interrupts; returns the number of events that could not be sent. */

@@ -92,8 +92,13 @@ final class Inbound implements InboundHandler {
                     + "skipped (counted in duplicateBatches)", decoded.seq(), fromPeer, sequencer.last(stream));
             return;
         }
-        for (ReplicationEvent ev : decoded.events()) {
-            apply(fromPeer, ev, stream, decoded.seq(), decoded.rejectionOf(ev));
+        Tally tally = new Tally();
+        try {
+            for (ReplicationEvent ev : decoded.events()) {
+                apply(fromPeer, ev, stream, decoded.seq(), decoded.rejectionOf(ev), tally);
+            }
+        } finally {
+            tally.record();
         }
         boolean lost = stream != 0 && (decoded.flags() & EventCodec.FLAG_LOST) != 0;
         if (missed > 0 || lost) {
@@ -103,13 +108,13 @@ final class Inbound implements InboundHandler {
 
     @Override
     public void onEvent(String fromPeer, ReplicationEvent event) {
-        apply(fromPeer, event, 0, 0, null);
+        applyOne(fromPeer, event, null);
     }
 
     @Override
     public void onUndecodable(String fromPeer, String cacheName, String rejectedClass, String why) {
         ReplicationEvent clear = ReplicationEvent.removeAll(cacheName);
-        apply(fromPeer, clear, 0, 0, new EventCodec.Rejection(cacheName, null, clear,
+        applyOne(fromPeer, clear, new EventCodec.Rejection(cacheName, null, clear,
                 new io.ehrelay.codec.RejectedClassException(rejectedClass, why)));
     }
 
@@ -131,11 +136,59 @@ final class Inbound implements InboundHandler {
         invalidations.undecodable(fromPeer, r, caches.resolve(r.cacheName()) != null);
     }
 
+    /** An event that arrived alone, counted at once. */
+    private void applyOne(String fromPeer, ReplicationEvent ev, EventCodec.Rejection rejection) {
+        Tally tally = new Tally();
+        try {
+            apply(fromPeer, ev, 0, 0, rejection, tally);
+        } finally {
+            tally.record();
+        }
+    }
+
+    /**
+     * What a batch's consecutive events of one cache add to its metrics ({@code received}, {@code applied} and
+     * the time applying took), recorded once, when the batch moves on to another cache or ends: per-event meter
+     * ticks and latency samples cost the apply thread more than small events' own work.
+     */
+    private static final class Tally {
+        private CacheMetrics cache;
+        private int received;
+        private int applied;
+        private long applyNanos;
+
+        /** The metrics of {@code m}'s cache from now on; those of the previous cache are recorded. */
+        void switchTo(CacheMetrics m) {
+            if (m != cache) {
+                record();
+                cache = m;
+                m.servedByCurrentThread();
+            }
+        }
+
+        void record() {
+            if (cache != null) {
+                if (received > 0) {
+                    cache.onReceived(received);
+                }
+                if (applied > 0) {
+                    cache.onApplied(applied, applyNanos);
+                }
+            }
+            cache = null;
+            received = 0;
+            applied = 0;
+            applyNanos = 0;
+        }
+    }
+
     /**
      * @param stream the batch's stream and number (0: unsequenced), which tell a resync how new the event is
      * @param rejection not null when {@code ev} is the local invalidation that replaces an undecodable event
+     * @param tally where the event's counts go
      */
-    private void apply(String fromPeer, ReplicationEvent ev, long stream, long seq, EventCodec.Rejection rejection) {
+    private void apply(String fromPeer, ReplicationEvent ev, long stream, long seq, EventCodec.Rejection rejection,
+                       Tally tally) {
         Ehcache cache = caches.resolve(ev.cacheName());
         if (rejection != null) {
             invalidations.undecodable(fromPeer, rejection, cache != null);
@@ -154,21 +207,22 @@ final class Inbound implements InboundHandler {
             return;
         }
         CacheMetrics m = metrics.cache(ev.cacheName());
-        m.onReceived();
-        m.servedByCurrentThread();
+        tally.switchTo(m);
+        tally.received++;
         boolean measured = rejection == null; // an invalidation is counted in invalidated, not in applied
         ResyncTrack track = convergence.track(ev.cacheName());
         if (track != null) {
             synchronized (track) { // a live event and the snapshot's element for the same key never interleave
                 track.touch(ev, stream, seq);
-                applyNow(fromPeer, cache, m, ev, measured);
+                applyNow(fromPeer, cache, m, ev, measured, tally);
             }
             return;
         }
-        applyNow(fromPeer, cache, m, ev, measured);
+        applyNow(fromPeer, cache, m, ev, measured, tally);
     }
 
-    private void applyNow(String fromPeer, Ehcache cache, CacheMetrics m, ReplicationEvent ev, boolean measured) {
+    private void applyNow(String fromPeer, Ehcache cache, CacheMetrics m, ReplicationEvent ev, boolean measured,
+                          Tally tally) {
         long t0 = clock.nanoTime();
         try {
             switch (ev.op()) {
@@ -190,7 +244,8 @@ final class Inbound implements InboundHandler {
             return;
         }
         if (measured) {
-            m.onApplied(clock.nanoTime() - t0);
+            tally.applied++;
+            tally.applyNanos += clock.nanoTime() - t0;
         }
     }
 }

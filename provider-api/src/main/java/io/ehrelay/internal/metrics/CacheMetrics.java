@@ -34,9 +34,9 @@ public final class CacheMetrics {
     private final Counter bytesSent;
     private final Counter queueEvents;
     private final Counter queueBytes;
-    private final Timer sendLatency;
+    private final EventTimer sendLatency;
     private final Timer syncRoundTrip;
-    private final Timer applyLatency;
+    private final EventTimer applyLatency;
     private final Meter bootstraps;
     private final Meter bootstrapFailures;
     private final Timer bootstrapDuration;
@@ -59,9 +59,9 @@ public final class CacheMetrics {
         bytesSent = r.counter(name("bytesSent"));
         queueEvents = r.counter(name("queueEvents"));
         queueBytes = r.counter(name("queueBytes"));
-        sendLatency = ReplicationMetrics.timer(r, name("sendLatency"));
+        sendLatency = ReplicationMetrics.eventTimer(r, name("sendLatency"));
         syncRoundTrip = ReplicationMetrics.timer(r, name("syncRoundTrip"));
-        applyLatency = ReplicationMetrics.timer(r, name("applyLatency"));
+        applyLatency = ReplicationMetrics.eventTimer(r, name("applyLatency"));
         bootstraps = r.meter(name("bootstraps"));
         bootstrapFailures = r.meter(name("bootstrapFailures"));
         bootstrapDuration = ReplicationMetrics.timer(r, name("bootstrapDuration"));
@@ -105,9 +105,14 @@ public final class CacheMetrics {
 
     /** Counts an event out of the queue depth (taken by the dispatcher, refused, or discarded at shutdown). */
     public void queueRemove(int bytes) {
-        queueEvents.dec();
+        queueRemove(1, bytes);
+    }
+
+    /** Counts {@code events} of {@code bytes} in all out of the queue depth at once (a dispatcher's batch). */
+    public void queueRemove(int events, long bytes) {
+        queueEvents.dec(events);
         queueBytes.dec(bytes);
-        node.queueEvents.dec();
+        node.queueEvents.dec(events);
         node.queueBytes.dec(bytes);
     }
 
@@ -119,17 +124,31 @@ public final class CacheMetrics {
 
     /** One event handed to one peer; {@code latencyNanos} from enqueue (or from the put, when synchronous). */
     public void onSent(int bytes, long latencyNanos) {
-        sent.mark();
-        node.sent.mark();
+        onSent(1, bytes, latencyNanos);
+    }
+
+    /**
+     * {@code events} of this cache, {@code bytes} in all, of one batch handed to one peer: counted at once, and
+     * one latency recorded for them, that of the oldest ({@code oldestLatencyNanos}, from its enqueue). So
+     * {@code sendLatency} holds one sample per batch and cache, the longest any of its events waited.
+     */
+    public void onSent(int events, long bytes, long oldestLatencyNanos) {
+        sent.mark(events);
+        node.sent.mark(events);
         bytesSent.inc(bytes);
-        sendLatency.update(latencyNanos, TimeUnit.NANOSECONDS);
-        node.sendLatency.update(latencyNanos, TimeUnit.NANOSECONDS);
+        sendLatency.update(events, oldestLatencyNanos);
+        node.sendLatency.update(events, oldestLatencyNanos);
     }
 
     /** One event that could not be delivered to one peer. */
     public void onFailed() {
-        failed.mark();
-        node.failed.mark();
+        onFailed(1);
+    }
+
+    /** {@code events} of one batch that could not be delivered to one peer. */
+    public void onFailed(int events) {
+        failed.mark(events);
+        node.failed.mark(events);
     }
 
     /**
@@ -164,15 +183,29 @@ public final class CacheMetrics {
     }
 
     public void onReceived() {
-        received.mark();
-        node.received.mark();
+        onReceived(1);
+    }
+
+    /** {@code events} of this cache received in one batch. */
+    public void onReceived(int events) {
+        received.mark(events);
+        node.received.mark(events);
     }
 
     public void onApplied(long nanos) {
-        applied.mark();
-        node.applied.mark();
-        applyLatency.update(nanos, TimeUnit.NANOSECONDS);
-        node.applyLatency.update(nanos, TimeUnit.NANOSECONDS);
+        onApplied(1, nanos);
+    }
+
+    /**
+     * {@code events} of this cache applied from one batch, taking {@code nanos} in all: counted at once, and one
+     * latency recorded for them, their mean. So {@code applyLatency} holds one sample per batch and cache.
+     */
+    public void onApplied(int events, long nanos) {
+        applied.mark(events);
+        node.applied.mark(events);
+        long mean = nanos / events;
+        applyLatency.update(events, mean);
+        node.applyLatency.update(events, mean);
     }
 
     /**

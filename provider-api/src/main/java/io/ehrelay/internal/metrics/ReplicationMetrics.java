@@ -45,9 +45,9 @@ public final class ReplicationMetrics implements TransportMetrics {
     final Counter bytesReceived;
     final Counter queueEvents;
     final Counter queueBytes;
-    final Timer sendLatency;
+    final EventTimer sendLatency;
     final Timer syncRoundTrip;
-    final Timer applyLatency;
+    final EventTimer applyLatency;
     final Histogram batchEvents;
     final Histogram batchBytes;
     final Meter bootstraps;
@@ -74,9 +74,9 @@ public final class ReplicationMetrics implements TransportMetrics {
         bytesReceived = registry.counter(name("bytesReceived"));
         queueEvents = registry.counter(name("queueEvents"));
         queueBytes = registry.counter(name("queueBytes"));
-        sendLatency = timer(registry, name("sendLatency"));
+        sendLatency = eventTimer(registry, name("sendLatency"));
         syncRoundTrip = timer(registry, name("syncRoundTrip"));
-        applyLatency = timer(registry, name("applyLatency"));
+        applyLatency = eventTimer(registry, name("applyLatency"));
         batchEvents = registry.register(name("batchEvents"), new Histogram(new SlidingWindowReservoir(WINDOW)));
         batchBytes = registry.register(name("batchBytes"), new Histogram(new SlidingWindowReservoir(WINDOW)));
         bootstraps = registry.meter(name("bootstraps"));
@@ -93,6 +93,11 @@ public final class ReplicationMetrics implements TransportMetrics {
      */
     static Timer timer(MetricRegistry registry, String name) {
         return registry.register(name, new Timer(new SlidingWindowReservoir(WINDOW)));
+    }
+
+    /** A timer whose count and rates are of events, and whose samples may each stand for several. */
+    static EventTimer eventTimer(MetricRegistry registry, String name) {
+        return registry.register(name, new EventTimer());
     }
 
     String name(String metric) {
