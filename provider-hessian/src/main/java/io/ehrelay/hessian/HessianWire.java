@@ -47,6 +47,50 @@ final class HessianWire {
         return bytes.toByteArray();
     }
 
+    /**
+     * A call's body, built again for every batch in the same array (it grows to the largest, about
+     * {@code batchMaxBytes}), so that sending a batch allocates nothing of its size. One thread at a time.
+     */
+    static final class Body extends ByteArrayOutputStream {
+        /** Where the payload passes from its buffer into the Hessian output, a part at a time. */
+        private final byte[] part = new byte[8192];
+
+        Body() {
+            super(8192);
+        }
+
+        byte[] array() {
+            return buf;
+        }
+    }
+
+    /**
+     * A call with a payload read from {@code payload} (its position to its limit; not moved) into {@code body},
+     * which is reset first: the same bytes as {@link #call(String, Envelope)} would make from an array holding
+     * the payload, without that array.
+     */
+    static void call(String method, Envelope envelope, java.nio.ByteBuffer payload, Body body) throws IOException {
+        java.nio.ByteBuffer from = payload.duplicate();
+        envelope.payload = null;
+        envelope.payloadLength = from.remaining();
+        body.reset();
+        Hessian2Output out = new Hessian2Output(body);
+        out.setSerializerFactory(FACTORY);
+        out.startCall(method, 2);
+        out.writeObject(envelope);
+        // Hessian's own chunked binary writer (writeByteBufferPart overruns its buffer with parts over ~8 KiB)
+        java.io.OutputStream binary = out.getBytesOutputStream();
+        byte[] part = body.part;
+        while (from.hasRemaining()) {
+            int n = Math.min(part.length, from.remaining());
+            from.get(part, 0, n);
+            binary.write(part, 0, n);
+        }
+        binary.close();
+        out.completeCall();
+        out.flush();
+    }
+
     /** A call as the server reads it: the first argument as Hessian made it, and the payload if any. */
     static final class Call {
         final String method;

@@ -107,6 +107,11 @@ final class HttpConnections implements AutoCloseable {
 
     /** As {@link #post(byte[])}, waiting at most {@code timeoutMillis} for each read of the answer. */
     Answer post(byte[] body, int timeoutMillis) throws IOException {
+        return post(body, body.length, timeoutMillis);
+    }
+
+    /** As {@link #post(byte[], int)}, with the first {@code length} bytes of {@code body}. */
+    Answer post(byte[] body, int length, int timeoutMillis) throws IOException {
         Connection c = idleConnection();
         boolean reused = c != null;
         if (c == null) {
@@ -114,7 +119,7 @@ final class HttpConnections implements AutoCloseable {
         }
         try {
             c.socket.setSoTimeout(timeoutMillis);
-            return exchange(c, body);
+            return exchange(c, body, length);
         } catch (StaleConnectionException e) {
             c.close();
             if (!reused) {
@@ -124,7 +129,7 @@ final class HttpConnections implements AutoCloseable {
             Connection fresh = open();
             try {
                 fresh.socket.setSoTimeout(timeoutMillis);
-                return exchange(fresh, body);
+                return exchange(fresh, body, length);
             } catch (StaleConnectionException again) {
                 fresh.close();
                 throw new EOFException("connection to " + host + ":" + port + " closed before an answer");
@@ -178,8 +183,8 @@ final class HttpConnections implements AutoCloseable {
         }
     }
 
-    private Answer exchange(Connection c, byte[] body) throws IOException {
-        byte[] head = ("POST " + target + " HTTP/1.1\r\nContent-Length: " + body.length + "\r\n")
+    private Answer exchange(Connection c, byte[] body, int bodyLength) throws IOException {
+        byte[] head = ("POST " + target + " HTTP/1.1\r\nContent-Length: " + bodyLength + "\r\n")
                 .getBytes(StandardCharsets.ISO_8859_1);
         int first;
         try {
@@ -188,7 +193,7 @@ final class HttpConnections implements AutoCloseable {
             c.out.write(sessionHeader);
             c.out.write('\r');
             c.out.write('\n');
-            c.out.write(body);
+            c.out.write(body, 0, bodyLength);
             c.out.flush();
             first = c.in.read();
         } catch (java.net.SocketTimeoutException e) {

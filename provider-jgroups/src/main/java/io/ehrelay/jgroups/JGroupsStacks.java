@@ -400,6 +400,31 @@ final class JGroupsStacks {
         return value == null || value.isEmpty() ? "JGroups' default" : value;
     }
 
+    /**
+     * Whether the stack looks for members beyond this host: multicast (a UDP transport), or TCPPING hosts that are
+     * not loopback addresses (names other than {@code localhost} count as other hosts; nothing is resolved).
+     */
+    static boolean discoversOtherHosts(List<ProtocolConfiguration> stack) {
+        if (stack.get(0).getProtocolName().equals("UDP")) {
+            return true;
+        }
+        int ping = indexOf(stack, "TCPPING");
+        String hosts = ping < 0 ? null : stack.get(ping).getProperties().get("initial_hosts");
+        if (hosts == null) {
+            return ping < 0; // another discovery protocol: it may find anyone
+        }
+        for (String entry : Util.substituteVariable(hosts).split(",")) {
+            String host = entry.trim();
+            int bracket = host.indexOf('[');
+            host = (bracket < 0 ? host : host.substring(0, bracket)).trim();
+            if (!host.isEmpty() && !host.equalsIgnoreCase("localhost") && !host.startsWith("127.")
+                    && !host.equals("::1")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static void applyOverrides(List<ProtocolConfiguration> stack, JGroupsSettings s) {
         ProtocolConfiguration transport = stack.get(0);
         String tp = transport.getProtocolName();

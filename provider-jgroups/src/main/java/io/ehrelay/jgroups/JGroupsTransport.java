@@ -74,12 +74,19 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         List<ProtocolConfiguration> stack = JGroupsStacks.build(settings);
         if (ctx.clusterSecret() == null && !JGroupsStacks.authenticates(stack)) {
             if (!ctx.peerGate().admitsOtherHosts()) {
+                boolean looksBeyond = JGroupsStacks.discoversOtherHosts(stack);
                 String replaced = JGroupsStacks.keepOnThisHost(stack, settings);
                 if (replaced != null) {
-                    LOG.info("ehrelay: CacheManager {}: JGroups listens on 127.0.0.1 (instead of {}): without "
-                            + "clusterSecret only members on this host may join. To replicate across hosts, set "
-                            + "clusterSecret on cacheManagerPeerProviderFactory (the same on every member)",
-                            ctx.cacheManagerName(), replaced);
+                    String line = "ehrelay: CacheManager {}: JGroups listens on 127.0.0.1 (instead of {}): without "
+                            + "clusterSecret only members on this host may join{}. To replicate across hosts, set "
+                            + "clusterSecret on cacheManagerPeerProviderFactory (the same on every member)";
+                    if (looksBeyond) {
+                        // a stack meant for several hosts: members elsewhere will not replicate with this node
+                        LOG.warn(line, ctx.cacheManagerName(), replaced,
+                                ", and members on other hosts will not replicate with this one");
+                    } else {
+                        LOG.info(line, ctx.cacheManagerName(), replaced, "");
+                    }
                 }
             } else {
                 LOG.warn("ehrelay: CacheManager {}: JGroups members do not authenticate (no clusterSecret, no AUTH or "

@@ -94,6 +94,19 @@ class JGroupsProtectedByDefaultTest {
                         + "pbcast.GMS:AUTH(auth_class=org.jgroups.auth.MD5Token)"))).isTrue();
     }
 
+    @Test
+    void stacksMeantForOtherHosts_areRecognised_soTheStartLineWarns() throws Exception {
+        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.UDP_STACK))).isTrue();
+        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK)))
+                .as("the shipped TCPPING: 127.0.0.1[7800]").isFalse();
+        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromConnect(
+                "TCP:TCPPING(initial_hosts=localhost[7800],127.0.0.1[7801])"))).isFalse();
+        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromConnect(
+                "TCP:TCPPING(initial_hosts=127.0.0.1[7800],10.0.0.2[7800])"))).isTrue();
+        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromConnect(
+                "TCP:TCPPING(initial_hosts=127.0.0.1[7800],db-2[7800])"))).as("a name: not resolved").isTrue();
+    }
+
     /** Real nodes: the shipped TCP stack without bindAddress listens on loopback and replicates there. */
     @Test
     void nodesWithTheDefaultAddress_listenOnLoopback_andReplicate() throws Exception {

@@ -68,6 +68,15 @@ public abstract class PeerChannel {
      */
     protected abstract void transmit(byte[] batch, boolean acknowledge) throws Exception;
 
+    /**
+     * Sends a batch, as {@link #transmit(byte[], boolean)}, which it calls with the batch's array. A transport
+     * that can write the batch's bytes from its buffer ({@link io.ehrelay.spi.Batch#buffer()}) while sending —
+     * without keeping them after returning — overrides it and saves the copy of every batch into an array.
+     */
+    protected void transmit(io.ehrelay.spi.Batch batch, boolean acknowledge) throws Exception {
+        transmit(batch.toByteArray(), acknowledge);
+    }
+
     /** Fetches a cache's content from the peer, chunk by chunk. */
     protected abstract void transferState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink)
             throws Exception;
@@ -185,10 +194,9 @@ public abstract class PeerChannel {
         void run() {
             try {
                 if (!future.isDone()) {
-                    byte[] data = batch.toByteArray();
                     deadlineNanos = batch.deadlineNanos();
                     try {
-                        call(() -> transmit(data, acknowledge));
+                        call(() -> transmit(batch, acknowledge));
                     } finally {
                         deadlineNanos = 0;
                     }
