@@ -164,10 +164,29 @@ final class PayloadGuard {
     }
 
     static final class Bytes extends BytesMessage {
-        // the payload is copied out of its frame, as JGroups does: getObject() of a message not serialized by
-        // JGroups is its whole array (offset and length ignored), so a payload left in its frame would not do
+        /**
+         * A relay call's batch ({@link RelayHeader}: read by ehrelay through its array, offset and length) that
+         * takes at least half of its frame stays in the frame, which is its own array: the copy of every received
+         * batch byte is saved, and the frame kept alive with it is at most twice the batch. Other payloads are
+         * copied out, as JGroups does: {@code getObject()} of a message JGroups did not serialize is its whole
+         * array (offset and length ignored), so e.g. replies must not be left in their frame.
+         */
         @Override
         public void readPayload(DataInput in) throws IOException {
+            if (in instanceof FrameReader.Frame && getHeader(RelayHeader.ID) != null) {
+                FrameReader.Frame frame = (FrameReader.Frame) in;
+                int start = frame.position();
+                int length = frame.readInt();
+                if (length > 0) {
+                    frame.claim(length);
+                    if (2L * length >= frame.limit()) {
+                        setArray(frame.buffer(), frame.position(), length);
+                        frame.skipBytes(length); // claimed: the frame holds it
+                        return;
+                    }
+                }
+                frame.position(start); // as JGroups reads it, from its length on
+            }
             super.readPayload(Checked.of(in));
         }
     }
