@@ -21,10 +21,10 @@ public interface PeerGate {
     /**
      * Whether any host other than this one may connect without authenticating ({@code unauthenticatedPeers}
      * lists one or is {@code any}). A transport that cannot refuse hosts where it listens (JGroups) listens on
-     * loopback when this is {@code false} and its peers do not authenticate. {@code true} unless implemented:
-     * a gate that does not say is taken to admit other hosts, so a transport keeps the address it was given.
+     * loopback when this is {@code false} and its peers do not authenticate. {@code false} unless implemented:
+     * a gate that does not say is taken to admit only this host, so such a transport stays on loopback.
      */
     default boolean admitsOtherHosts() {
-        return true;
+        return false;
     }
 }

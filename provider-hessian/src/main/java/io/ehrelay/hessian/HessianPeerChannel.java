@@ -89,7 +89,11 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
         HessianWire.readReply(invoke(method, Envelope.of(self, batch), callTimeoutMillis(timeoutMillis)));
     }
 
-    /** The body of batch calls, reused: transmits run one at a time, on the channel's sender thread. */
+    /**
+     * The body of batch calls, reused: {@link PeerChannel} runs transmits one at a time (its sender thread, or a
+     * synchronous put's thread, under the same lock). It keeps the size of the largest call it held (about
+     * {@code batchMaxBytes}) while the channel lives.
+     */
     private final HessianWire.Body batchBody = new HessianWire.Body();
 
     /** Writes the batch from its buffer into the reused body: no array of the batch's size per send. */

@@ -340,13 +340,18 @@ final class JGroupsStacks {
         return names;
     }
 
-    /** The provider's address properties, applied to the transport (first protocol) and TCPPING. */
     /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
     static final Set<String> AUTHENTICATING = java.util.Collections.unmodifiableSet(new TreeSet<>(
             java.util.Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT")));
 
-    /** Whether the stack has a protocol that admits only members holding the cluster's secret or key. */
+    /**
+     * Whether the stack admits only members holding the cluster's secret, key or a trusted certificate: a protocol
+     * of {@link #AUTHENTICATING}, or JGroups' TLS with client certificates required.
+     */
     static boolean authenticates(List<ProtocolConfiguration> stack) {
+        if (tlsWithClientCertificates(stack)) {
+            return true;
+        }
         for (ProtocolConfiguration p : stack) {
             String name = p.getProtocolName();
             if (AUTHENTICATING.contains(name.substring(name.lastIndexOf('.') + 1))) {
@@ -361,57 +366,85 @@ final class JGroupsStacks {
      * (a UDP transport receives datagrams from anyone; any process that reaches a TCP port can join), so a node
      * that admits unauthenticated peers only from this host listens on loopback.
      * <ul>
-     * <li>an address that is loopback already (the provider's {@code bindAddress}, the system property
-     * {@code jgroups.bind_addr}, which JGroups puts before the stack's attribute, or the attribute) is kept;</li>
-     * <li>the stack's default (no {@code bind_addr}, or one that only names {@code jgroups.bind_addr}'s default,
-     * as the shipped stacks' {@code SITE_LOCAL}), with neither property set, becomes {@code 127.0.0.1};</li>
-     * <li>another address, chosen explicitly, is refused.</li>
+     * <li>the address JGroups would bind — the transport's {@code bind_addr} (where the provider's
+     * {@code bindAddress} goes), else the system property {@code jgroups.bind_addr}, as JGroups reads them — is
+     * kept when it is loopback;</li>
+     * <li>the stack's default (no {@code bind_addr}, or a {@code ${property,...:default}} whose properties are
+     * not set, as the shipped stacks' {@code SITE_LOCAL}) becomes loopback;</li>
+     * <li>another address, chosen explicitly, is refused, and so are TCPPING hosts other than this one: those
+     * members could not join, and each side would serve what the other changed.</li>
      * </ul>
      *
-     * @return what the default was, when it was replaced by {@code 127.0.0.1}; {@code null} when kept
-     * @throws IllegalArgumentException when a non-loopback address was chosen explicitly, saying what to set
+     * @return what the default was, when it was replaced by loopback; {@code null} when kept
+     * @throws IllegalArgumentException when members on other hosts are asked for, saying what to set
      */
     static String keepOnThisHost(List<ProtocolConfiguration> stack, JGroupsSettings s) throws Exception {
+        List<String> elsewhere = tcppingHostsElsewhere(stack);
+        if (!elsewhere.isEmpty()) {
+            throw refusal("TCPPING lists members on other hosts (" + String.join(", ", elsewhere) + "), which could "
+                    + "not join");
+        }
         ProtocolConfiguration transport = stack.get(0);
         String attribute = transport.getProperties().get("bind_addr");
         String property = System.getProperty("jgroups.bind_addr");
-        String value = property != null ? property.trim()
-                : attribute == null ? null : Util.substituteVariable(attribute.trim());
-        boolean chosen = s.bindAddress != null || property != null
-                || attribute != null && !attribute.trim().startsWith("${jgroups.bind_addr");
+        String value = attribute != null ? Util.substituteVariable(attribute.trim())
+                : property == null ? null : property.trim();
+        boolean chosen = s.bindAddress != null || (attribute != null ? !onlyDefaults(attribute.trim())
+                : property != null);
         if (value != null && !value.isEmpty()) {
-            java.net.InetAddress address = chosen ? Util.getAddress(value, Util.getIpStackType()) : null;
+            java.net.InetAddress address;
+            try {
+                address = chosen ? Util.getAddress(value, Util.getIpStackType()) : null;
+            } catch (Exception e) {
+                throw new IllegalArgumentException("JGroups cannot resolve its bind address " + value + ": " + e, e);
+            }
             if (address != null && address.isLoopbackAddress()) {
                 return null;
             }
             if (chosen) {
                 String source = s.bindAddress != null ? "bindAddress=" + s.bindAddress
-                        : property != null ? "-Djgroups.bind_addr=" + property
-                        : transport.getProtocolName() + " bind_addr=\"" + attribute + "\"";
-                throw new IllegalArgumentException("JGroups would listen on " + value + " (" + source + "), where "
-                        + "any process on any host that reaches it can join the cluster: this node has no "
-                        + "clusterSecret and its stack neither authenticates nor encrypts, and unauthenticatedPeers "
-                        + "admits only this host. Set clusterSecret on cacheManagerPeerProviderFactory (the same on "
-                        + "every member), or bind to 127.0.0.1, or list the members' hosts in unauthenticatedPeers "
-                        + "to let them in without authenticating");
+                        : attribute != null ? transport.getProtocolName() + " bind_addr=\"" + attribute + "\""
+                        : "-Djgroups.bind_addr=" + property;
+                throw refusal("JGroups would listen on " + value + " (" + source + "), where any process on any "
+                        + "host that reaches it can join the cluster");
             }
         }
-        transport.getProperties().put("bind_addr", "127.0.0.1");
+        transport.getProperties().put("bind_addr", Util.getLoopback(Util.getIpStackType()).getHostAddress());
         return value == null || value.isEmpty() ? "JGroups' default" : value;
     }
 
+    private static IllegalArgumentException refusal(String what) {
+        return new IllegalArgumentException(what + ": this node has no clusterSecret, its stack neither "
+                + "authenticates nor encrypts, and unauthenticatedPeers admits only this host. Set clusterSecret on "
+                + "cacheManagerPeerProviderFactory (the same on every member), or keep the cluster on 127.0.0.1, "
+                + "or list the members' hosts in unauthenticatedPeers to let them in without authenticating");
+    }
+
     /**
-     * Whether the stack looks for members beyond this host: multicast (a UDP transport), or TCPPING hosts that are
-     * not loopback addresses (names other than {@code localhost} count as other hosts; nothing is resolved).
+     * Whether an attribute is only a {@code ${property,...:default}} whose properties are all unset (so JGroups
+     * would use the stack's default), as the shipped stacks' {@code ${jgroups.bind_addr:SITE_LOCAL}}.
      */
-    static boolean discoversOtherHosts(List<ProtocolConfiguration> stack) {
-        if (stack.get(0).getProtocolName().equals("UDP")) {
-            return true;
+    private static boolean onlyDefaults(String attribute) {
+        if (!attribute.startsWith("${") || !attribute.endsWith("}") || attribute.indexOf('}') != attribute.length() - 1) {
+            return false;
         }
+        String inside = attribute.substring(2, attribute.length() - 1);
+        int colon = inside.indexOf(':');
+        for (String name : (colon < 0 ? inside : inside.substring(0, colon)).split(",")) {
+            if (System.getProperty(name.trim()) != null || System.getenv(name.trim()) != null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** TCPPING's hosts that are not this one (names other than {@code localhost} count as other hosts). */
+    static List<String> tcppingHostsElsewhere(List<ProtocolConfiguration> stack) {
+        List<String> out = new ArrayList<>();
         int ping = indexOf(stack, "TCPPING");
         String hosts = ping < 0 ? null : stack.get(ping).getProperties().get("initial_hosts");
         if (hosts == null) {
-            return ping < 0; // another discovery protocol: it may find anyone
+            return out;
         }
         for (String entry : Util.substituteVariable(hosts).split(",")) {
             String host = entry.trim();
@@ -419,12 +452,33 @@ final class JGroupsStacks {
             host = (bracket < 0 ? host : host.substring(0, bracket)).trim();
             if (!host.isEmpty() && !host.equalsIgnoreCase("localhost") && !host.startsWith("127.")
                     && !host.equals("::1")) {
-                return true;
+                out.add(host);
             }
         }
-        return false;
+        return out;
     }
 
+    /**
+     * Whether the stack looks for members where this node cannot tell whether they are on this host: multicast
+     * (a UDP transport) or a discovery protocol other than TCPPING.
+     */
+    static boolean discoversOtherHosts(List<ProtocolConfiguration> stack) {
+        return stack.get(0).getProtocolName().equals("UDP") || indexOf(stack, "TCPPING") < 0;
+    }
+
+    /**
+     * JGroups' own TLS with client certificates required (the {@code TCP} transport's {@code tls.enabled} and
+     * {@code tls.client_auth=NEED}): a process without a trusted certificate cannot open a connection.
+     */
+    static boolean tlsWithClientCertificates(List<ProtocolConfiguration> stack) {
+        java.util.Map<String, String> tp = stack.get(0).getProperties();
+        String enabled = tp.get("tls.enabled");
+        String clientAuth = tp.get("tls.client_auth");
+        return enabled != null && clientAuth != null && "true".equalsIgnoreCase(Util.substituteVariable(enabled.trim()))
+                && "NEED".equalsIgnoreCase(Util.substituteVariable(clientAuth.trim()));
+    }
+
+    /** The provider's address properties, applied to the transport (first protocol) and TCPPING. */
     static void applyOverrides(List<ProtocolConfiguration> stack, JGroupsSettings s) {
         ProtocolConfiguration transport = stack.get(0);
         String tp = transport.getProtocolName();

@@ -133,7 +133,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
-        membersAuthenticate = authenticates(channel);
+        membersAuthenticate = authenticates(channel) || JGroupsStacks.tlsWithClientCertificates(stack);
         if (!membersAuthenticate) {
             // no AUTH or encryption: outsiders' unicasts reach UNICAST3, which would keep large ones unbounded
             org.jgroups.stack.ProtocolStack ps = channel.getProtocolStack();

@@ -166,9 +166,9 @@ final class PayloadGuard {
     static final class Bytes extends BytesMessage {
         /**
          * A relay call's batch ({@link RelayHeader}: read by ehrelay through its array, offset and length) that
-         * takes at least a quarter of its frame stays in the frame, which is its own array: the copy of every
-         * received batch byte is saved, and the frame kept alive with it is at most four times the batch (JGroups
-         * bundles a few batches to one member into one frame). Other payloads are
+         * takes at least half of its frame stays in the frame, which is its own array: the copy of every received
+         * batch byte is saved, and the frame kept alive with it is at most twice the batch, which is what the
+         * relay's bounds count (so they hold at most twice what they say). Other payloads are
          * copied out, as JGroups does: {@code getObject()} of a message JGroups did not serialize is its whole
          * array (offset and length ignored), so e.g. replies must not be left in their frame.
          */
@@ -180,7 +180,7 @@ final class PayloadGuard {
                 int length = frame.readInt();
                 if (length > 0) {
                     frame.claim(length);
-                    if (4L * length >= frame.limit()) {
+                    if (2L * length >= frame.limit()) {
                         setArray(frame.buffer(), frame.position(), length);
                         frame.skipBytes(length); // claimed: the frame holds it
                         return;

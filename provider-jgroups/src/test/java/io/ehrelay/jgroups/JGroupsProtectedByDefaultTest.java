@@ -52,13 +52,14 @@ class JGroupsProtectedByDefaultTest {
             List<ProtocolConfiguration> stack = JGroupsStacks.build(s);
             assertThat(stack.get(0).getProperties().get("bind_addr")).contains("SITE_LOCAL");
             assertThat(keep(stack, s)).as(file).isEqualTo("SITE_LOCAL");
-            assertThat(stack.get(0).getProperties()).containsEntry("bind_addr", "127.0.0.1");
+            assertThat(InetAddress.getByName(stack.get(0).getProperties().get("bind_addr")).isLoopbackAddress())
+                    .isTrue();
         }
         // a stack without bind_addr: JGroups would pick an interface's address
         JGroupsSettings none = settings("connect", "TCP(bind_port=7800):TCPPING(initial_hosts=127.0.0.1[7800])");
         List<ProtocolConfiguration> stack = JGroupsStacks.build(none);
         assertThat(keep(stack, none)).isEqualTo("JGroups' default");
-        assertThat(stack.get(0).getProperties()).containsEntry("bind_addr", "127.0.0.1");
+        assertThat(InetAddress.getByName(stack.get(0).getProperties().get("bind_addr")).isLoopbackAddress()).isTrue();
     }
 
     @Test
@@ -95,16 +96,62 @@ class JGroupsProtectedByDefaultTest {
     }
 
     @Test
-    void stacksMeantForOtherHosts_areRecognised_soTheStartLineWarns() throws Exception {
+    void tcppingHostsElsewhere_areRefused_multicastIsWarnedAbout() throws Exception {
         assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.UDP_STACK))).isTrue();
-        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK)))
-                .as("the shipped TCPPING: 127.0.0.1[7800]").isFalse();
-        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromConnect(
-                "TCP:TCPPING(initial_hosts=localhost[7800],127.0.0.1[7801])"))).isFalse();
-        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromConnect(
-                "TCP:TCPPING(initial_hosts=127.0.0.1[7800],10.0.0.2[7800])"))).isTrue();
-        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromConnect(
-                "TCP:TCPPING(initial_hosts=127.0.0.1[7800],db-2[7800])"))).as("a name: not resolved").isTrue();
+        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK))).isFalse();
+        assertThat(JGroupsStacks.tcppingHostsElsewhere(JGroupsStacks.fromConnect(
+                "TCP:TCPPING(initial_hosts=localhost[7800],127.0.0.1[7801])"))).isEmpty();
+        assertThat(JGroupsStacks.tcppingHostsElsewhere(JGroupsStacks.fromConnect(
+                "TCP:TCPPING(initial_hosts=127.0.0.1[7800],10.0.0.2[7800],db-2[7800])")))
+                .as("names are not resolved: they count as other hosts").containsExactly("10.0.0.2", "db-2");
+        JGroupsSettings s = settings("file", JGroupsStacks.TCP_STACK, "bindAddress", "127.0.0.1",
+                "initialHosts", "127.0.0.1[7800]|10.0.0.2[7800]");
+        assertThatThrownBy(() -> keep(JGroupsStacks.build(s), s))
+                .hasMessageContaining("TCPPING lists members on other hosts (10.0.0.2)")
+                .hasMessageContaining("clusterSecret");
+    }
+
+    @Test
+    void theSystemProperty_countsAsJGroupsReadsIt_afterTheStacksAttribute() throws Exception {
+        String before = System.getProperty("jgroups.bind_addr");
+        try {
+            System.setProperty("jgroups.bind_addr", "127.0.0.1");
+            // an explicit attribute wins over the property in JGroups: 192.0.2.1 would be bound
+            JGroupsSettings attribute = settings("connect", "UDP(bind_addr=192.0.2.1;ip_ttl=0):PING");
+            assertThatThrownBy(() -> keep(JGroupsStacks.build(attribute), attribute))
+                    .hasMessageContaining("192.0.2.1");
+            // the shipped ${jgroups.bind_addr:SITE_LOCAL} reads the property: loopback, kept
+            JGroupsSettings shipped = settings("file", JGroupsStacks.TCP_STACK);
+            assertThat(keep(JGroupsStacks.build(shipped), shipped)).isNull();
+
+            System.setProperty("jgroups.bind_addr", "192.0.2.1");
+            JGroupsSettings loopback = settings("file", JGroupsStacks.TCP_STACK, "bindAddress", "127.0.0.1");
+            assertThat(keep(JGroupsStacks.build(loopback), loopback)).as("bindAddress is the attribute").isNull();
+            assertThatThrownBy(() -> keep(JGroupsStacks.build(shipped), shipped))
+                    .hasMessageContaining("JGroups would listen on 192.0.2.1");
+        } finally {
+            if (before == null) {
+                System.clearProperty("jgroups.bind_addr");
+            } else {
+                System.setProperty("jgroups.bind_addr", before);
+            }
+        }
+        // another application server's way of naming the default (no property set): still a default
+        JGroupsSettings other = settings("connect",
+                "TCP(bind_addr=${jgroups.bind.address,jgroups.bind_addr:SITE_LOCAL}):TCPPING(initial_hosts=127.0.0.1[7800])");
+        List<ProtocolConfiguration> stack = JGroupsStacks.build(other);
+        assertThat(keep(stack, other)).isEqualTo("SITE_LOCAL");
+        assertThat(InetAddress.getByName(stack.get(0).getProperties().get("bind_addr")).isLoopbackAddress()).isTrue();
+    }
+
+    @Test
+    void jgroupsTlsWithClientCertificates_authenticates() throws Exception {
+        List<ProtocolConfiguration> tls = JGroupsStacks.fromConnect("TCP(tls.enabled=true;tls.client_auth=NEED)"
+                + ":TCPPING(initial_hosts=127.0.0.1[7800])");
+        assertThat(JGroupsStacks.authenticates(tls)).isTrue();
+        List<ProtocolConfiguration> encryptOnly = JGroupsStacks.fromConnect("TCP(tls.enabled=true;tls.client_auth=NONE)"
+                + ":TCPPING(initial_hosts=127.0.0.1[7800])");
+        assertThat(JGroupsStacks.authenticates(encryptOnly)).as("TLS without client certificates").isFalse();
     }
 
     /** Real nodes: the shipped TCP stack without bindAddress listens on loopback and replicates there. */

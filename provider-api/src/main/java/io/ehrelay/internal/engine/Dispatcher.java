@@ -381,7 +381,7 @@ final class Dispatcher {
         CacheMetrics run = null;
         int n = 0;
         long bytes = 0;
-        long oldest = 0;
+        long oldest = Long.MIN_VALUE;
         for (int i = 0; i < events.size(); i++) {
             if (out != null && out[i]) {
                 continue;
@@ -392,7 +392,7 @@ final class Dispatcher {
                 run = e.cache;
                 n = 0;
                 bytes = 0;
-                oldest = 0;
+                oldest = Long.MIN_VALUE; // a clock gone backwards gives a negative one, which is not sampled
             }
             n++;
             bytes += e.size;

@@ -133,11 +133,12 @@ public final class CacheMetrics {
      * {@code sendLatency} holds one sample per batch and cache, the longest any of its events waited.
      */
     public void onSent(int events, long bytes, long oldestLatencyNanos) {
-        sent.mark(events);
-        node.sent.mark(events);
-        bytesSent.inc(bytes);
+        // the latencies first: whoever sees the events counted in sent sees them in sendLatency too
         sendLatency.update(events, oldestLatencyNanos);
         node.sendLatency.update(events, oldestLatencyNanos);
+        bytesSent.inc(bytes);
+        sent.mark(events);
+        node.sent.mark(events);
     }
 
     /** One event that could not be delivered to one peer. */
@@ -201,11 +202,12 @@ public final class CacheMetrics {
      * latency recorded for them, their mean. So {@code applyLatency} holds one sample per batch and cache.
      */
     public void onApplied(int events, long nanos) {
-        applied.mark(events);
-        node.applied.mark(events);
+        // the latencies first: whoever sees the events counted in applied sees them in applyLatency too
         long mean = nanos / events;
         applyLatency.update(events, mean);
         node.applyLatency.update(events, mean);
+        applied.mark(events);
+        node.applied.mark(events);
     }
 
     /**
