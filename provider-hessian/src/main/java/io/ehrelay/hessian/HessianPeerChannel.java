@@ -83,10 +83,10 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
                 || io.ehrelay.spi.rpc.RpcSessions.isRefusal(failure);
     }
 
+    /** Sends an array's batch the way {@link #transmit(io.ehrelay.spi.Batch, boolean)} sends every batch. */
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws IOException {
-        String method = acknowledge ? "deliver" : "post";
-        HessianWire.readReply(invoke(method, Envelope.of(self, batch), callTimeoutMillis(timeoutMillis)));
+        transmit(new io.ehrelay.spi.Batch(batch, 0), acknowledge);
     }
 
     /**

@@ -341,7 +341,7 @@ final class JGroupsStacks {
     }
 
     /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
-    static final Set<String> AUTHENTICATING = java.util.Collections.unmodifiableSet(new TreeSet<>(
+    private static final Set<String> AUTHENTICATING = java.util.Collections.unmodifiableSet(new TreeSet<>(
             java.util.Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT")));
 
     /**

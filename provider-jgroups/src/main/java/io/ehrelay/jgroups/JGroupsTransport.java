@@ -72,7 +72,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         this.context = ctx;
         startChannels(ctx);
         List<ProtocolConfiguration> stack = JGroupsStacks.build(settings);
-        if (ctx.clusterSecret() == null && !JGroupsStacks.authenticates(stack)) {
+        // a secret puts SYM_ENCRYPT into the stack (below); TLS with client certificates counts too
+        boolean authenticated = ctx.clusterSecret() != null || JGroupsStacks.authenticates(stack);
+        if (!authenticated) {
             if (!ctx.peerGate().admitsOtherHosts()) {
                 boolean looksBeyond = JGroupsStacks.discoversOtherHosts(stack);
                 String replaced = JGroupsStacks.keepOnThisHost(stack, settings);
@@ -133,7 +135,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),
                 settings.callTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
-        membersAuthenticate = authenticates(channel) || JGroupsStacks.tlsWithClientCertificates(stack);
+        membersAuthenticate = authenticated;
         if (!membersAuthenticate) {
             // no AUTH or encryption: outsiders' unicasts reach UNICAST3, which would keep large ones unbounded
             org.jgroups.stack.ProtocolStack ps = channel.getProtocolStack();
@@ -248,7 +250,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         if (context != null && context.clusterSecret() != null) {
             return "clusterSecret: every message above discovery encrypted (SYM_ENCRYPT) with a key derived from it";
         }
-        return membersAuthenticate ? "the stack's AUTH or encryption protocol" : null;
+        return membersAuthenticate ? "the stack's AUTH or encryption protocol, or JGroups TLS with client certificates"
+                : null;
     }
 
     @Override
@@ -288,15 +291,6 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     // ---- membership ------------------------------------------------------------------------------------------
 
     private volatile boolean membersAuthenticate;
-
-    private static boolean authenticates(JChannel ch) {
-        for (org.jgroups.stack.Protocol p : ch.getProtocolStack().getProtocols()) {
-            if (JGroupsStacks.AUTHENTICATING.contains(p.getName())) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     /**
      * The host of a member, from the transport's address cache, or {@code null} while it is not known yet.
