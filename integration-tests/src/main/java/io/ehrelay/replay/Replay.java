@@ -757,6 +757,8 @@ public final class Replay {
             result.writerAllocBytes = Long.parseLong(wc[2]);
             result.readerAllocBytes = Long.parseLong(rc[2]);
             result.profile = NodeProcess.profile;
+            long loopCpu = wrote.length > 6 ? Long.parseLong(wrote[6]) : -1;
+            result.putCpuSeconds = loopCpu < 0 ? Double.NaN : loopCpu / 1e9;
             return result;
         } catch (NodeProcess.StepFailure e) {
             return StepResult.failed(experiment, transport, count, size, e.getMessage() + ", reader had "

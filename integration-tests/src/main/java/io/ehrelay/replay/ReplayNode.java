@@ -39,7 +39,7 @@ import net.sf.ehcache.event.CacheEventListenerAdapter;
  *
  * <pre>
  * reader: READY endpoint · PROGRESS n · DONE firstArrivalMicros lastArrivalMicros missing badValues peakHeap
- * writer: READY · WROTE firstPutMicros lastPutMicros peakHeap dropped failed · LAT payload p50us p99us maxus · BYE
+ * writer: READY · WROTE firstPutMicros lastPutMicros peakHeap dropped failed putLoopCpuNanos · LAT payload p50us p99us maxus · BYE
  * </pre>
  *
  * A writer waits for {@code EXIT} on stdin before shutting down, so the reader is done before it stops.
@@ -344,11 +344,13 @@ public final class ReplayNode {
             System.gc();
             waitFor("GO");
             markCost();
+            long firstCpu = threadCpuNanos();
             long first = Clock.micros();
             for (int k = 0; k < count; k++) {
                 cache.put(new Element(k, values.make(k)));
             }
             long last = Clock.micros();
+            long loopCpu = threadCpuNanos() - firstCpu;
             // stock transports have no such counts: what they lose shows as missing at the reader
             com.codahale.metrics.MetricRegistry metrics = Ehrelay.metricRegistry(cm);
             long dropped = metrics == null ? 0
@@ -357,7 +359,8 @@ public final class ReplayNode {
                     : metrics.meter(ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "failed")).getCount();
             Thread.sleep(500);
             logCpu("writer " + arg("transport") + " " + count + "x" + arg("size") + " put loop " + (last - first) / 1000 + " ms");
-            say("WROTE " + first + " " + last + " " + peakHeap() + " " + dropped + " " + failed);
+            say("WROTE " + first + " " + last + " " + peakHeap() + " " + dropped + " " + failed + " "
+                    + (firstCpu < 0 ? -1 : loopCpu));
         }
         waitForExit();
         cm.shutdown();
@@ -410,6 +413,7 @@ public final class ReplayNode {
             markCost();
             // the writing node holds what it sends, as the writing cache does in E1/E2
             byte[][] held = new byte[count][];
+            long firstCpu = threadCpuNanos();
             long first = Clock.micros();
             for (int k = 0; k < count; k++) {
                 byte[] v = values.make(k);
@@ -420,8 +424,9 @@ public final class ReplayNode {
             }
             data.flush();
             long last = Clock.micros();
+            long loopCpu = threadCpuNanos() - firstCpu;
             logCpu("writer raw " + count + " put loop " + (last - first) / 1000 + " ms");
-            say("WROTE " + first + " " + last + " " + peakHeap() + " 0 0");
+            say("WROTE " + first + " " + last + " " + peakHeap() + " 0 0 " + (firstCpu < 0 ? -1 : loopCpu));
             waitForExit();
         }
         say("BYE");
@@ -487,6 +492,15 @@ public final class ReplayNode {
         long cpu = processCpuNanos();
         long alloc = allocatedBytes();
         return (cpu < 0 ? -1 : cpu - costCpuNanos) + " " + (alloc < 0 ? -1 : alloc - costAllocBytes);
+    }
+
+    /**
+     * CPU nanoseconds the calling thread has used (-1: unknown): around the put loop, what the application thread
+     * spent working, without the time it waited (e.g. for room in a full replication queue).
+     */
+    private static long threadCpuNanos() {
+        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        return mx.isCurrentThreadCpuTimeSupported() ? mx.getCurrentThreadCpuTime() : -1;
     }
 
     private static long processCpuNanos() {

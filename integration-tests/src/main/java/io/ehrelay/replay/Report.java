@@ -62,8 +62,9 @@ final class Report {
 
     static String tableHeader(int experimentWidth, int transportWidth) {
         return String.format(Locale.ROOT, "%-" + experimentWidth + "s %-" + transportWidth
-                + "s %10s %9s %9s %9s %9s %11s %8s %8s %7s %8s %9s  %s", "exp", "transport", "count", "size B",
-                "s(put)", "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "loop s", "CPU s/GB", "alloc W/R",
+                + "s %10s %9s %9s %9s %9s %11s %8s %8s %7s %7s %8s %9s  %s", "exp", "transport", "count", "size B",
+                "s(put)", "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "loop s", "loopCPU", "CPU s/GB",
+                "alloc W/R",
                 "result");
     }
 
@@ -80,9 +81,9 @@ final class Report {
                     + " (%d calls)%s  %s", "", r.size, r.p50Micros, r.p99Micros, r.maxMicros, r.count,
                     waitsForPeers(r.transport) ? "" : " (" + NO_WAIT + ")", r.outcome);
         }
-        return lead + String.format(Locale.ROOT, "%,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d %7.3f %8.1f %4.1f/%-4.1f  %s",
+        return lead + String.format(Locale.ROOT, "%,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d %7.3f %7.3f %8.1f %4.1f/%-4.1f  %s",
                 r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(),
-                r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.putSeconds, r.cpuSecondsPerGigabyte(),
+                r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.putSeconds, r.putCpuSeconds, r.cpuSecondsPerGigabyte(),
                 r.allocPerByte(r.writerAllocBytes), r.allocPerByte(r.readerAllocBytes), r.outcome);
     }
 
@@ -788,8 +789,9 @@ final class Report {
         Table all = new Table("All E1, E2 and E4 steps (seconds: " + LOWER + "; MB/s and elements/s: " + HIGHER + ")",
                 Arrays.asList("exp", "transport", "count", "size B", "s (first put → last arrival)",
                         "s (first → last arrival)", "MB/s", "elements/s", "writer heap MB", "reader heap MB",
-                        "put loop s", "CPU s per GB (both nodes)", "allocated B per B: writer", "reader", "result"),
-                0, 1, 14);
+                        "put loop s", "put loop CPU s", "CPU s per GB (both nodes)", "allocated B per B: writer",
+                        "reader", "result"),
+                0, 1, 15);
         for (StepResult r : results) {
             if (!r.isLatency()) {
                 all.row(Arrays.asList(r.experiment, r.transport, String.format(Locale.ROOT, "%,d", r.count),
@@ -797,7 +799,7 @@ final class Report {
                         num1(r.megabytesPerSecond()), Double.isNaN(r.seconds) ? "–"
                                 : String.format(Locale.ROOT, "%,.0f", r.elementsPerSecond()),
                         Long.toString(r.writerPeakHeap >> 20), Long.toString(r.readerPeakHeap >> 20),
-                        num3(r.putSeconds), num1(r.cpuSecondsPerGigabyte()), num1(r.allocPerByte(r.writerAllocBytes)),
+                        num3(r.putSeconds), num3(r.putCpuSeconds), num1(r.cpuSecondsPerGigabyte()), num1(r.allocPerByte(r.writerAllocBytes)),
                         num1(r.allocPerByte(r.readerAllocBytes)), r.outcome));
             }
         }

@@ -19,6 +19,11 @@ final class StepResult {
     final String outcome;
     /** E1/E2: how long the writer's put loop took (the time its application thread was busy or blocked). */
     final double putSeconds;
+    /**
+     * E1/E2: CPU seconds the writer's application thread used in its put loop: what the puts cost that thread,
+     * without the time it waited (NaN: unknown).
+     */
+    double putCpuSeconds = Double.NaN;
     /** E1/E2: CPU seconds each node's process used from the timed step's start to the last arrival; NaN: unknown. */
     double writerCpuSeconds = Double.NaN;
     double readerCpuSeconds = Double.NaN;
@@ -97,15 +102,15 @@ final class StepResult {
 
     static final String CSV_HEADER = "experiment,transport,count,size,seconds,blog_seconds,mb_per_s,elements_per_s,"
             + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome,put_loop_seconds,"
-            + "writer_cpu_s,reader_cpu_s,writer_alloc_mb,reader_alloc_mb,profile";
+            + "writer_cpu_s,reader_cpu_s,writer_alloc_mb,reader_alloc_mb,profile,put_loop_cpu_seconds";
 
     String csv() {
-        return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s,%.4f,%.3f,%.3f,%d,%d,%s",
+        return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s,%.4f,%.3f,%.3f,%d,%d,%s,%.4f",
                 experiment, transport, count, size, seconds, blogSeconds, megabytesPerSecond(), elementsPerSecond(),
                 writerPeakHeap >> 20, readerPeakHeap >> 20, p50Micros, p99Micros, maxMicros,
                 outcome.replace(',', ';'), putSeconds, writerCpuSeconds, readerCpuSeconds,
                 writerAllocBytes < 0 ? -1 : writerAllocBytes >> 20, readerAllocBytes < 0 ? -1 : readerAllocBytes >> 20,
-                profile);
+                profile, putCpuSeconds);
     }
 
     /** A row of {@link #csv()} read back (to render a report again from a run's CSV). */
@@ -126,6 +131,9 @@ final class StepResult {
             r.writerAllocBytes = w < 0 ? -1 : w << 20;
             r.readerAllocBytes = rd < 0 ? -1 : rd << 20;
             r.profile = f[19];
+        }
+        if (f.length > 20) { // CSVs of runs before the put loop's CPU time lack it
+            r.putCpuSeconds = Double.parseDouble(f[20]);
         }
         return r;
     }

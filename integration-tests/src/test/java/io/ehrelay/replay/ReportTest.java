@@ -438,9 +438,15 @@ class ReportTest {
         r.writerAllocBytes = 100L << 20;
         r.readerAllocBytes = 200L << 20;
         r.profile = "default";
+        r.putCpuSeconds = 0.4321;
         StepResult back = StepResult.parseCsv(r.csv());
         assertThat(back.csv()).isEqualTo(r.csv());
         assertThat(back.profile).isEqualTo("default");
+        assertThat(back.putCpuSeconds).isEqualTo(0.4321);
+        // a CSV written before the put loop's CPU time was measured still reads, without it
+        String older = r.csv().substring(0, r.csv().lastIndexOf(','));
+        assertThat(StepResult.parseCsv(older).putCpuSeconds).isNaN();
+        assertThat(StepResult.parseCsv(older).profile).isEqualTo("default");
         assertThat(back.cpuSecondsPerGigabyte()).isCloseTo(3.75 / (40_000 * 1280 / 1e9),
                 org.assertj.core.data.Offset.offset(1e-9));
         assertThat(back.allocPerByte(back.readerAllocBytes)).isCloseTo((200L << 20) / (40_000 * 1280.0),
