@@ -8,11 +8,67 @@ package io.ehrelay.internal;
  */
 public final class InboundBudget {
 
+    /** Arrays for batches are made in multiples of this, so that one fits the next batches of about its size. */
+    static final int ARRAY_STEP = 64 * 1024;
+    /** The most bytes of arrays kept for reuse: a quarter of the budget, at most this. */
+    static final long POOL_MAX_BYTES = 16L << 20;
+
     private final long max;
+    private final long poolMax;
     private long used;
+    /** Arrays given back after their batch was applied, for the next batches ({@link #array}); bounded by poolMax. */
+    private final java.util.ArrayDeque<byte[]> pool = new java.util.ArrayDeque<>();
+    private long pooled;
 
     public InboundBudget(long max) {
         this.max = max;
+        this.poolMax = Math.min(POOL_MAX_BYTES, max / 4);
+    }
+
+    /**
+     * An array of at least {@code length} bytes to read a batch into: one given back by {@link #recycle} when one
+     * fits (at most twice as long), else a new one (in multiples of {@value #ARRAY_STEP} bytes). What lies past
+     * {@code length} in a reused array is an earlier batch's: read only the first {@code length} bytes. The share of
+     * the budget is taken separately ({@link #reserve}).
+     */
+    public byte[] array(int length) {
+        synchronized (pool) {
+            for (java.util.Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
+                byte[] a = it.next();
+                if (a.length >= length && a.length / 2 <= length) {
+                    it.remove();
+                    pooled -= a.length;
+                    return a;
+                }
+            }
+        }
+        long rounded = ((long) length + ARRAY_STEP - 1) / ARRAY_STEP * ARRAY_STEP;
+        return new byte[(int) Math.min(Integer.MAX_VALUE - 8, Math.max(length, rounded))];
+    }
+
+    /**
+     * Gives back an array from {@link #array} once nothing reads its batch any more (applied, refused or dropped);
+     * kept for the next batch while the arrays kept hold at most a quarter of the budget (and at most
+     * {@value #POOL_MAX_BYTES} bytes), the oldest dropped first.
+     */
+    public void recycle(byte[] array) {
+        if (array == null || array.length > poolMax) {
+            return;
+        }
+        synchronized (pool) {
+            while (pooled + array.length > poolMax && !pool.isEmpty()) {
+                pooled -= pool.removeFirst().length;
+            }
+            pool.addLast(array);
+            pooled += array.length;
+        }
+    }
+
+    /** Bytes of arrays kept for reuse. */
+    public long pooled() {
+        synchronized (pool) {
+            return pooled;
+        }
     }
 
     /** Takes {@code bytes}, waiting up to {@code waitMillis} for them to be free; {@code false} if they were not. */

@@ -328,6 +328,33 @@ public abstract class ReplicationContractTest {
         }
     }
 
+    /**
+     * Many batches of about 1 MB, of varying lengths, one after the other: a receiver that reads batches into
+     * arrays it reuses must apply each batch before its array takes the next one, and read no byte past the batch.
+     * Every value arrives exactly as written.
+     */
+    @Test
+    void manyLargeBatches_ofVaryingLength_arriveByteForByte() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        int n = 400;
+        java.util.function.IntFunction<byte[]> value = k -> {
+            byte[] v = new byte[4096 + (k * 7919) % 57_000];
+            for (int i = 0; i < v.length; i++) {
+                v[i] = (byte) (k * 31 + i);
+            }
+            return v;
+        };
+        for (int k = 0; k < n; k++) {
+            cache(a, "async").put(new Element(k, value.apply(k)));
+        }
+        Await.until(() -> cache(b, "async").getSize() == n, () -> "arrived: " + cache(b, "async").getSize());
+        for (int k = 0; k < n; k++) {
+            assertThat((byte[]) cache(b, "async").getQuiet(k).getObjectValue()).as("value %d", k)
+                    .isEqualTo(value.apply(k));
+        }
+    }
+
     @Test
     void appliedEvents_doNotEchoBack() {
         CacheManager a = node("a");

@@ -97,19 +97,38 @@ public final class RpcService {
 
     /** As {@link #deliver(String, byte[])}, for a batch in part of an array (its position to its limit). */
     public void deliver(String fromEndpoint, ByteBuffer batch) throws RpcException {
-        if (batch == null || !batch.hasRemaining()) {
-            throw new RpcException("no batch");
-        }
-        batch = batch.slice();
-        Applier a = acquire(fromEndpoint);
+        deliver(fromEndpoint, batch, NOTHING);
+    }
+
+    private static final Runnable NOTHING = () -> { };
+
+    /**
+     * As {@link #deliver(String, ByteBuffer)}, and runs {@code done} once this service no longer reads the batch's
+     * bytes — after it was applied or refused, even when this call returns earlier (interrupted) — so that the
+     * caller may reuse its array ({@link io.ehrelay.internal.InboundBudget#recycle}). Runs it exactly once.
+     */
+    public void deliver(String fromEndpoint, ByteBuffer batch, Runnable done) throws RpcException {
+        boolean handedOff = false;
         Future<?> applied;
         try {
-            if (a.tryApplyInline(batch)) {
-                return;
+            if (batch == null || !batch.hasRemaining()) {
+                throw new RpcException("no batch");
             }
-            applied = a.submit(batch, true);
+            batch = batch.slice();
+            Applier a = acquire(fromEndpoint);
+            try {
+                if (a.tryApplyInline(batch)) {
+                    return;
+                }
+                applied = a.submit(batch, true, done);
+                handedOff = true;
+            } finally {
+                release(a);
+            }
         } finally {
-            release(a);
+            if (!handedOff) {
+                done.run();
+            }
         }
         try {
             applied.get();
@@ -135,15 +154,33 @@ public final class RpcService {
 
     /** As {@link #post(String, byte[])}, for a batch in part of an array (its position to its limit). */
     public void post(String fromEndpoint, ByteBuffer batch) throws RpcException {
-        if (batch == null || !batch.hasRemaining()) {
-            throw new RpcException("no batch");
-        }
-        batch = batch.slice();
-        Applier a = acquire(fromEndpoint);
+        post(fromEndpoint, batch, NOTHING);
+    }
+
+    /**
+     * As {@link #post(String, ByteBuffer)}, and runs {@code done} once this service no longer reads the batch's
+     * bytes: after it was applied (or found malformed), or at once when it is refused. Runs it exactly once,
+     * unless the service is closed with the batch still queued (then never: its array is left to the garbage
+     * collector).
+     */
+    public void post(String fromEndpoint, ByteBuffer batch, Runnable done) throws RpcException {
+        boolean handedOff = false;
         try {
-            a.submit(batch, false);
+            if (batch == null || !batch.hasRemaining()) {
+                throw new RpcException("no batch");
+            }
+            batch = batch.slice();
+            Applier a = acquire(fromEndpoint);
+            try {
+                a.submit(batch, false, done);
+                handedOff = true;
+            } finally {
+                release(a);
+            }
         } finally {
-            release(a);
+            if (!handedOff) {
+                done.run();
+            }
         }
     }
 
@@ -309,7 +346,8 @@ public final class RpcService {
             }
         }
 
-        Future<?> submit(ByteBuffer batch, boolean waited) throws RpcException {
+        /** Queues the batch; from the moment it returns, the task runs {@code done} (not when it throws). */
+        Future<?> submit(ByteBuffer batch, boolean waited, Runnable done) throws RpcException {
             int permits = Math.min(batch.remaining(), POSTED_MAX_BYTES);
             // the node's bound counts a batch in full (up to all of it): queued batches hold at most
             // NODE_POSTED_MAX_BYTES, or one batch when a single one is larger
@@ -352,6 +390,7 @@ public final class RpcService {
                     nodeRoom.release(nodePermits);
                     room.release(permits);
                     release(this);
+                    done.run();
                 }
                 return null;
             });

@@ -61,6 +61,51 @@ class RpcServiceTest {
     }
 
     /**
+     * The caller's array goes back to be reused only once nothing reads it: {@code done} runs once per batch, after
+     * the batch was applied (posted, delivered inline or behind others), and at once for a refused batch.
+     */
+    @Test
+    void done_runsOncePerBatch_afterItWasApplied_orAtOnceWhenRefused() throws Exception {
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        java.util.Map<Integer, Integer> doneCount = new java.util.concurrent.ConcurrentHashMap<>();
+        List<String> order = new CopyOnWriteArrayList<>();
+        doAnswer(call -> {
+            ByteBuffer b = call.getArgument(1);
+            int id = b.get(b.position());
+            if (id == 1) {
+                gate.await(10, TimeUnit.SECONDS);
+            }
+            order.add("applied " + id);
+            return null;
+        }).when(inbound).onEvents(anyString(), any());
+        java.util.function.IntFunction<Runnable> done = id -> () -> {
+            order.add("done " + id);
+            doneCount.merge(id, 1, Integer::sum);
+        };
+        service.post("a:1", ByteBuffer.wrap(new byte[] {1}), done.apply(1));
+        service.post("a:1", ByteBuffer.wrap(new byte[] {2}), done.apply(2));
+        assertThat(doneCount).as("nothing given back while the batches wait or are applied").isEmpty();
+        gate.countDown();
+        service.deliver("a:1", ByteBuffer.wrap(new byte[] {3}), done.apply(3)); // behind the posts
+        service.deliver("b:1", ByteBuffer.wrap(new byte[] {4}), done.apply(4)); // inline
+        Await.until(() -> doneCount.size() == 4, () -> "batches given back: " + doneCount.keySet());
+        for (int id = 1; id <= 4; id++) {
+            assertThat(order.indexOf("done " + id)).as("batch " + id).isGreaterThan(order.indexOf("applied " + id));
+        }
+        // refused: an empty batch, a malformed one, a closed service
+        assertThatThrownBy(() -> service.post("a:1", ByteBuffer.allocate(0), done.apply(5)))
+                .isInstanceOf(RpcException.class);
+        doThrow(new MalformedFrameException("bad")).when(inbound).onEvents(eq("c:1"), any());
+        assertThatThrownBy(() -> service.deliver("c:1", ByteBuffer.wrap(new byte[] {6}), done.apply(6)))
+                .isInstanceOf(RpcException.class);
+        service.close(1000);
+        assertThatThrownBy(() -> service.post("a:1", ByteBuffer.wrap(new byte[] {7}), done.apply(7)))
+                .isInstanceOf(RpcException.class);
+        Thread.sleep(50);
+        assertThat(doneCount).containsOnlyKeys(1, 2, 3, 4, 5, 6, 7).allSatisfy((k, v) -> assertThat(v).isEqualTo(1));
+    }
+
+    /**
      * A sender claiming ever new names (2,000 here, as an attacker would): the batches are applied by at most
      * {@link RpcService#APPLY_THREADS} threads, each name's batches in order, and nothing is kept per name once
      * its batches are applied.

@@ -1,0 +1,48 @@
+package io.ehrelay.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class InboundBudgetTest {
+
+    @Test
+    void arrays_areReusedForBatchesOfAboutTheirSize_andOnlyOnceGivenBack() {
+        InboundBudget budget = new InboundBudget(64L << 20);
+        byte[] a = budget.array(1_000_000);
+        assertThat(a.length).as("a multiple of 64 KiB").isEqualTo(16 * 65_536);
+        assertThat(budget.array(1_000_000)).as("not given back yet: a new one").isNotSameAs(a);
+        budget.recycle(a);
+        assertThat(budget.pooled()).isEqualTo(a.length);
+        assertThat(budget.array(300_000)).as("less than half of it: not that one").isNotSameAs(a);
+        assertThat(budget.array(1_040_000)).isSameAs(a);
+        assertThat(budget.pooled()).isZero();
+        assertThat(budget.array(1_040_000)).as("taken: a new one").isNotSameAs(a);
+    }
+
+    @Test
+    void theArraysKept_holdAtMostAQuarterOfTheBudget_oldestDroppedFirst() {
+        InboundBudget budget = new InboundBudget(8L << 20); // keeps at most 2 MiB
+        byte[] first = budget.array(1 << 20);
+        byte[] second = budget.array(1 << 20);
+        byte[] third = budget.array(1 << 20);
+        budget.recycle(first);
+        budget.recycle(second);
+        budget.recycle(third);
+        assertThat(budget.pooled()).isEqualTo(2L << 20);
+        assertThat(budget.array(1 << 20)).isSameAs(second);
+        assertThat(budget.array(1 << 20)).isSameAs(third);
+        assertThat(budget.array(1 << 20)).isNotSameAs(first);
+        budget.recycle(new byte[3 << 20]); // larger than all it may keep
+        assertThat(budget.pooled()).isZero();
+    }
+
+    @Test
+    void theDefaultBound_keepsAtMost16MiB() {
+        InboundBudget budget = new InboundBudget(256L << 20);
+        for (int i = 0; i < 40; i++) {
+            budget.recycle(new byte[1 << 20]);
+        }
+        assertThat(budget.pooled()).isEqualTo(16L << 20);
+    }
+}
