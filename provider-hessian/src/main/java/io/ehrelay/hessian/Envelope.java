@@ -6,8 +6,9 @@ import java.io.Serializable;
  * The only object a Hessian call to an ehrelay endpoint may carry: who sends, and the call's arguments
  * (a cache name, a transfer id, a chunk size, the length of the batch). Hessian maps it field by field; nothing
  * else is instantiated on the receiving side. The batch itself is not a field: it travels as the call's second
- * argument, a Hessian binary, which the endpoint reads in bulk into an array of exactly {@code payloadLength}
- * bytes (Hessian's own {@code readBytes} goes byte by byte).
+ * argument, a Hessian binary, which the endpoint reads in bulk into an array of {@code payloadLength} bytes
+ * (Hessian's own {@code readBytes} goes byte by byte); a large batch into an array of the node's inbound budget
+ * reused from batch to batch, which may be longer ({@link #payloadBuffer()} is the batch).
  */
 public final class Envelope implements Serializable {
 
@@ -19,6 +20,23 @@ public final class Envelope implements Serializable {
     int maxChunkBytes;
     int payloadLength = -1;
     transient byte[] payload;
+    /** The budget whose array {@link #payload} is (a large batch received), or {@code null}. */
+    transient io.ehrelay.internal.InboundBudget pooledFrom;
+
+    /** The payload: its first {@code payloadLength} bytes (the array of a received batch may be longer). */
+    java.nio.ByteBuffer payloadBuffer() {
+        return java.nio.ByteBuffer.wrap(payload, 0, payloadLength >= 0 ? payloadLength : payload.length);
+    }
+
+    /** Gives a received batch's array back for the next batch, once nothing reads it; once. */
+    synchronized void recycle() {
+        if (pooledFrom != null) {
+            io.ehrelay.internal.InboundBudget from = pooledFrom;
+            pooledFrom = null;
+            from.recycle(payload);
+            payload = null;
+        }
+    }
 
     public Envelope() {
     }

@@ -110,6 +110,17 @@ final class HessianWire {
      * @throws IOException when the bytes are not such a call
      */
     static Call readCall(InputStream body, long maxPayloadBytes) throws IOException {
+        return readCall(body, maxPayloadBytes, null);
+    }
+
+    /**
+     * As {@link #readCall(InputStream, long)}; the batch of a {@code deliver} or {@code post} larger than
+     * {@value #POOLED_PAYLOAD} bytes is read into an array of {@code arrays} (when given), which may be longer than
+     * the batch: its first {@code payloadLength} bytes are the batch, and the array goes back with
+     * {@link Envelope#recycle} once the batch was applied.
+     */
+    static Call readCall(InputStream body, long maxPayloadBytes, io.ehrelay.internal.InboundBudget arrays)
+            throws IOException {
         Hessian2Input in = new Hessian2Input(body);
         in.setSerializerFactory(FACTORY);
         try {
@@ -129,7 +140,11 @@ final class HessianWire {
                         + " bytes but the call has " + args + " argument(s)");
             }
             if (args == 2) {
-                envelope.payload = readBinary(in, envelope.payloadLength, maxPayloadBytes);
+                boolean batch = "deliver".equals(method) || "post".equals(method);
+                io.ehrelay.internal.InboundBudget pool = batch && envelope.payloadLength > POOLED_PAYLOAD ? arrays
+                        : null;
+                envelope.payload = readBinary(in, envelope.payloadLength, maxPayloadBytes, pool);
+                envelope.pooledFrom = pool;
             }
             in.completeCall();
             return new Call(method, envelope);
@@ -138,7 +153,11 @@ final class HessianWire {
         }
     }
 
-    private static byte[] readBinary(Hessian2Input in, int length, long maxBytes) throws IOException {
+    /** Batches larger than this are read into reused arrays (smaller ones cost little to allocate). */
+    static final int POOLED_PAYLOAD = 64 * 1024;
+
+    private static byte[] readBinary(Hessian2Input in, int length, long maxBytes,
+                                     io.ehrelay.internal.InboundBudget pool) throws IOException {
         if (length > maxBytes) {
             throw new IOException("payload of " + length + " bytes announced, limit " + maxBytes);
         }
@@ -146,9 +165,12 @@ final class HessianWire {
         if (binary == null) {
             throw new IOException("payload expected, got null");
         }
-        byte[] payload = new byte[length];
+        byte[] payload = pool == null ? new byte[length] : pool.array(length);
         int got = io.ehrelay.internal.Streams.readFully(binary, payload, 0, length);
         if (got != length || binary.read() != -1) {
+            if (pool != null) {
+                pool.recycle(payload);
+            }
             throw new IOException("the payload is not the announced " + length + " bytes");
         }
         return payload;

@@ -161,7 +161,7 @@ final class RpcHttpHandler implements HttpHandler {
                 // a buffer sized to the body (at most 64 KiB): a small call does not allocate a large one
                 int buffer = (int) Math.max(512, Math.min(BUFFER, length));
                 call = HessianWire.readCall(new BufferedInputStream(request.counting(exchange.getRequestBody()),
-                        buffer), length);
+                        buffer), length, budget);
             } catch (IOException e) {
                 if (request.dropped()) {
                     throw e; // too slow, not malformed: counted in slowRequests, the connection is closed
@@ -208,10 +208,16 @@ final class RpcHttpHandler implements HttpHandler {
                     relay.hello(e.from);
                     return HessianWire.reply(null);
                 case "deliver":
-                    relay.deliver(e.from, e.payload);
+                    if (e.payload == null) {
+                        throw new RpcException("no batch");
+                    }
+                    relay.deliver(e.from, e.payloadBuffer(), e::recycle);
                     return HessianWire.reply(null);
                 case "post":
-                    relay.post(e.from, e.payload);
+                    if (e.payload == null) {
+                        throw new RpcException("no batch");
+                    }
+                    relay.post(e.from, e.payloadBuffer(), e::recycle);
                     return HessianWire.reply(null);
                 case "openState":
                     return HessianWire.reply(relay.openState(e.cacheName));

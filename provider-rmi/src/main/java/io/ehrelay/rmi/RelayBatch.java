@@ -47,6 +47,16 @@ final class RelayBatch implements Serializable {
     private transient String from;
     private transient byte[] session;
     private transient byte[] bytes;
+    /**
+     * On the sending side, instead of {@link #bytes}: the batch in the dispatcher's buffer, written from there
+     * through {@link #scratch} (no array of the batch's size per send; the buffer is read only while the call
+     * writes its argument, before the send completes).
+     */
+    private transient java.nio.ByteBuffer data;
+    private transient byte[] scratch;
+    /** On the receiving side: how many of {@link #bytes} are the batch, and the budget whose array they are in. */
+    private transient int length;
+    private transient InboundBudget pooledFrom;
     /** On the receiving side: the sender as its session names it, and the share held of that node's budget. */
     private transient String sender;
     private transient Receiver heldFor;
@@ -57,6 +67,18 @@ final class RelayBatch implements Serializable {
 
     RelayBatch(String from, byte[] session, byte[] bytes) {
         this(from, session, bytes, bytes.length, 0);
+    }
+
+    /**
+     * A batch written from {@code data} (its position to its limit, read and not modified) in chunks through
+     * {@code scratch}, which the caller owns and does not share while the call runs.
+     */
+    RelayBatch(String from, byte[] session, java.nio.ByteBuffer data, byte[] scratch) {
+        this.from = from;
+        this.session = session;
+        this.data = data.duplicate();
+        this.scratch = scratch;
+        this.announced = data.remaining();
     }
 
     private RelayBatch(String from, byte[] session, byte[] bytes, int announced, long stallMillis) {
@@ -76,8 +98,23 @@ final class RelayBatch implements Serializable {
         return new RelayBatch(from, session, bytes, announced, stallMillis);
     }
 
-    byte[] bytes() {
-        return bytes;
+    /**
+     * A received batch's bytes: the first {@link #length} bytes of {@link #bytes}, which for a large batch is an
+     * array of the node's budget ({@link InboundBudget#array}) given back by {@link #recycle}.
+     */
+    java.nio.ByteBuffer data() {
+        return java.nio.ByteBuffer.wrap(bytes, 0, length);
+    }
+
+    /** Gives a received batch's array back for the next batch, once nothing reads it any more; once. */
+    synchronized void recycle() {
+        if (pooledFrom != null) {
+            byte[] a = bytes;
+            InboundBudget from = pooledFrom;
+            pooledFrom = null;
+            bytes = null;
+            from.recycle(a);
+        }
     }
 
     /** The sender, as authenticated when this batch was read (its session's name), or as it claims without a secret. */
@@ -134,6 +171,15 @@ final class RelayBatch implements Serializable {
             out.write(session);
         }
         out.writeInt(announced);
+        if (data != null) {
+            java.nio.ByteBuffer d = data.duplicate();
+            while (d.hasRemaining()) {
+                int n = Math.min(d.remaining(), scratch.length);
+                d.get(scratch, 0, n);
+                out.write(scratch, 0, n);
+            }
+            return;
+        }
         out.write(bytes);
         if (announced > bytes.length) {
             out.flush(); // the receiver sees what there is, and waits for the rest
@@ -171,10 +217,17 @@ final class RelayBatch implements Serializable {
             take(node, length);
         }
         try {
-            bytes = new byte[length];
-            in.readFully(bytes);
+            if (length > SMALL) {
+                bytes = node.budget.array(length);
+                pooledFrom = node.budget;
+            } else {
+                bytes = new byte[length];
+            }
+            this.length = length;
+            in.readFully(bytes, 0, length);
         } catch (IOException | RuntimeException | Error e) {
             release();
+            recycle();
             throw e;
         }
         if (heldFor != null) {

@@ -89,7 +89,7 @@ final class RelayEndpoint implements RelayRemote {
     public void deliver(RelayBatch batch) throws RemoteException {
         batch.claim();
         try {
-            service.deliver(received(batch), batch.bytes());
+            service.deliver(received(batch), batch.data(), batch::recycle);
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         } finally {
@@ -101,7 +101,7 @@ final class RelayEndpoint implements RelayRemote {
     public void post(RelayBatch batch) throws RemoteException {
         batch.claim();
         try {
-            service.post(received(batch), batch.bytes());
+            service.post(received(batch), batch.data(), batch::recycle);
         } catch (RpcException e) {
             throw new RemoteException(e.getMessage());
         } finally {
