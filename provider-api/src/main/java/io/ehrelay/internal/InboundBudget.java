@@ -4,12 +4,14 @@ package io.ehrelay.internal;
  * The memory that what peers are sending a node may hold at once, for all of them together
  * ({@code inboundBufferMaxBytes}): a receiver takes a frame's or a body's share before it reads it, and waits when
  * the node's share is spent, so many peers announcing large frames cannot make the node hold more than this
- * between them (the transport's read time-outs end those that stop sending, which frees theirs). Thread-safe.
+ * between them (the transport's read time-outs end those that stop sending, which frees theirs). The shares count
+ * what frames and batches hold; a batch read into a reused array ({@link #array}) may sit in up to 1/8 more. Arrays
+ * of applied batches are kept for the next ones: at most a quarter of the budget, and at most 16 MB. Thread-safe.
  */
 public final class InboundBudget {
 
     /** Arrays for batches are made in multiples of this, so that one fits the next batches of about its size. */
-    static final int ARRAY_STEP = 64 * 1024;
+    static final int ARRAY_STEP = 4 * 1024;
     /** The most bytes of arrays kept for reuse: a quarter of the budget, at most this. */
     static final long POOL_MAX_BYTES = 16L << 20;
 
@@ -27,15 +29,15 @@ public final class InboundBudget {
 
     /**
      * An array of at least {@code length} bytes to read a batch into: one given back by {@link #recycle} when one
-     * fits (at most twice as long), else a new one (in multiples of {@value #ARRAY_STEP} bytes). What lies past
-     * {@code length} in a reused array is an earlier batch's: read only the first {@code length} bytes. The share of
-     * the budget is taken separately ({@link #reserve}).
+     * fits — at most an eighth longer — else a new one (rounded up to {@value #ARRAY_STEP} bytes). So an array holds
+     * at most 1/8 more than the batch whose length the bounds count ({@link #reserve}, a receiver's queue). What
+     * lies past {@code length} in a reused array is an earlier batch's: read only the first {@code length} bytes.
      */
     public byte[] array(int length) {
         synchronized (pool) {
             for (java.util.Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
                 byte[] a = it.next();
-                if (a.length >= length && a.length / 2 <= length) {
+                if (a.length >= length && a.length - length <= length / 8) {
                     it.remove();
                     pooled -= a.length;
                     return a;

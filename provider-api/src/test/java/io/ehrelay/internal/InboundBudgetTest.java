@@ -10,12 +10,14 @@ class InboundBudgetTest {
     void arrays_areReusedForBatchesOfAboutTheirSize_andOnlyOnceGivenBack() {
         InboundBudget budget = new InboundBudget(64L << 20);
         byte[] a = budget.array(1_000_000);
-        assertThat(a.length).as("a multiple of 64 KiB").isEqualTo(16 * 65_536);
+        assertThat(a.length).as("a multiple of 4 KiB").isEqualTo(245 * 4096);
         assertThat(budget.array(1_000_000)).as("not given back yet: a new one").isNotSameAs(a);
         budget.recycle(a);
         assertThat(budget.pooled()).isEqualTo(a.length);
-        assertThat(budget.array(300_000)).as("less than half of it: not that one").isNotSameAs(a);
-        assertThat(budget.array(1_040_000)).isSameAs(a);
+        assertThat(budget.array(880_000)).as("more than an eighth longer than the batch: not that one")
+                .isNotSameAs(a);
+        assertThat(budget.array(1_003_521)).as("longer than the array").isNotSameAs(a);
+        assertThat(budget.array(900_000)).isSameAs(a);
         assertThat(budget.pooled()).isZero();
         assertThat(budget.array(1_040_000)).as("taken: a new one").isNotSameAs(a);
     }

@@ -105,7 +105,8 @@ public final class RpcService {
     /**
      * As {@link #deliver(String, ByteBuffer)}, and runs {@code done} once this service no longer reads the batch's
      * bytes — after it was applied or refused, even when this call returns earlier (interrupted) — so that the
-     * caller may reuse its array ({@link io.ehrelay.internal.InboundBudget#recycle}). Runs it exactly once.
+     * caller may reuse its array. Runs it exactly once, unless the service is closed with the batch still queued
+     * (then never: its array is left to the garbage collector).
      */
     public void deliver(String fromEndpoint, ByteBuffer batch, Runnable done) throws RpcException {
         boolean handedOff = false;
