@@ -5,7 +5,7 @@ package io.ehrelay.internal;
  * ({@code inboundBufferMaxBytes}): a receiver takes a frame's or a body's share before it reads it, and waits when
  * the node's share is spent, so many peers announcing large frames cannot make the node hold more than this
  * between them (the transport's read time-outs end those that stop sending, which frees theirs). The shares count
- * what frames and batches hold; a batch read into a reused array ({@link #array}) may sit in up to 1/8 more. Arrays
+ * what frames and batches hold; a batch read into a reused array ({@link #borrow}) may sit in up to 1/8 more. Arrays
  * of applied batches are kept for the next ones: at most a quarter of the budget, and at most 16 MB. Thread-safe.
  */
 public final class InboundBudget {
@@ -27,13 +27,65 @@ public final class InboundBudget {
         this.poolMax = Math.min(POOL_MAX_BYTES, max / 4);
     }
 
+    /** Batches up to this size get an array of their own (cheap to allocate); larger ones a reused one. */
+    static final int REUSED_FROM = 64 * 1024;
+
+    /**
+     * An array to read a batch of {@code length} bytes into: for a batch over {@value #REUSED_FROM} bytes one reused
+     * from batches already applied ({@link #array}), given back by {@link Borrowed#giveBack()}; for a smaller one an
+     * array of its own. The share of the budget is taken separately ({@link #reserve}).
+     */
+    public Borrowed borrow(int length) {
+        return length > REUSED_FROM ? new Borrowed(this, array(length), length)
+                : new Borrowed(null, new byte[length], length);
+    }
+
+    /**
+     * A batch's array from {@link #borrow}: the batch is its first {@link #length()} bytes (a reused array may be
+     * longer, and what lies past them is an earlier batch's). Given back once, when nothing reads the batch any
+     * more; after that it holds nothing. Thread-safe.
+     */
+    public static final class Borrowed {
+        private final InboundBudget from;
+        private final int length;
+        private byte[] array;
+
+        private Borrowed(InboundBudget from, byte[] array, int length) {
+            this.from = from;
+            this.array = array;
+            this.length = length;
+        }
+
+        /** The array to read the batch into (its first {@link #length()} bytes). */
+        public synchronized byte[] array() {
+            return array;
+        }
+
+        public int length() {
+            return length;
+        }
+
+        /** The batch: the array's first {@link #length()} bytes. */
+        public synchronized java.nio.ByteBuffer batch() {
+            return java.nio.ByteBuffer.wrap(array, 0, length);
+        }
+
+        /** Gives the array back for a later batch (a reused one) or to the garbage collector; once. */
+        public synchronized void giveBack() {
+            if (array != null && from != null) {
+                from.recycle(array);
+            }
+            array = null;
+        }
+    }
+
     /**
      * An array of at least {@code length} bytes to read a batch into: one given back by {@link #recycle} when one
      * fits — at most an eighth longer — else a new one (rounded up to {@value #ARRAY_STEP} bytes). So an array holds
      * at most 1/8 more than the batch whose length the bounds count ({@link #reserve}, a receiver's queue). What
      * lies past {@code length} in a reused array is an earlier batch's: read only the first {@code length} bytes.
      */
-    public byte[] array(int length) {
+    byte[] array(int length) {
         synchronized (pool) {
             for (java.util.Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
                 byte[] a = it.next();
@@ -53,7 +105,7 @@ public final class InboundBudget {
      * kept for the next batch while the arrays kept hold at most a quarter of the budget (and at most
      * {@value #POOL_MAX_BYTES} bytes), the oldest dropped first.
      */
-    public void recycle(byte[] array) {
+    void recycle(byte[] array) {
         if (array == null || array.length > poolMax) {
             return;
         }
@@ -67,7 +119,7 @@ public final class InboundBudget {
     }
 
     /** Bytes of arrays kept for reuse. */
-    public long pooled() {
+    long pooled() {
         synchronized (pool) {
             return pooled;
         }

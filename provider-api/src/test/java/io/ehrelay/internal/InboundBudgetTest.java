@@ -40,6 +40,24 @@ class InboundBudgetTest {
     }
 
     @Test
+    void borrow_reusesArraysOfLargeBatchesOnly_andGivesEachBackOnce() {
+        InboundBudget budget = new InboundBudget(64L << 20);
+        InboundBudget.Borrowed small = budget.borrow(1000);
+        assertThat(small.array()).hasSize(1000);
+        small.giveBack();
+        assertThat(budget.pooled()).as("a small batch's array is its own").isZero();
+
+        InboundBudget.Borrowed large = budget.borrow(500_000);
+        byte[] array = large.array();
+        assertThat(large.batch().remaining()).isEqualTo(500_000);
+        large.giveBack();
+        large.giveBack();
+        assertThat(large.array()).as("nothing held after giving back").isNull();
+        assertThat(budget.pooled()).as("given back once").isEqualTo(array.length);
+        assertThat(budget.borrow(480_000).array()).isSameAs(array);
+    }
+
+    @Test
     void theDefaultBound_keepsAtMost16MiB() {
         InboundBudget budget = new InboundBudget(256L << 20);
         for (int i = 0; i < 40; i++) {

@@ -20,21 +20,18 @@ public final class Envelope implements Serializable {
     int maxChunkBytes;
     int payloadLength = -1;
     transient byte[] payload;
-    /** The budget whose array {@link #payload} is (a large batch received), or {@code null}. */
-    transient io.ehrelay.internal.InboundBudget pooledFrom;
+    /** A received batch ({@code deliver}, {@code post}), in an array of the node's budget; {@code payload} is then null. */
+    transient io.ehrelay.internal.InboundBudget.Borrowed batch;
 
-    /** The payload: its first {@code payloadLength} bytes (the array of a received batch may be longer). */
+    /** The batch a call carries, or {@code null} when it carries none. */
     java.nio.ByteBuffer payloadBuffer() {
-        return java.nio.ByteBuffer.wrap(payload, 0, payloadLength >= 0 ? payloadLength : payload.length);
+        return batch != null ? batch.batch() : payload == null ? null : java.nio.ByteBuffer.wrap(payload);
     }
 
-    /** Gives a received batch's array back for the next batch, once nothing reads it; once. */
-    synchronized void recycle() {
-        if (pooledFrom != null) {
-            io.ehrelay.internal.InboundBudget from = pooledFrom;
-            pooledFrom = null;
-            from.recycle(payload);
-            payload = null;
+    /** Gives a received batch's array back (for a later batch), once nothing reads it any more. */
+    void recycle() {
+        if (batch != null) {
+            batch.giveBack();
         }
     }
 

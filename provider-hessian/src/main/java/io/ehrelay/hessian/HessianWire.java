@@ -114,10 +114,9 @@ final class HessianWire {
     }
 
     /**
-     * As {@link #readCall(InputStream, long)}; the batch of a {@code deliver} or {@code post} larger than
-     * {@value #POOLED_PAYLOAD} bytes is read into an array of {@code arrays} (when given), which may be longer than
-     * the batch: its first {@code payloadLength} bytes are the batch, and the array goes back with
-     * {@link Envelope#recycle} once the batch was applied.
+     * As {@link #readCall(InputStream, long)}; the batch of a {@code deliver} or {@code post} is read into an array
+     * of {@code arrays} (when given: {@link io.ehrelay.internal.InboundBudget#borrow}, reused for a large batch),
+     * which goes back with {@link Envelope#recycle} once the batch was applied.
      */
     static Call readCall(InputStream body, long maxPayloadBytes, io.ehrelay.internal.InboundBudget arrays)
             throws IOException {
@@ -140,11 +139,27 @@ final class HessianWire {
                         + " bytes but the call has " + args + " argument(s)");
             }
             if (args == 2) {
-                boolean batch = "deliver".equals(method) || "post".equals(method);
-                io.ehrelay.internal.InboundBudget pool = batch && envelope.payloadLength > POOLED_PAYLOAD ? arrays
-                        : null;
-                envelope.payload = readBinary(in, envelope.payloadLength, maxPayloadBytes, pool);
-                envelope.pooledFrom = pool;
+                int length = envelope.payloadLength;
+                if (length > maxPayloadBytes) {
+                    throw new IOException("payload of " + length + " bytes announced, limit " + maxPayloadBytes);
+                }
+                InputStream binary = in.readInputStream();
+                if (binary == null) {
+                    throw new IOException("payload expected, got null");
+                }
+                if (arrays != null && ("deliver".equals(method) || "post".equals(method))) {
+                    io.ehrelay.internal.InboundBudget.Borrowed batch = arrays.borrow(length);
+                    try {
+                        readExactly(binary, batch.array(), length);
+                    } catch (IOException | RuntimeException e) {
+                        batch.giveBack();
+                        throw e;
+                    }
+                    envelope.batch = batch;
+                } else {
+                    envelope.payload = new byte[length];
+                    readExactly(binary, envelope.payload, length);
+                }
             }
             in.completeCall();
             return new Call(method, envelope);
@@ -153,27 +168,12 @@ final class HessianWire {
         }
     }
 
-    /** Batches larger than this are read into reused arrays (smaller ones cost little to allocate). */
-    static final int POOLED_PAYLOAD = 64 * 1024;
-
-    private static byte[] readBinary(Hessian2Input in, int length, long maxBytes,
-                                     io.ehrelay.internal.InboundBudget pool) throws IOException {
-        if (length > maxBytes) {
-            throw new IOException("payload of " + length + " bytes announced, limit " + maxBytes);
-        }
-        InputStream binary = in.readInputStream();
-        if (binary == null) {
-            throw new IOException("payload expected, got null");
-        }
-        byte[] payload = pool == null ? new byte[length] : pool.array(length);
-        int got = io.ehrelay.internal.Streams.readFully(binary, payload, 0, length);
+    /** Reads a Hessian binary of exactly {@code length} bytes into the first {@code length} bytes of {@code into}. */
+    private static void readExactly(InputStream binary, byte[] into, int length) throws IOException {
+        int got = io.ehrelay.internal.Streams.readFully(binary, into, 0, length);
         if (got != length || binary.read() != -1) {
-            if (pool != null) {
-                pool.recycle(payload);
-            }
             throw new IOException("the payload is not the announced " + length + " bytes");
         }
-        return payload;
     }
 
     static byte[] reply(Object value) throws IOException {

@@ -208,15 +208,9 @@ final class RpcHttpHandler implements HttpHandler {
                     relay.hello(e.from);
                     return HessianWire.reply(null);
                 case "deliver":
-                    if (e.payload == null) {
-                        throw new RpcException("no batch");
-                    }
                     relay.deliver(e.from, e.payloadBuffer(), e::recycle);
                     return HessianWire.reply(null);
                 case "post":
-                    if (e.payload == null) {
-                        throw new RpcException("no batch");
-                    }
                     relay.post(e.from, e.payloadBuffer(), e::recycle);
                     return HessianWire.reply(null);
                 case "openState":

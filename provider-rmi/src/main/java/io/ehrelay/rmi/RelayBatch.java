@@ -54,9 +54,8 @@ final class RelayBatch implements Serializable {
      */
     private transient java.nio.ByteBuffer data;
     private transient byte[] scratch;
-    /** On the receiving side: how many of {@link #bytes} are the batch, and the budget whose array they are in. */
-    private transient int length;
-    private transient InboundBudget pooledFrom;
+    /** On the receiving side: the batch, in an array of the node's budget. */
+    private transient InboundBudget.Borrowed received;
     /** On the receiving side: the sender as its session names it, and the share held of that node's budget. */
     private transient String sender;
     private transient Receiver heldFor;
@@ -98,23 +97,14 @@ final class RelayBatch implements Serializable {
         return new RelayBatch(from, session, bytes, announced, stallMillis);
     }
 
-    /**
-     * A received batch's bytes: the first {@link #length} bytes of {@link #bytes}, which for a large batch is an
-     * array of the node's budget ({@link InboundBudget#array}) given back by {@link #recycle}.
-     */
+    /** A received batch's bytes, in an array of the node's budget ({@link InboundBudget#borrow}). */
     java.nio.ByteBuffer data() {
-        return java.nio.ByteBuffer.wrap(bytes, 0, length);
+        return received.batch();
     }
 
-    /** Gives a received batch's array back for the next batch, once nothing reads it any more; once. */
-    synchronized void recycle() {
-        if (pooledFrom != null) {
-            byte[] a = bytes;
-            InboundBudget from = pooledFrom;
-            pooledFrom = null;
-            bytes = null;
-            from.recycle(a);
-        }
+    /** Gives a received batch's array back (for a later batch), once nothing reads it any more. */
+    void recycle() {
+        received.giveBack();
     }
 
     /** The sender, as authenticated when this batch was read (its session's name), or as it claims without a secret. */
@@ -216,20 +206,15 @@ final class RelayBatch implements Serializable {
         if (length > SMALL) {
             take(node, length);
         }
+        InboundBudget.Borrowed batch = node.budget.borrow(length);
         try {
-            if (length > SMALL) {
-                bytes = node.budget.array(length);
-                pooledFrom = node.budget;
-            } else {
-                bytes = new byte[length];
-            }
-            this.length = length;
-            in.readFully(bytes, 0, length);
+            in.readFully(batch.array(), 0, length);
         } catch (IOException | RuntimeException | Error e) {
             release();
-            recycle();
+            batch.giveBack();
             throw e;
         }
+        received = batch;
         if (heldFor != null) {
             node.readUnclaimed(this);
         }
