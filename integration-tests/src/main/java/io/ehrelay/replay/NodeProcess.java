@@ -14,6 +14,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.ehrelay.testing.SocketAudit;
+
 /** A {@link ReplayNode} JVM started by the harness, and the line protocol to it. */
 final class NodeProcess implements AutoCloseable {
 
@@ -70,6 +72,9 @@ final class NodeProcess implements AutoCloseable {
         }
         Path old = lib == null ? null : lib.resolveSibling("lib-jgroups3");
         if (old == null || !java.nio.file.Files.isDirectory(old)) {
+            old = Path.of("target", "lib-jgroups3").toAbsolutePath(); // the module's tests: jars from the local repository
+        }
+        if (!java.nio.file.Files.isDirectory(old)) {
             throw new IOException("no JGroups 3 class path for the old module (" + old + "); build with ./mvnw install");
         }
         try (java.util.stream.Stream<Path> jars = java.nio.file.Files.list(old)) {
@@ -174,6 +179,22 @@ final class NodeProcess implements AutoCloseable {
         Process p = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
         if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
             throw new IOException("kill -" + name + " " + process.pid() + " failed");
+        }
+    }
+
+    /**
+     * The network rule, checked on the running node: every socket it listens on is on loopback, and its namespace
+     * has joined no multicast group on another interface since {@code before} was taken.
+     *
+     * @throws StepFailure naming what the node opened beyond loopback
+     */
+    void checkListeners(SocketAudit before) throws StepFailure, IOException {
+        if (!SocketAudit.available()) {
+            return; // not Linux: nothing to read
+        }
+        List<String> violations = SocketAudit.of(process.pid()).violations(before);
+        if (!violations.isEmpty()) {
+            throw new StepFailure(label + " opened sockets beyond loopback: " + String.join("; ", violations));
         }
     }
 

@@ -165,7 +165,8 @@ public final class Profiles {
 
     /**
      * The old module as its users configured it: {@code connect=} stacks of JGroups 3 protocols, here on loopback
-     * (TCP with TCPPING between the pair's ports, or UDP multicast bound to 127.0.0.1 with TTL 0), its replicator
+     * (TCP with TCPPING between the pair's ports, or UDP multicast bound to 127.0.0.1 with TTL 0; FD_SOCK bound
+     * there too, and JGroups 3's diagnostics, on by default on every interface, off), its replicator
      * with defaults (asynchronous: batches sent every second). Properties separated by {@code ::}, as its
      * documentation does, because the stacks contain commas.
      */
@@ -185,8 +186,9 @@ public final class Profiles {
                 + ":UNICAST3:pbcast.STABLE(desired_avg_gossip=50000;max_bytes=4M)"
                 + ":pbcast.GMS(join_timeout=2000;print_local_addr=false):UFC:MFC:FRAG2(frag_size=60K)";
         String stack = STOCK_JGROUPS_UDP.equals(transport)
-                ? "UDP(bind_addr=127.0.0.1;mcast_addr=230.0.0.66;mcast_port=" + first + ";ip_ttl=0):PING" + tail
-                : "TCP(bind_addr=127.0.0.1;bind_port=" + port + ";port_range=0)"
+                ? "UDP(bind_addr=127.0.0.1;mcast_addr=230.0.0.66;mcast_port=" + first + ";ip_ttl=0;enable_diagnostics=false):PING"
+                + tail
+                : "TCP(bind_addr=127.0.0.1;bind_port=" + port + ";port_range=0;enable_diagnostics=false)"
                 + ":TCPPING(initial_hosts=" + hosts + ";port_range=0)"
                 + tail;
         String replicator = "    <cacheEventListenerFactory class=\"net.sf.ehcache.distribution.jgroups.JGroupsCacheReplicatorFactory\"\n"

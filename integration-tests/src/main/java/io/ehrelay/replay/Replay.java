@@ -21,6 +21,8 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
+import io.ehrelay.testing.SocketAudit;
+
 /**
  * The two-node replay of EXPERIMENTS.md: E1 (10,000 elements of growing size), E2 (growing count of 1,280 B
  * elements) and E3 (synchronous put latency by payload), between two JVM processes on this machine, for each
@@ -688,6 +690,15 @@ public final class Replay {
         return runs.get(runs.size() / 2);
     }
 
+    /**
+     * The multicast memberships of this machine's namespace before a step's nodes start: each node is checked
+     * against them once it is ready ({@link NodeProcess#checkListeners}); {@code null} where {@code /proc} is not
+     * readable.
+     */
+    private static SocketAudit listenersBefore() throws IOException {
+        return SocketAudit.available() ? SocketAudit.self() : null;
+    }
+
     List<String> nodeArgs(String role, String transport, int count, int size, String mode) {
         // a -sync variant runs its base transport with synchronous puts
         String m = "async".equals(mode) && Profiles.isSyncVariant(transport) ? "sync" : mode;
@@ -717,12 +728,15 @@ public final class Replay {
         NodeProcess reader = null;
         NodeProcess writer = null;
         try {
+            SocketAudit before = listenersBefore();
             reader = NodeProcess.start("reader", heap, nodeArgs("reader", transport, count, size, "async"), log);
             String endpoint = reader.expect("READY", deadline, l -> { }).substring(6).trim();
             List<String> wargs = nodeArgs("writer", transport, count, size, "async");
             wargs.add("peer=" + endpoint);
             writer = NodeProcess.start("writer", heap, wargs, log);
             writer.expect("READY", deadline, l -> { }, reader);
+            reader.checkListeners(before);
+            writer.checkListeners(before);
             // both JVMs warm up on a few thousand elements first; the timed step starts on GO
             reader.expect("WARM", deadline, l -> { }, writer);
             writer.send("GO");
@@ -788,6 +802,7 @@ public final class Replay {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(stepTimeoutSeconds);
         List<NodeProcess> members = new ArrayList<>();
         try {
+            SocketAudit before = listenersBefore();
             int[] ports = new int[nodes];
             StringBuilder portList = new StringBuilder();
             for (int i = 0; i < nodes; i++) {
@@ -803,6 +818,9 @@ public final class Replay {
             }
             for (NodeProcess m : members) {
                 m.expect("READY", deadline, l -> { });
+            }
+            for (NodeProcess m : members) {
+                m.checkListeners(before);
             }
             for (NodeProcess m : members) {
                 m.send("GO");
@@ -843,6 +861,7 @@ public final class Replay {
         String payloads = Arrays.stream(E3_PAYLOADS).mapToObj(Integer::toString).reduce((a, b) -> a + "," + b)
                 .orElse("0");
         try {
+            SocketAudit before = listenersBefore();
             reader = NodeProcess.start("reader", heap, nodeArgs("reader", transport, Integer.MAX_VALUE, 0, "hold"), log);
             String endpoint = reader.expect("READY", deadline, l -> { }).substring(6).trim();
             List<String> wargs = nodeArgs("writer", transport, 0, 0, "latency");
@@ -851,6 +870,8 @@ public final class Replay {
             wargs.add("calls=" + e3Calls);
             writer = NodeProcess.start("writer", heap, wargs, log);
             writer.expect("READY", deadline, l -> { });
+            reader.checkListeners(before);
+            writer.checkListeners(before);
             for (int ignored : E3_PAYLOADS) {
                 String[] lat = writer.expect("LAT", deadline, l -> { }).split(" ");
                 double p99 = Double.parseDouble(lat[3]);

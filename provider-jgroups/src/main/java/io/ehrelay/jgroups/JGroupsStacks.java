@@ -73,6 +73,7 @@ final class JGroupsStacks {
         }
         applyOverrides(stack, s);
         checkFragmentsFitCredits(stack);
+        JGroupsListeners.diagnosticsOffUnlessAsked(stack);
         return stack;
     }
 
@@ -160,6 +161,7 @@ final class JGroupsStacks {
                     }
                     attributes.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
                 }
+                JGroupsListeners.renameDiagnostics(attributes);
             }
             String[] successors = protocolClass(name) != null ? new String[] {name} : SUCCESSORS.get(name);
             if (successors == null) {

@@ -117,6 +117,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                 java.nio.file.Files.deleteIfExists(keyStore); // SYM_ENCRYPT read its key while the channel was built
             }
         }
+        // FD_SOCK2 and the like listen where the transport does; diagnostics asked for likewise (they start on connect)
+        JGroupsListeners.bindLikeTransport(channel.getProtocolStack(), ctx.cacheManagerName());
         clusterName = settings.channelName != null ? settings.channelName
                 : ctx.cacheManagerName() != null && !ctx.cacheManagerName().isEmpty()
                 && !ctx.cacheManagerName().startsWith("__DEFAULT__") ? ctx.cacheManagerName()
