@@ -133,6 +133,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                         + "(refuseSerializedObjects=true)");
             }
             ObjectMessageGuard.install(channel);
+            AuthHeaderGuard.allowTokensOf(stack);
+            AuthHeaderGuard.install(); // classes named in AUTH headers: only this JVM's stacks' tokens
             ctx.metrics().gauge("serializedObjectsRefused", ObjectMessageGuard.REFUSED::get);
         }
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),

@@ -220,12 +220,15 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             return;
         }
         try {
-            // a filter per cache: a call it refuses cannot be decoded, so this node invalidates that cache
+            // a filter per cache: a call from a host the gate refuses is refused before anything of it is read
+            // (no decoding, no effect); an admitted caller's call that the filter refuses cannot be decoded, so this
+            // node invalidates that cache
+            LocalCachePeer peer = new LocalCachePeer(cacheName, LocalCachePeer.urlBase(localEndpoint),
+                    context.inbound(), stockCallGate);
             Object filter = SerializationGuard.remoteCallFilter(limits, LocalCachePeer.ENVELOPE,
                     (className, why) -> context.inbound().onUndecodable(LocalCachePeer.caller(), cacheName,
-                            className, why));
-            export(cacheName, new LocalCachePeer(cacheName, LocalCachePeer.urlBase(localEndpoint),
-                    context.inbound(), stockCallGate), filter, stubSockets);
+                            className, why), peer::callerRefusal);
+            export(cacheName, peer, filter, stubSockets);
         } catch (RemoteException e) {
             LOG.warn("ehrelay: could not bind cache {} for stock RMI peers: {}", cacheName, e.toString());
         }

@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The one place that decides whether a Java-serialized object graph may be read: the allow-list, the graph
@@ -155,6 +156,18 @@ public final class SerializationGuard {
                 onAdmitted);
     }
 
+    /**
+     * As {@link #remoteCallFilter(CodecLimits, Collection, Rejections)}, refusing first, and reporting to no one,
+     * every call whose caller {@code callerRefusal} refuses (it answers why, having counted it, or {@code null}):
+     * a caller that may not call costs one check, nothing of what it sent is read, and its refused classes or
+     * limits are not reported as the call's (they are not a peer's event that failed to decode).
+     */
+    public static Object remoteCallFilter(CodecLimits limits, Collection<String> envelopeClasses,
+                                          Rejections onRejected, Supplier<String> callerRefusal) {
+        return jdkFilter(jdkFilterInterface(), limits, envelopeClasses, limits.maxFrameBytes(), onRejected, null,
+                callerRefusal);
+    }
+
     /** Receives a rejection: the refused class (null when a limit was the reason) and why. */
     public interface Rejections {
         void rejected(String className, String why);
@@ -168,12 +181,21 @@ public final class SerializationGuard {
      */
     static Object jdkFilter(Class<?> filterInterface, CodecLimits limits, Collection<String> extraClasses,
                             long maxBytes, Rejections onRejected, Consumer<Class<?>> onAdmitted) {
+        return jdkFilter(filterInterface, limits, extraClasses, maxBytes, onRejected, onAdmitted, null);
+    }
+
+    static Object jdkFilter(Class<?> filterInterface, CodecLimits limits, Collection<String> extraClasses,
+                            long maxBytes, Rejections onRejected, Consumer<Class<?>> onAdmitted,
+                            Supplier<String> callerRefusal) {
         Set<String> extra = extraClasses.isEmpty() ? Collections.<String>emptySet()
                 : Collections.unmodifiableSet(new HashSet<>(extraClasses));
         FilterShape shape = FilterShape.of(filterInterface);
         InvocationHandler handler = (proxy, method, args) -> {
             switch (method.getName()) {
                 case "checkInput": {
+                    if (callerRefusal != null && callerRefusal.get() != null) {
+                        return shape.rejected;
+                    }
                     Object info = args[0];
                     Class<?> type = (Class<?>) shape.serialClass.invoke(info);
                     String why = violation(type, (Long) shape.depth.invoke(info), (Long) shape.arrayLength.invoke(info),
