@@ -99,7 +99,9 @@ class RmiClusterSecretTest {
                 .hasCauseInstanceOf(AccessException.class);
 
         CachePeer stock = (CachePeer) registry.lookup("async");
-        assertThatThrownBy(() -> stock.put(new Element("evil2", "v"))).hasCauseInstanceOf(AccessException.class);
+        // a call with an object argument is refused at its first object, before the JDK reads it
+        assertThatThrownBy(() -> stock.put(new Element("evil2", "v"))).hasCauseInstanceOf(java.rmi.UnmarshalException.class)
+                .hasRootCauseInstanceOf(java.io.InvalidClassException.class);
         assertThatThrownBy(() -> stock.remove("kept")).hasCauseInstanceOf(AccessException.class);
         assertThatThrownBy(stock::removeAll).hasCauseInstanceOf(AccessException.class);
         assertThatThrownBy(stock::getKeys).hasCauseInstanceOf(AccessException.class);
@@ -107,6 +109,48 @@ class RmiClusterSecretTest {
 
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isEqualTo(10);
         assertThat(a.getCache("async").getKeys()).containsExactly("kept");
+    }
+
+    /**
+     * The stock path read nothing of an outsider before: the JDK decoded its arguments first. A value of a class
+     * the allow-list refuses then cleared the whole cache; a nested-set bomb cost seconds of CPU per call.
+     */
+    @Test
+    void anOutsidersStockCall_withARefusedClassOrABomb_changesNothing_andIsNotDecoded() throws Exception {
+        CacheManager a = cluster.start("a", SECRET);
+        for (int i = 0; i < 61; i++) {
+            a.getCache("async").put(new Element("kept-" + i, "v" + i));
+        }
+        Registry registry = LocateRegistry.getRegistry("127.0.0.1", RmiUrls.port(cluster.endpoint(a)));
+        CachePeer stock = (CachePeer) registry.lookup("async");
+        long unauthorized = cluster.jmx(a).managerCount("unauthorized");
+        long invalidated = cluster.jmx(a).cacheCount("async", "invalidated");
+        long rejected = cluster.jmx(a).managerCount("rejected");
+
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> stock.put(new Element("refused", new java.util.concurrent.atomic.LongAdder())))
+                    .hasCauseInstanceOf(java.rmi.UnmarshalException.class);
+        }
+        java.util.List<Object> events = new java.util.ArrayList<>();
+        events.add(new net.sf.ehcache.distribution.RmiEventMessage(a.getCache("async"),
+                net.sf.ehcache.distribution.RmiEventMessage.RmiEventType.PUT, "refused",
+                new Element("refused", new java.util.concurrent.atomic.LongAdder())));
+        assertThatThrownBy(() -> stock.send(events)).hasCauseInstanceOf(java.rmi.UnmarshalException.class);
+        assertThat(a.getCache("async").getSize()).as("entries after refused calls").isEqualTo(61);
+
+        java.util.Set<Object> bomb = io.ehrelay.internal.codec.HashWorkBench.bomb(27);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> stock.put(new Element("bomb", bomb))).hasCauseInstanceOf(java.rmi.UnmarshalException.class);
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        assertThat(millis).as("ms the node took to refuse a depth-27 nested-set bomb (JDK decoding: ~10 s)")
+                .isLessThan(1_000);
+
+        assertThat(a.getCache("async").getSize()).isEqualTo(61);
+        assertThat(a.getCache("async").get("bomb")).isNull();
+        assertThat(cluster.jmx(a).managerCount("unauthorized") - unauthorized).as("refusals counted").isEqualTo(5);
+        assertThat(cluster.jmx(a).cacheCount("async", "invalidated")).as("invalidations").isEqualTo(invalidated);
+        assertThat(cluster.jmx(a).managerCount("rejected")).as("rejected (an outsider's call is no peer's event)")
+                .isEqualTo(rejected);
     }
 
     @Test

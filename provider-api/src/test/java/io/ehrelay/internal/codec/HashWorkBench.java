@@ -86,7 +86,7 @@ public final class HashWorkBench {
     }
 
     /** The nested-set bomb: {@code depth} levels, each level's two sets holding the next level's two. */
-    static Set<Object> bomb(int depth) {
+    public static Set<Object> bomb(int depth) {
         Set<Object> root = new HashSet<>();
         Set<Object> s1 = root;
         Set<Object> s2 = new HashSet<>();
