@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
+import io.ehrelay.internal.DirectBuffers;
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.spi.MalformedFrameException;
 
@@ -20,6 +21,7 @@ final class FrameChannel {
 
     private static final int INITIAL_BODY = 64 * 1024;
     private static final int KEEP_BODY = 4 << 20;
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final SocketChannel channel;
     /** TLS on {@link #channel}, or {@code null}: plain frames straight on the socket. */
@@ -32,6 +34,8 @@ final class FrameChannel {
     private final long budgetWaitMillis;
     /** Bytes of {@link #budget} this channel's buffer holds. */
     private long reserved;
+    /** Set by {@link #dispose()}: the buffer is freed, nothing is read any more. */
+    private boolean disposed;
     /** When the last bytes arrived, and whether a frame is partly read: for the stall watchdog. */
     private volatile long lastReadNanos = System.nanoTime();
     private volatile boolean inFrame;
@@ -99,7 +103,7 @@ final class FrameChannel {
         return now - lastReadNanos;
     }
 
-    /** Gives the buffer's share of the budget back (the channel is closed). */
+    /** Gives the buffer's share of the budget back (the channel is closed; any thread). */
     synchronized void releaseBudget() {
         if (budget != null && reserved > 0) {
             budget.release(reserved);
@@ -107,36 +111,60 @@ final class FrameChannel {
         }
     }
 
-    /** A buffer of {@code capacity} bytes, its bytes beyond the first 64 KiB taken from the budget first. */
+    /**
+     * Gives the budget back and frees the buffers' memory now (the channel is closed). Only on the thread that reads
+     * this channel, once it stopped reading: freed memory must not be touched again.
+     */
+    void dispose() {
+        releaseBudget();
+        disposed = true;
+        DirectBuffers.free(buffer);
+        buffer = EMPTY;
+    }
+
+    /** The share of the budget a buffer of {@code capacity} bytes takes: what it holds beyond the first 64 KiB. */
+    private static long share(int capacity) {
+        return Math.max(0, capacity - INITIAL_BODY);
+    }
+
+    /**
+     * A buffer of {@code capacity} bytes, its share taken from the budget first (while the buffer it replaces still
+     * holds its own: both exist while the bytes are copied).
+     */
     private ByteBuffer allocate(int capacity) throws IOException {
-        if (budget != null) {
-            long need = Math.max(0, capacity - INITIAL_BODY) - reserved;
-            if (need > 0) {
-                boolean got;
-                try {
-                    got = budget.reserve(need, budgetWaitMillis);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new java.io.InterruptedIOException("interrupted waiting for receive-buffer memory");
-                }
-                if (!got) {
-                    throw new IOException("receive buffers of this node's inbound connections hold "
-                            + "inboundBufferMaxBytes=" + budget.max() + " bytes: no room for a frame of " + capacity
-                            + " bytes within " + budgetWaitMillis + " ms");
-                }
-                synchronized (this) {
-                    reserved += need;
-                }
+        long need = share(capacity);
+        if (budget != null && need > 0) {
+            boolean got;
+            try {
+                got = budget.reserve(need, budgetWaitMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted waiting for receive-buffer memory");
+            }
+            if (!got) {
+                throw new IOException("receive buffers of this node's inbound connections hold "
+                        + "inboundBufferMaxBytes=" + budget.max() + " bytes: no room for a frame of " + capacity
+                        + " bytes within " + budgetWaitMillis + " ms");
+            }
+            synchronized (this) {
+                reserved += need;
             }
         }
         return ByteBuffer.allocateDirect(capacity);
     }
 
-    /** Shrinks back to the first 64 KiB, giving the rest of the budget back. */
-    private ByteBuffer shrink() {
-        ByteBuffer small = ByteBuffer.allocateDirect(INITIAL_BODY);
-        releaseBudget();
-        return small;
+    /** Makes {@code next} the buffer: the old one's memory is freed now and its share given back. */
+    private void replace(ByteBuffer next) {
+        ByteBuffer old = buffer;
+        buffer = next;
+        DirectBuffers.free(old);
+        if (budget != null) {
+            synchronized (this) {
+                long give = Math.min(share(old.capacity()), reserved); // less when closed meanwhile
+                reserved -= give;
+                budget.release(give);
+            }
+        }
     }
 
     SocketChannel channel() {
@@ -154,6 +182,9 @@ final class FrameChannel {
 
     /** Reads one frame; {@code null} at a clean end of stream between frames. */
     Frame read() throws IOException, MalformedFrameException {
+        if (disposed) {
+            throw new java.nio.channels.ClosedChannelException();
+        }
         header.clear();
         if (!fill(header, true)) {
             return null;
@@ -162,7 +193,7 @@ final class FrameChannel {
         Frames.Header h = Frames.readHeader(header, maxFrameBytes);
         int length = h.bodyLength();
         if (buffer.capacity() > KEEP_BODY && length < KEEP_BODY) {
-            buffer = shrink();
+            replace(ByteBuffer.allocateDirect(INITIAL_BODY));
         }
         inFrame = true;
         ByteBuffer body = buffer;
@@ -175,7 +206,7 @@ final class FrameChannel {
                 bigger.put(body);
                 bigger.limit(Math.min(length, bigger.capacity()));
                 body = bigger;
-                buffer = bigger;
+                replace(bigger);
             }
             if ((tls == null ? channel.read(body) : tls.read(body)) < 0) {
                 throw new EOFException("connection closed inside a frame body (" + body.position() + " of " + length

@@ -107,6 +107,7 @@ final class InboundConnection implements Runnable {
             LOG.debug("connection from {} ended: {}", from, e.toString());
         } finally {
             close();
+            channel.dispose(); // this thread read it: its buffer's memory is freed now, not at the next GC
         }
     }
 

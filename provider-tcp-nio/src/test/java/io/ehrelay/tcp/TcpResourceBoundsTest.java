@@ -60,6 +60,10 @@ class TcpResourceBoundsTest {
         TcpTransport.stallMillis = 60_000;
         CacheManager target = cluster.start("target", "maxFrameBytes=64m, inboundBufferMaxBytes=64m");
         CacheManager honest = cluster.start("honest", "");
+        // the attackers write from one direct buffer made before the count (from a heap buffer, the JDK would
+        // copy through a temporary direct one of 16 MB, cached by this thread, and count it as the node's)
+        ByteBuffer part = ByteBuffer.allocateDirect(16 * MB);
+        long directBefore = directBytes();
         InetSocketAddress address = TcpWire.address(cluster.endpoint(target));
         for (int i = 0; i < 8; i++) {
             java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(address);
@@ -72,7 +76,7 @@ class TcpResourceBoundsTest {
             ch.write(header);
             // 16 of the 60 MB announced, as far as the node takes them within 2 s, then nothing more
             ch.configureBlocking(false);
-            ByteBuffer part = ByteBuffer.allocate(16 * MB);
+            part.clear();
             long until = System.nanoTime() + 2_000_000_000L;
             while (part.hasRemaining() && System.nanoTime() < until) {
                 if (ch.write(part) == 0) {
@@ -91,6 +95,9 @@ class TcpResourceBoundsTest {
         long held = cluster.jmx(target).managerGauge("inboundBufferBytes").longValue();
         assertThat(held).as("the attackers' frames fill the bound (8 x 16 MB offered), and no more")
                 .isGreaterThanOrEqualTo(32L * MB).isLessThanOrEqualTo(bound);
+        // and so does the memory behind it: buffers outgrown on the way were freed, not left to the collector
+        assertThat(directBytes() - directBefore).as("direct memory the attack holds (bound %d)", bound)
+                .isLessThanOrEqualTo(bound + 4L * MB);
         honest.getCache("async").put(new Element("honest", "v"));
         Await.until(() -> target.getCache("async").get("honest") != null,
                 () -> "an honest node's event arrives while the bound is reached");
@@ -102,6 +109,20 @@ class TcpResourceBoundsTest {
         for (Socket s : attackers) {
             assertThat(TcpWire.closedByPeer(s, 15_000)).as("stalled connection closed").isTrue();
         }
+        Await.until(java.time.Duration.ofSeconds(10), () -> directBytes() - directBefore <= 4L * MB,
+                () -> "direct memory still held after the connections closed: "
+                        + (directBytes() - directBefore) / MB + " MB");
+    }
+
+    /** The JVM's direct buffers in use (the nodes run in this JVM; the attackers' buffers are on the heap). */
+    private static long directBytes() {
+        for (java.lang.management.BufferPoolMXBean pool
+                : java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)) {
+            if (pool.getName().equals("direct")) {
+                return pool.getMemoryUsed();
+            }
+        }
+        throw new IllegalStateException("no direct buffer pool");
     }
 
     @Test
