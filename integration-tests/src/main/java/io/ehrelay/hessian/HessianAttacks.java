@@ -21,7 +21,7 @@ public final class HessianAttacks {
     }
 
     /** Opens a session at {@code url} under {@code name}. */
-    public static byte[] session(String url, String secret, String name) throws IOException {
+    public static RpcSessions.Credentials session(String url, String secret, String name) throws IOException {
         return RpcSessions.open(ClusterSecret.of(secret), name, new RpcSessions.Listener() {
             @Override
             public byte[] challenge() throws IOException {
@@ -90,7 +90,7 @@ public final class HessianAttacks {
     public static java.net.Socket partialPost(int port, byte[] session, int announced, byte[] sent)
             throws IOException {
         java.net.Socket s = new java.net.Socket();
-        s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 2000);
+        s.connect(new java.net.InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
         OutputStream out = s.getOutputStream();
         String head = "POST /ehrelay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-hessian\r\n"
                 + HessianSettings.SESSION_HEADER + ": " + Base64.getEncoder().encodeToString(session) + "\r\n"
@@ -121,7 +121,7 @@ public final class HessianAttacks {
         byte[] request = concat(("POST /ehrelay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + body.length
                 + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII), body);
         try (java.net.Socket s = new java.net.Socket()) {
-            s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 2000);
+            s.connect(new java.net.InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
             long[] answered = new long[1];
             InputStream in = s.getInputStream();
             Thread reader = new Thread(() -> {

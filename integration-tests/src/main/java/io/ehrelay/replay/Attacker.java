@@ -33,13 +33,15 @@ import net.sf.ehcache.distribution.CachePeer;
  * {@code transport}, {@code attack}, {@code ports} (the two honest nodes' ports), {@code secret} (the honest
  * cluster's, for attacks by a peer that holds it), {@code marker} (a file a gadget would create). Says
  * {@code RESULT key=value …} lines, then {@code DONE}; the holding attacks say {@code HOLDING n} and wait for
- * {@code RELEASE} on stdin. Every loop is bounded; everything goes to 127.0.0.1.
+ * {@code RELEASE} on stdin. Every loop is bounded; everything goes to 127.0.0.1, or with {@code hosts} (the two honest
+ * nodes' addresses and the attacker's own, each a network namespace the suite made) to the first honest node.
  * <ul>
  * <li>{@code outsider}: a node of the same transport with another secret asks the honest nodes for their state
  *     (its bootstrap), then puts, removes and clears; RMI also calls the stock {@code CachePeer} bindings.</li>
  * <li>{@code registry} (RMI): binds a gadget, rebinds the cache's binding to its own stub, unbinds the relay.</li>
  * <li>{@code bomb}: a peer holding the secret puts a 1.7 KB nested-set bomb (depth 25).</li>
  * <li>{@code idle}: 2,000 connections that send nothing, to every port the node listens on.</li>
+ * <li>{@code slowheaders} (Hessian): 2,000 connections that each send half a request's headers, then nothing.</li>
  * <li>{@code frames}: 8 connections each announcing a 60 MB frame and sending 16 MB of it — TCP: authenticated
  *     connections; RMI: relay batches under sessions; Hessian: request bodies under a session. JGroups: raw
  *     connections to the member port (no member needed there), 40 of them each sending a well-formed message
@@ -71,8 +73,19 @@ public final class Attacker {
         }
     }
 
+    /** The honest nodes' addresses and the attacker's own ({@code hosts}); all 127.0.0.1 by default. */
+    private static String[] hosts = {"127.0.0.1", "127.0.0.1", "127.0.0.1"};
+
+    /** Where the attacks go: the first honest node's address. */
+    public static String target() {
+        return hosts[0];
+    }
+
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = ReplayNode.keyValues(argv);
+        if (a.containsKey("hosts")) {
+            hosts = a.get("hosts").split(",");
+        }
         String transport = a.get("transport");
         int[] ports = ReplayNode.ports(a.get("ports"));
         try {
@@ -85,6 +98,9 @@ public final class Attacker {
                     break;
                 case "bomb":
                     bomb(transport, ports, a.get("secret"));
+                    break;
+                case "slowheaders":
+                    slowHeaders(ports[0], 2000);
                     break;
                 case "idle":
                     idle(transport, ports[0], 2000);
@@ -117,7 +133,8 @@ public final class Attacker {
             own = ReplayNode.freePort();
         }
         int[] all = {ports[0], ports[1], own};
-        String xml = Profiles.faultXml(transport, "attacker-" + ProcessHandle.current().pid(), 2, all, all, settings);
+        String xml = Profiles.faultXml(transport, "attacker-" + ProcessHandle.current().pid(), 2, all, all, settings,
+                hosts);
         return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
     }
 
@@ -127,7 +144,7 @@ public final class Attacker {
             // its bootstrap asked the honest nodes for their state: what did it get?
             ReplayNode.say("RESULT read=" + cm.getCache("replay").getSize());
             ReplicationNode node = ReplicationNode.all(cm).get(0);
-            node.resyncFrom(node.peers().isEmpty() ? "127.0.0.1:" + ports[0] : node.peers().get(0).endpoint());
+            node.resyncFrom(node.peers().isEmpty() ? target() + ":" + ports[0] : node.peers().get(0).endpoint());
             Thread.sleep(1000);
             ReplayNode.say("RESULT reread=" + cm.getCache("replay").getSize());
             for (int i = 0; i < 100; i++) {
@@ -143,7 +160,7 @@ public final class Attacker {
             cm.shutdown();
         }
         if ("rmi".equals(transport)) {
-            Registry registry = LocateRegistry.getRegistry("127.0.0.1", ports[0]);
+            Registry registry = LocateRegistry.getRegistry(target(), ports[0]);
             CachePeer stock = (CachePeer) registry.lookup("replay");
             int refused = 0;
             for (ThrowingCall c : new ThrowingCall[] {() -> stock.put(new Element("evil-stock", "v")),
@@ -155,7 +172,89 @@ public final class Attacker {
                 }
             }
             ReplayNode.say("RESULT stockRefused=" + refused + " of 5");
+            // arguments the JDK would decode before any check: a class the allow-list refuses (which cleared the
+            // cache), a nested-set bomb (seconds of CPU per call)
+            int hostile = 0;
+            long t0 = System.nanoTime();
+            for (ThrowingCall c : new ThrowingCall[] {
+                    () -> stock.put(new Element("evil-refused", new java.util.concurrent.atomic.LongAdder())),
+                    () -> stock.put(new Element("evil-bomb", bombValue(27)))}) {
+                try {
+                    c.call();
+                } catch (java.rmi.RemoteException e) {
+                    hostile++;
+                }
+            }
+            ReplayNode.say("RESULT stockHostileRefused=" + hostile + " stockHostileMillis="
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         }
+        if ("jgroups".equals(transport)) {
+            ReplayNode.say("RESULT authHeadersSent=" + authHeaders(ports[0], 5));
+        }
+    }
+
+    /**
+     * A class an outsider names in a JGroups AUTH header: says so on standard error (the node's log) when a node
+     * constructs it, as a gadget's constructor would run there.
+     */
+    public static final class Canary extends org.jgroups.auth.AuthToken {
+        public Canary() {
+            if (!attacking) {
+                System.err.println("CANARY CONSTRUCTED in " + ProcessHandle.current().pid());
+            }
+        }
+
+        @Override
+        public String getName() {
+            return "canary";
+        }
+
+        @Override
+        public int size() {
+            return 0;
+        }
+
+        @Override
+        public boolean authenticate(org.jgroups.auth.AuthToken token, org.jgroups.Message msg) {
+            return false;
+        }
+
+        @Override
+        public void writeTo(java.io.DataOutput out) {
+        }
+
+        @Override
+        public void readFrom(java.io.DataInput in) {
+        }
+    }
+
+    /** Set in the attacker's own process, where making a {@link Canary} to send is no finding. */
+    private static volatile boolean attacking;
+
+    /** Discovery requests carrying an AUTH header that names {@link Canary}, on one raw connection. */
+    private static int authHeaders(int port, int count) throws Exception {
+        attacking = true;
+        short ping = org.jgroups.conf.ClassConfigurator.getProtocolId(org.jgroups.protocols.TCPPING.class);
+        short auth = org.jgroups.conf.ClassConfigurator.getProtocolId(org.jgroups.protocols.AUTH.class);
+        int sent = 0;
+        try (Socket s = jgroupsConnection(port, 3997)) {
+            java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+            for (int i = 0; i < count; i++) {
+                org.jgroups.EmptyMessage m = new org.jgroups.EmptyMessage(null);
+                m.setSrc(org.jgroups.util.UUID.randomUUID());
+                m.putHeader(ping, new org.jgroups.protocols.PingHeader(org.jgroups.protocols.PingHeader.GET_MBRS_REQ)
+                        .clusterName("any"));
+                m.putHeader(auth, new org.jgroups.protocols.AuthHeader(new Canary()));
+                java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+                org.jgroups.util.Util.writeMessage(m, new java.io.DataOutputStream(b), true);
+                out.writeInt(b.size());
+                b.writeTo(out);
+                out.flush();
+                sent++;
+            }
+            Thread.sleep(1000); // for the node to read them before the connection closes
+        }
+        return sent;
     }
 
     private interface ThrowingCall {
@@ -163,7 +262,7 @@ public final class Attacker {
     }
 
     private static void registry(int port, String marker) throws Exception {
-        Registry registry = LocateRegistry.getRegistry("127.0.0.1", port);
+        Registry registry = LocateRegistry.getRegistry(target(), port);
         Remote relay = registry.lookup(io.ehrelay.rmi.RelayRemote.BINDING);
         Remote peer = registry.lookup("replay");
         int refused = 0;
@@ -176,9 +275,16 @@ public final class Attacker {
             }
         }
         ReplayNode.say("RESULT gadgetRefused=" + refused + " of 2");
-        // a stub passes the JDK's filter: the node must put its own bindings back
-        registry.rebind("replay", relay);
-        registry.unbind(io.ehrelay.rmi.RelayRemote.BINDING);
+        // a stub passes the JDK's filter: the node must put its own bindings back (from another host, the JDK's
+        // registry refuses to change bindings at all)
+        boolean rebindRefused = false;
+        try {
+            registry.rebind("replay", relay);
+            registry.unbind(io.ehrelay.rmi.RelayRemote.BINDING);
+        } catch (java.rmi.RemoteException e) {
+            rebindRefused = true;
+        }
+        ReplayNode.say("RESULT stubRebindRefused=" + rebindRefused);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         boolean restored = false;
         while (!restored && System.nanoTime() < deadline) {
@@ -245,7 +351,7 @@ public final class Attacker {
         out.add(port);
         if ("rmi".equals(transport)) {
             Remote relay = io.ehrelay.rmi.RmiAttacks.relay(port);
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("127\\.0\\.0\\.1:(\\d+)")
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(target()) + ":(\\d+)")
                     .matcher(relay.toString());
             if (m.find() && Integer.parseInt(m.group(1)) != port) {
                 out.add(Integer.parseInt(m.group(1)));
@@ -264,7 +370,7 @@ public final class Attacker {
             for (int i = 0; i < count && System.nanoTime() < until; i++) {
                 Socket s = new Socket();
                 try {
-                    s.connect(new InetSocketAddress("127.0.0.1", targets.get(i % targets.size())), 250);
+                    s.connect(new InetSocketAddress(target(), targets.get(i % targets.size())), 250);
                     open.add(s);
                 } catch (IOException e) {
                     failed++;
@@ -273,6 +379,53 @@ public final class Attacker {
             }
             ReplayNode.say("RESULT opened=" + open.size() + " failed=" + failed + " ports="
                     + targets.toString().replace(", ", "+"));
+            holdUntilReleased(open.size());
+            int closedByNode = 0;
+            for (Socket s : open) {
+                s.setSoTimeout(1);
+                try {
+                    if (s.getInputStream().read() == -1) {
+                        closedByNode++;
+                    }
+                } catch (java.net.SocketTimeoutException e) {
+                    // still open
+                } catch (IOException e) {
+                    closedByNode++;
+                }
+            }
+            ReplayNode.say("RESULT closedByNode=" + closedByNode);
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+    }
+
+    /**
+     * Hessian: {@code count} connections that each send the first line and half the headers of a request, then
+     * nothing (no secret needed): each holds one of the node's HTTP threads, or waits for one, as long as the node
+     * lets it.
+     */
+    private static void slowHeaders(int port, int count) throws Exception {
+        List<Socket> open = new ArrayList<>();
+        byte[] half = "POST /ehrelay HTTP/1.1\r\nHost: node\r\nContent-Type: application/x-hessian\r\nContent-"
+                .getBytes(StandardCharsets.US_ASCII);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        int failed = 0;
+        try {
+            for (int i = 0; i < count && System.nanoTime() < until; i++) {
+                Socket s = new Socket();
+                try {
+                    s.connect(new InetSocketAddress(target(), port), 250);
+                    s.getOutputStream().write(half);
+                    s.getOutputStream().flush();
+                    open.add(s);
+                } catch (IOException e) {
+                    failed++;
+                    s.close();
+                }
+            }
+            ReplayNode.say("RESULT opened=" + open.size() + " failed=" + failed);
             holdUntilReleased(open.size());
             int closedByNode = 0;
             for (Socket s : open) {
@@ -313,9 +466,10 @@ public final class Attacker {
         Object[] hessianPost = "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.postPrefix(
                 "http://127.0.0.1:1/ehrelay", 60 << 20, 16 << 20) : null;
         io.ehrelay.rmi.RelayRemote relay = "rmi".equals(transport) ? io.ehrelay.rmi.RmiAttacks.relay(port) : null;
-        byte[] session = "rmi".equals(transport) ? io.ehrelay.rmi.RmiAttacks.session(relay, secret, "frames:1")
+        io.ehrelay.spi.rpc.RpcSessions.Credentials session = "rmi".equals(transport)
+                ? io.ehrelay.rmi.RmiAttacks.session(relay, secret, "frames:1")
                 : "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.session(
-                        "http://127.0.0.1:" + port + "/ehrelay", secret, "http://127.0.0.1:1/ehrelay") : null;
+                        "http://" + target() + ":" + port + "/ehrelay", secret, "http://127.0.0.1:1/ehrelay") : null;
         // JGroups allocates a message's payload at the length inside the message: 40 connections each send a
         // message whose payload is 7 MB (280 MB, more than the node's heap) and stop 3 MB short of its end;
         // inboundBufferMaxBytes (32 MB) lets 4 be read, the others are closed after 10 s
@@ -333,12 +487,12 @@ public final class Attacker {
                                 // the call's own connection: it stalls until this process ends (counted as
                                 // handed to the call: it blocks in the middle)
                                 written.addAndGet(sixteen.length);
-                                io.ehrelay.rmi.RmiAttacks.stalledPost(relay, "frames:1", session, sixteen, 60 << 20,
+                                io.ehrelay.rmi.RmiAttacks.stalledPost(relay, "frames:1", session.next(), sixteen, 60 << 20,
                                         170_000);
                                 break;
                             case "hessian":
                                 // (blocks while the node does not read: the socket is closed when this process ends)
-                                Socket h = io.ehrelay.hessian.HessianAttacks.partialPost(port, session,
+                                Socket h = io.ehrelay.hessian.HessianAttacks.partialPost(port, session.next(),
                                         (Integer) hessianPost[0], (byte[]) hessianPost[1]);
                                 synchronized (open) {
                                     open.add(h);
@@ -409,7 +563,7 @@ public final class Attacker {
      */
     private static Socket jgroupsConnection(int port, int claimedPort) throws IOException {
         Socket s = new Socket();
-        s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+        s.connect(new InetSocketAddress(target(), port), 2000);
         java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
         out.write(new byte[] {'b', 'e', 'l', 'a'});
         out.writeShort(org.jgroups.Version.version);
@@ -433,16 +587,17 @@ public final class Attacker {
             io.ehrelay.rmi.RelayRemote relay = io.ehrelay.rmi.RmiAttacks.relay(port);
             for (int i = 0; i < count; i++) {
                 String name = "127.0.0.1:" + (10_000 + i);
-                byte[] session = io.ehrelay.rmi.RmiAttacks.session(relay, secret, name);
-                io.ehrelay.rmi.RmiAttacks.post(relay, name, session, batch);
+                io.ehrelay.spi.rpc.RpcSessions.Credentials session = io.ehrelay.rmi.RmiAttacks.session(relay, secret, name);
+                io.ehrelay.rmi.RmiAttacks.post(relay, name, session.next(), batch);
                 posted++;
             }
         } else {
-            String url = "http://127.0.0.1:" + port + "/ehrelay";
+            String url = "http://" + target() + ":" + port + "/ehrelay";
             for (int i = 0; i < count; i++) {
                 String name = "http://127.0.0.1:" + (10_000 + i) + "/ehrelay";
-                byte[] session = io.ehrelay.hessian.HessianAttacks.session(url, secret, name);
-                if (io.ehrelay.hessian.HessianAttacks.post(url, session, name, batch) == 200) {
+                io.ehrelay.spi.rpc.RpcSessions.Credentials session = io.ehrelay.hessian.HessianAttacks.session(url,
+                        secret, name);
+                if (io.ehrelay.hessian.HessianAttacks.post(url, session.next(), name, batch) == 200) {
                     posted++;
                 }
             }

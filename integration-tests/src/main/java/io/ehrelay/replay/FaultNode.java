@@ -25,7 +25,8 @@ import net.sf.ehcache.Element;
 /**
  * A node of the fault scenarios, as its own JVM: {@code key=value} arguments {@code transport}, {@code index},
  * {@code ports} (every node's port), optionally {@code reach} (the port to reach each node at, e.g. a proxy in
- * front of it), {@code settings} (provider properties, {@code ;}-separated). It builds its
+ * front of it), {@code hosts} (every node's address, when each runs in a network namespace of its own; else all
+ * on 127.0.0.1), {@code settings} (provider properties, {@code ;}-separated). It builds its
  * CacheManager (bootstrapping cache {@code replay} synchronously from a peer, if one is up), says
  * {@code READY}, then answers commands on stdin:
  * <ul>
@@ -36,6 +37,7 @@ import net.sf.ehcache.Element;
  * maxUsedHeapMB liveThreads duplicateBatches queueHighWaterBytes applied enqueued}</li>
  * <li>{@code DIGEST} → {@code DIGEST size hash} of the cache's keys and values</li>
  * <li>{@code ENDPOINT} → {@code ENDPOINT} and the node's own endpoint</li>
+ * <li>{@code PUT key} → {@code PUT key}, once this node put it; {@code HAS key} → {@code HAS true|false}</li>
  * <li>{@code HEAP} → {@code HEAP usedMBAfterGc liveThreads}</li>
  * <li>{@code EXIT}</li>
  * </ul>
@@ -61,7 +63,7 @@ public final class FaultNode {
         CacheManager cm;
         try {
             String xml = Profiles.faultXml(transport, "fault" + index + "-" + ProcessHandle.current().pid(), index,
-                    ports, reach, settings);
+                    ports, reach, settings, a.containsKey("hosts") ? a.get("hosts").split(",") : null);
             cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
         } catch (Exception | Error e) {
             ReplayNode.say("ERROR " + e);
@@ -138,6 +140,10 @@ public final class FaultNode {
                             + count(metrics, manager(cm, metricsName, "malformedFrames")));
                     break;
                 }
+                case "PUT":
+                    cache.put(new Element(cmd[1], "v-" + cmd[1]));
+                    ReplayNode.say("PUT " + cmd[1]);
+                    break;
                 case "HAS":
                     ReplayNode.say("HAS " + (cache.get(cmd[1]) != null));
                     break;

@@ -14,6 +14,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.ehrelay.testing.NetNamespace;
 import io.ehrelay.testing.SocketAudit;
 
 /** A {@link ReplayNode} JVM started by the harness, and the line protocol to it. */
@@ -94,6 +95,15 @@ final class NodeProcess implements AutoCloseable {
 
     static NodeProcess start(String label, String heap, Class<?> main, List<String> args, Path log)
             throws IOException {
+        return start(label, heap, main, args, log, null, "127.0.0.1");
+    }
+
+    /**
+     * A node in network namespace {@code ns} (another "host", made by the test; {@code null}: this one), whose
+     * RMI stubs name {@code host}, its address there.
+     */
+    static NodeProcess start(String label, String heap, Class<?> main, List<String> args, Path log, NetNamespace ns,
+                             String host) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         if (TUNED.equals(profile)) {
@@ -106,7 +116,7 @@ final class NodeProcess implements AutoCloseable {
         }
         cmd.add("-D" + Profiles.PROFILE_PROPERTY + "=" + profile);
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
-        cmd.add("-Djava.rmi.server.hostname=127.0.0.1");
+        cmd.add("-Djava.rmi.server.hostname=" + host);
         if (args.contains("transport=" + Profiles.STOCK_JGROUPS_UDP)) {
             // JGroups 3's UDP does not form a view on a dual-stack JVM bound to 127.0.0.1 (its docs ask for this)
             cmd.add("-Djava.net.preferIPv4Stack=true");
@@ -119,7 +129,8 @@ final class NodeProcess implements AutoCloseable {
         cmd.add(classPath(args));
         cmd.add(main.getName());
         cmd.addAll(args);
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        ProcessBuilder pb = new ProcessBuilder(ns == null ? cmd : ns.exec(cmd))
+                .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         return new NodeProcess(label, pb.start());
     }
 

@@ -10,6 +10,7 @@ import java.util.List;
 public final class Profiles {
 
     static final String RAW = "raw";
+    private static final String LOOPBACK = "127.0.0.1";
     /** Ehcache 2.10's own RMI replication, unchanged: the baseline users run today. */
     static final String STOCK_RMI = "stock-rmi";
     /** ehrelay's JGroups transport with the shipped TCP stack (TCPPING) and with the UDP stack (multicast on lo). */
@@ -110,7 +111,8 @@ public final class Profiles {
                 provider.append(", ").append(manualPeers(transport, peer, List.of("replay", "warmup")));
             }
         }
-        return ehrelayXml(transport, nodeName, provider, 0, cache(prefix, "replay", sync) + cache(prefix, "warmup", sync));
+        return ehrelayXml(transport, nodeName, provider, LOOPBACK, 0,
+                cache(prefix, "replay", sync) + cache(prefix, "warmup", sync));
     }
 
     /**
@@ -118,13 +120,13 @@ public final class Profiles {
      * waits for the queue rather than dropping: the replay moves every element), a listener on 127.0.0.1:{@code
      * port} (none for JGroups), and {@code caches}.
      */
-    private static String ehrelayXml(String transport, String nodeName, CharSequence provider, int port,
+    private static String ehrelayXml(String transport, String nodeName, CharSequence provider, String host, int port,
                                      String caches) {
         if (!tuned()) {
-            return ehrelayFile(transport, nodeName, provider + extraProviderProperties(), port, caches);
+            return ehrelayFile(transport, nodeName, provider + extraProviderProperties(), host, port, caches);
         }
         return ehrelayFile(transport, nodeName, provider + ", overflowPolicy=block, overflowBlockMillis=600000, "
-                + "queueMaxBytes=" + queueMaxBytes() + extraProviderProperties(), port, caches);
+                + "queueMaxBytes=" + queueMaxBytes() + extraProviderProperties(), host, port, caches);
     }
 
     /** The system property naming a node's replay profile ({@code tuned} when absent). */
@@ -140,8 +142,8 @@ public final class Profiles {
     }
 
     /** An ehrelay node's file with exactly these provider properties. */
-    private static String ehrelayFile(String transport, String nodeName, CharSequence provider, int port,
-                                      String caches) {
+    private static String ehrelayFile(String transport, String nodeName, CharSequence provider, String host,
+                                      int port, String caches) {
         String prefix = factoryPrefix(transport);
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 + "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + nodeName + "\">\n"
@@ -149,7 +151,7 @@ public final class Profiles {
                 + "      properties=\"" + provider + "\"/>\n"
                 + (isJGroups(transport) ? ""
                 : "  <cacheManagerPeerListenerFactory class=\"" + prefix + "CacheManagerPeerListenerFactory\"\n"
-                + "      properties=\"hostName=127.0.0.1, port=" + port + "\"/>\n")
+                + "      properties=\"hostName=" + host + ", port=" + port + "\"/>\n")
                 + caches
                 + "</ehcache>\n";
     }
@@ -218,30 +220,40 @@ public final class Profiles {
      */
     static String faultXml(String transport, String nodeName, int index, int[] ports, int[] reach,
                            String faultSettings) {
-        return groupXml(transport, nodeName, index, ports, reach, faultSettings);
+        return groupXml(transport, nodeName, index, ports, reach, faultSettings, null);
+    }
+
+    /** As above, each node {@code i} listening on {@code hosts[i]} (its own network namespace's address). */
+    static String faultXml(String transport, String nodeName, int index, int[] ports, int[] reach,
+                           String faultSettings, String[] hosts) {
+        return groupXml(transport, nodeName, index, ports, reach, faultSettings, hosts);
     }
 
     private static String groupXml(String transport, String nodeName, int index, int[] ports, String faultSettings) {
-        return groupXml(transport, nodeName, index, ports, ports, faultSettings);
+        return groupXml(transport, nodeName, index, ports, ports, faultSettings, null);
     }
 
-    /** @param reach the port this node reaches each member at (a member's own port, or a proxy in front of it) */
+    /**
+     * @param reach the port this node reaches each member at (a member's own port, or a proxy in front of it)
+     * @param hosts each member's address, or {@code null}: all on 127.0.0.1
+     */
     private static String groupXml(String transport, String nodeName, int index, int[] ports, int[] reach,
-                                   String faultSettings) {
+                                   String faultSettings, String[] hosts) {
+        java.util.function.IntFunction<String> host = i -> hosts == null ? LOOPBACK : hosts[i];
         int own = ports[index];
         if (isStockJGroups(transport)) {
             return stockJGroupsXml(transport, nodeName, own, ports, false);
         }
-        List<String> others = new java.util.ArrayList<>();
+        List<String> others = new java.util.ArrayList<>(); // host:port of every other member
         for (int i = 0; i < ports.length; i++) {
             if (i != index) {
-                others.add(Integer.toString(reach[i]));
+                others.add(host.apply(i) + ":" + reach[i]);
             }
         }
         if (STOCK_RMI.equals(transport)) {
             StringBuilder urls = new StringBuilder();
             for (String p : others) {
-                urls.append(urls.length() == 0 ? "" : "|").append("//127.0.0.1:").append(p).append("/replay");
+                urls.append(urls.length() == 0 ? "" : "|").append("//").append(p).append("/replay");
             }
             String replicator = "    <cacheEventListenerFactory class=\"net.sf.ehcache.distribution.RMICacheReplicatorFactory\"\n"
                     + "        properties=\"replicateAsynchronously=true\"/>\n";
@@ -250,7 +262,8 @@ public final class Profiles {
                     + "  <cacheManagerPeerProviderFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerProviderFactory\"\n"
                     + "      properties=\"peerDiscovery=manual, rmiUrls=" + urls + "\"/>\n"
                     + "  <cacheManagerPeerListenerFactory class=\"net.sf.ehcache.distribution.RMICacheManagerPeerListenerFactory\"\n"
-                    + "      properties=\"hostName=127.0.0.1, port=" + own + ", socketTimeoutMillis=120000\"/>\n"
+                    + "      properties=\"hostName=" + host.apply(index) + ", port=" + own
+                    + ", socketTimeoutMillis=120000\"/>\n"
                     + "  <cache name=\"replay\" maxEntriesLocalHeap=\"0\" eternal=\"true\">\n" + replicator + "  </cache>\n"
                     + "</ehcache>\n";
         }
@@ -258,13 +271,13 @@ public final class Profiles {
         StringBuilder provider = new StringBuilder();
         if (isJGroups(transport)) {
             int first = java.util.Arrays.stream(ports).min().getAsInt();
-            provider.append("channelName=group-").append(first).append(", bindAddress=127.0.0.1");
+            provider.append("channelName=group-").append(first).append(", bindAddress=").append(host.apply(index));
             if (JGROUPS_UDP.equals(transport)) {
                 provider.append(", multicastAddress=230.0.0.67, multicastPort=").append(first).append(", timeToLive=0");
             } else {
                 provider.append(", file=ehrelay-jgroups-tcp.xml, bindPort=").append(own).append(", initialHosts=");
                 for (int i = 0; i < ports.length; i++) {
-                    provider.append(i == 0 ? "" : "|").append("127.0.0.1[").append(ports[i]).append(']');
+                    provider.append(i == 0 ? "" : "|").append(host.apply(i)).append('[').append(ports[i]).append(']');
                 }
             }
         } else {
@@ -272,12 +285,12 @@ public final class Profiles {
             if ("rmi".equals(transport)) {
                 provider.append("rmiUrls=");
                 for (int i = 0; i < others.size(); i++) {
-                    provider.append(i == 0 ? "" : "|").append("//127.0.0.1:").append(others.get(i)).append("/replay");
+                    provider.append(i == 0 ? "" : "|").append("//").append(others.get(i)).append("/replay");
                 }
             } else {
                 provider.append("peers=");
                 for (int i = 0; i < others.size(); i++) {
-                    String peer = "127.0.0.1:" + others.get(i);
+                    String peer = others.get(i);
                     provider.append(i == 0 ? "" : "|").append("hessian".equals(transport)
                             ? "http://" + peer + "/ehrelay" : peer);
                 }
@@ -290,9 +303,9 @@ public final class Profiles {
                     + "    <bootstrapCacheLoaderFactory class=\"" + prefix + "BootstrapCacheLoaderFactory\"\n"
                     + "        properties=\"bootstrapAsynchronously=false\"/>\n"
                     + "  </cache>\n";
-            return ehrelayFile(transport, nodeName, provider + ", " + faultSettings, own, cache);
+            return ehrelayFile(transport, nodeName, provider + ", " + faultSettings, host.apply(index), own, cache);
         }
-        return ehrelayXml(transport, nodeName, provider, own, cache(prefix, "replay", false));
+        return ehrelayXml(transport, nodeName, provider, host.apply(index), own, cache(prefix, "replay", false));
     }
 
     public static boolean isJGroups(String transport) {

@@ -21,15 +21,16 @@ public final class RmiAttacks {
 
     /** The node's relay, looked up in its registry on 127.0.0.1. */
     public static RelayRemote relay(int registryPort) throws Exception {
-        return (RelayRemote) LocateRegistry.getRegistry("127.0.0.1", registryPort).lookup(RelayRemote.BINDING);
+        return (RelayRemote) LocateRegistry.getRegistry(io.ehrelay.replay.Attacker.target(), registryPort).lookup(RelayRemote.BINDING);
     }
 
     /** A session opened under {@code name} with {@code secret}. */
-    public static byte[] session(RelayRemote relay, String secret, String name) throws IOException {
+    public static io.ehrelay.spi.rpc.RpcSessions.Credentials session(RelayRemote relay, String secret, String name)
+            throws IOException {
         return RmiPeerChannel.openSession(relay, ClusterSecret.of(secret), name);
     }
 
-    /** Posts {@code batch} under {@code session}. */
+    /** Posts {@code batch} under {@code session} (a credential of the session's). */
     public static void post(RelayRemote relay, String name, byte[] session, byte[] batch) throws IOException {
         relay.post(new RelayBatch(name, session, batch));
     }
@@ -49,7 +50,7 @@ public final class RmiAttacks {
      */
     public static long pings(int port, int count) throws Exception {
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+            s.connect(new InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
             s.setSoTimeout(30_000);
             DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream(),
                     1 << 16));

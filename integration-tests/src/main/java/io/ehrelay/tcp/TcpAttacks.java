@@ -24,7 +24,7 @@ public final class TcpAttacks {
     public static Socket insider(int port, String secret, String name) throws IOException {
         Socket s = new Socket();
         try {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
+            s.connect(new InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
             s.setSoTimeout(10_000);
             ClusterSecret cs = ClusterSecret.of(secret);
             byte[] hello = name.getBytes(StandardCharsets.UTF_8);

@@ -11,15 +11,19 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import io.ehrelay.testing.NetLan;
+import io.ehrelay.testing.NetNamespace;
+
 /**
- * The project's own attacker suite: two honest nodes of a transport, each its own JVM on 127.0.0.1 with a
- * cluster secret, replicate while attackers — each its own process ({@link Attacker}) — try what the security
- * issue found: an outsider reading and changing the caches, registry binds with a gadget (RMI), a nested-set
+ * The project's own attacker suite, across hosts: two honest nodes of a transport, each its own JVM on a host of
+ * its own (a network namespace the suite makes, {@link NetLan}) with a cluster secret, replicate while attackers —
+ * each its own process ({@link Attacker}) on a third host — try what the security issues found: an outsider reading and changing the caches, registry binds with a gadget (RMI), a nested-set
  * bomb from a peer that holds the secret, 2,000 idle connections, 8 partial 60 MB frames and 1,000,000 tiny
  * frames. After each attack the honest nodes must hold the same data, nothing of the attacker's, and
  * replicate; during the holding attacks their threads, heap and direct memory are measured against the
@@ -40,11 +44,35 @@ class AttackSuiteTest {
     private int[] ports;
     private Path log;
 
+    private NetLan lan;
+
+    @BeforeEach
+    void hosts() throws Exception {
+        if (!NetNamespace.available()) {
+            if (System.getenv("CI") != null) {
+                org.junit.jupiter.api.Assertions.fail(NetNamespace.unavailableReason());
+            }
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, NetNamespace.unavailableReason());
+        }
+        lan = NetLan.create("ehr-att", 3);
+    }
+
     @AfterEach
-    void tearDown() {
+    void tearDown() throws Exception {
         for (NodeProcess n : processes) {
             n.close();
         }
+        if (lan != null) {
+            lan.close();
+        }
+    }
+
+    private String hosts(int n) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            b.append(i == 0 ? "" : ",").append(lan.address(i));
+        }
+        return b.toString();
     }
 
     private static long deadline(int seconds) {
@@ -88,7 +116,7 @@ class AttackSuiteTest {
     private NodeProcess node(String transport, int index) throws Exception {
         NodeProcess n = NodeProcess.start("honest" + index, HEAP, FaultNode.class, new ArrayList<>(List.of(
                 "transport=" + transport, "index=" + index, "ports=" + ports[0] + "," + ports[1],
-                "settings=clusterSecret=" + SECRET)), log);
+                "hosts=" + hosts(2), "settings=clusterSecret=" + SECRET)), log, lan.host(index), lan.address(index));
         processes.add(n);
         n.expect("READY", deadline(90), l -> { });
         return n;
@@ -98,7 +126,7 @@ class AttackSuiteTest {
     private Map<String, String> attack(String transport, String attack, NodeProcess... holdingChecks) throws Exception {
         NodeProcess x = NodeProcess.start("attacker-" + attack, "128m", Attacker.class, new ArrayList<>(List.of(
                 "transport=" + transport, "attack=" + attack, "ports=" + ports[0] + "," + ports[1], "secret=" + SECRET,
-                "marker=" + dir.resolve("gadget-ran"))), log);
+                "marker=" + dir.resolve("gadget-ran"), "hosts=" + hosts(3))), log, lan.host(2), lan.address(2));
         processes.add(x);
         Map<String, String> results = new LinkedHashMap<>();
         x.expect("DONE", deadline(180), line -> collect(line, results));
@@ -120,7 +148,7 @@ class AttackSuiteTest {
     private NodeProcess hold(String transport, String attack, Map<String, String> results) throws Exception {
         NodeProcess x = NodeProcess.start("attacker-" + attack, "256m", Attacker.class, new ArrayList<>(List.of(
                 "transport=" + transport, "attack=" + attack, "ports=" + ports[0] + "," + ports[1],
-                "secret=" + SECRET)), log);
+                "secret=" + SECRET, "hosts=" + hosts(3))), log, lan.host(2), lan.address(2));
         processes.add(x);
         x.expect("HOLDING", deadline(180), line -> collect(line, results));
         return x;
@@ -140,6 +168,25 @@ class AttackSuiteTest {
             da = ask(a, "DIGEST", "DIGEST");
             db = ask(b, "DIGEST", "DIGEST");
         }
+    }
+
+    /** Puts {@code key} on {@code from}; the milliseconds until {@code to} holds it. */
+    private long arrivalMillis(NodeProcess from, NodeProcess to, String key) throws Exception {
+        ask(from, "PUT " + key, "PUT");
+        long t0 = System.nanoTime();
+        long end = deadline(60);
+        while (!has(to, key)) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError(key + " did not arrive within 60 s");
+            }
+            Thread.sleep(20);
+        }
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    }
+
+    /** How many entries the node's cache holds ({@code DIGEST size hash}). */
+    private long digestSize(NodeProcess n) throws Exception {
+        return Long.parseLong(ask(n, "DIGEST", "DIGEST").split(" ")[1]);
     }
 
     private boolean has(NodeProcess n, String key) throws Exception {
@@ -167,8 +214,10 @@ class AttackSuiteTest {
         stillReplicating();
 
         // an outsider: reads nothing, changes nothing
+        long sizeBefore = digestSize(a);
         Security before = security(a);
         Map<String, String> r = attack(transport, "outsider");
+        assertThat(digestSize(a)).as("entries of the attacked node after the outsider").isEqualTo(sizeBefore);
         stillReplicating();
         Security after = security(a);
         report(transport, "outsider", before, after, " " + r);
@@ -182,6 +231,14 @@ class AttackSuiteTest {
         }
         if (transport.equals("rmi")) {
             assertThat(r.get("stockRefused")).isEqualTo("5");
+            assertThat(r.get("stockHostileRefused")).as("stock calls with a refused class and a bomb").isEqualTo("2");
+            assertThat(Long.parseLong(r.get("stockHostileMillis"))).as("ms the node took to refuse both")
+                    .isLessThan(2_000);
+        }
+        if (transport.equals("jgroups")) {
+            assertThat(r.get("authHeadersSent")).isEqualTo("5");
+            assertThat(Files.readString(log)).as("a node constructed the class an AUTH header named")
+                    .doesNotContain("CANARY CONSTRUCTED");
         }
 
         if (transport.equals("rmi")) {
@@ -220,6 +277,27 @@ class AttackSuiteTest {
         report(transport, "idle", before, during, " " + r);
         assertThat(during.threads - before.threads).as("threads the idle connections hold").isLessThan(100);
         assertThat(during.heapMb).as("heap with 2,000 idle connections").isLessThan(160);
+
+        if (transport.equals("hessian")) {
+            // 2,000 connections that send half a request's headers and stop (no secret needed): the honest peer's
+            // requests still get a thread at once
+            before = security(a);
+            r = new LinkedHashMap<>();
+            NodeProcess slow = hold(transport, "slowheaders", r);
+            long worst = 0;
+            for (int i = 0; i < 5; i++) {
+                worst = Math.max(worst, arrivalMillis(b, a, "during-slowheaders-" + i));
+            }
+            during = security(a);
+            slow.send("RELEASE");
+            Map<String, String> released = r;
+            slow.expect("DONE", deadline(120), line -> collect(line, released));
+            report(transport, "slowheaders", before, during, " worst honest arrival " + worst + " ms " + r);
+            assertThat(worst).as("ms for an honest put to arrive while 2,000 half-sent requests wait")
+                    .isLessThan(2_000);
+            assertThat(during.threads - before.threads).as("threads the half-sent requests hold").isLessThan(100);
+            stillReplicating();
+        }
 
         if (transport.equals("rmi") || transport.equals("hessian")) {
             // 2,000 sender names (sessions of a peer holding the secret): a fixed apply pool, nothing kept

@@ -70,6 +70,7 @@ class ArchitectureTest {
             "io.ehrelay.spi.rpc.RpcException",
             "io.ehrelay.spi.rpc.RpcService",
             "io.ehrelay.spi.rpc.RpcSessions",
+            "io.ehrelay.spi.rpc.RpcSessions$Credentials",
             "io.ehrelay.spi.rpc.RpcSessions$Listener",
             "io.ehrelay.spi.rpc.RpcSessions$Refusals",
             "io.ehrelay.spi.rpc.RpcTransport"));

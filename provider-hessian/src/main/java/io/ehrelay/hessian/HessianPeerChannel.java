@@ -47,7 +47,7 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
         if (secret != null) {
             connections.sessionHeader(null);
             String from = self != null ? self : "client";
-            byte[] session = io.ehrelay.spi.rpc.RpcSessions.open(secret, from,
+            io.ehrelay.spi.rpc.RpcSessions.Credentials credentials = io.ehrelay.spi.rpc.RpcSessions.open(secret, from,
                     new io.ehrelay.spi.rpc.RpcSessions.Listener() {
                         @Override
                         public byte[] challenge() throws IOException {
@@ -61,8 +61,9 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
                             return HessianWire.readBinaryReply(invoke("authenticate", Envelope.of(from, both)));
                         }
                     });
-            connections.sessionHeader(HessianSettings.SESSION_HEADER + ": "
-                    + java.util.Base64.getEncoder().encodeToString(session));
+            // every request names the session in a credential of its own (a recorded one is not served again)
+            connections.sessionHeader(() -> HessianSettings.SESSION_HEADER + ": "
+                    + java.util.Base64.getEncoder().encodeToString(credentials.next()));
         }
         if (self != null) {
             hello(self);

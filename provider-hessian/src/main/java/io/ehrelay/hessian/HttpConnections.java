@@ -64,7 +64,7 @@ final class HttpConnections implements AutoCloseable {
      * @param extraHeaders e.g. the cluster token, as {@code Name: value} lines without CRLF; may be empty
      * @param clock  the node's time source, for closing idle connections
      */
-    private volatile byte[] sessionHeader = new byte[0];
+    private volatile java.util.function.Supplier<String> sessionHeader;
 
     HttpConnections(String url, SSLContext tls, String contentType, java.util.List<String> extraHeaders,
                     int connectTimeoutMillis, int readTimeoutMillis, long maxBodyBytes, Clock clock)
@@ -95,9 +95,17 @@ final class HttpConnections implements AutoCloseable {
         this.maxBodyBytes = maxBodyBytes;
     }
 
-    /** One more header line for every request from now on (e.g. the session), or {@code null} for none. */
-    void sessionHeader(String line) {
-        sessionHeader = line == null ? new byte[0] : (line + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
+    /**
+     * One more header line for every request from now on, made for each request (e.g. the session's credential),
+     * or {@code null} for none.
+     */
+    void sessionHeader(java.util.function.Supplier<String> line) {
+        sessionHeader = line;
+    }
+
+    private byte[] sessionHeaderBytes() {
+        java.util.function.Supplier<String> line = sessionHeader;
+        return line == null ? new byte[0] : (line.get() + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
     }
 
     /** POSTs {@code body} and returns the answer; the connection goes back to the pool when it may be reused. */
@@ -190,7 +198,7 @@ final class HttpConnections implements AutoCloseable {
         try {
             c.out.write(head);
             c.out.write(fixedHeaders);
-            c.out.write(sessionHeader);
+            c.out.write(sessionHeaderBytes());
             c.out.write('\r');
             c.out.write('\n');
             c.out.write(body, 0, bodyLength);

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -41,8 +40,10 @@ import io.ehrelay.spi.TransportMetrics;
  * for a thread meanwhile, gets a thread of its own beside those, up to {@code maxHttpThreads} threads in all, so
  * that slow readers do not hold the threads the others need; when all
  * {@code maxHttpThreads} are taken and requests wait, the slowest readers (in their current step for at least
- * {@link #GRACE_MILLIS}: headers or answers first, then bodies by bytes per second) are dropped to make room,
- * so honest requests, whose bytes arrive at once, get a thread within about a second.</li>
+ * {@link #GRACE_MILLIS}, or {@link #HEADERS_GRACE_MILLIS} while still in their headers: headers or answers first,
+ * then bodies by bytes per second) are dropped to make room; meanwhile the newest waiting request takes a freed
+ * thread first, and one that waited twice {@link #GRACE_MILLIS} is dropped unread; so honest requests, whose bytes
+ * arrive at once, get a thread within about half a second however many half-sent requests came before them.</li>
  * </ul>
  * Dropping interrupts the reading thread: socket channels are interruptible, so the read fails at once, the
  * channel is closed, and the JDK closes the connection (also during the JDK's own reads of headers and of the
@@ -61,6 +62,11 @@ final class RequestGuard implements Executor {
     static final long SLOW_MILLIS = TICK_MILLIS;
     /** A reader this long in its step may be dropped to make room for waiting requests. */
     static final long GRACE_MILLIS = 1000;
+    /**
+     * The same for a request whose headers have not arrived yet, and for one that waits for a thread: an honest
+     * peer sends its headers at once, in one packet.
+     */
+    static final long HEADERS_GRACE_MILLIS = 250;
     /** How long a request must have waited for a thread before a slow reader is dropped for it. */
     private static final long WAITED_NANOS = TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
     /** How long a refusal may take to go out, with the JDK's draining of the body it did not read. */
@@ -101,6 +107,7 @@ final class RequestGuard implements Executor {
     private volatile int slowReaders;
     private final long readNanos;
     private final long graceNanos;
+    private final long headersGraceNanos;
     private final Clock clock;
     private final TransportMetrics.Count slowRequests;
     private final String node;
@@ -117,6 +124,7 @@ final class RequestGuard implements Executor {
         this.maxThreads = maxThreads;
         this.readNanos = TimeUnit.MILLISECONDS.toNanos(readMillis);
         this.graceNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(GRACE_MILLIS, readMillis));
+        this.headersGraceNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(HEADERS_GRACE_MILLIS, readMillis));
         this.clock = clock;
         this.node = node;
         this.slowRequests = metrics.count("slowRequests"); // registered now: monitoring sees it at 0
@@ -166,18 +174,27 @@ final class RequestGuard implements Executor {
                 freeing++; // dropped earlier, its thread about to be free
             } else if (r.reading(now, slowNanos)) {
                 slow++;
-                if (r.evictable(now, graceNanos)) {
+                if (r.evictable(now, r.step() == Step.HEADERS ? headersGraceNanos : graceNanos)) {
                     candidates.add(new Candidate(r, r.rate(now), r.since()));
                 }
             }
         }
         slowReaders = slow;
-        // requests that found every thread busy (not one an idle thread is about to take)
+        // requests that found every thread busy (not one an idle thread is about to take); while slow readers hold
+        // the threads the newest is served first (Queue) and one that waited twice the grace period is dropped
+        // unread (its thread closes it at once): a flood of connections that send half a request is neither
+        // served before a later honest request nor kept open
         int queued = 0;
         int waiting = 0;
         for (Runnable task : queue) {
+            Request q = (Request) task;
+            if (slow > 0 && now - q.createdNanos >= 2 * graceNanos && q.dropWaiting()) {
+                dropped(q, "it waited " + TimeUnit.NANOSECONDS.toMillis(now - q.createdNanos) + " ms for one of the "
+                        + maxThreads + " HTTP threads (maxHttpThreads) while slow readers held them");
+                continue;
+            }
             queued++;
-            if (now - ((Request) task).createdNanos >= WAITED_NANOS) {
+            if (now - q.createdNanos >= WAITED_NANOS) {
                 waiting++;
             }
         }
@@ -264,6 +281,9 @@ final class RequestGuard implements Executor {
                 thread = Thread.currentThread();
                 sinceNanos = guard.clock.nanoTime();
                 deadlineNanos = sinceNanos + guard.readNanos;
+                if (dropped) {
+                    thread.interrupt(); // dropped while it waited: the JDK's first read fails, the connection closes
+                }
             }
             guard.running.add(this);
             CURRENT.set(this);
@@ -392,6 +412,15 @@ final class RequestGuard implements Executor {
             return drop() ? why : null;
         }
 
+        /** Drops a request that waits for a thread: it will close its connection unread when it runs. */
+        synchronized boolean dropWaiting() {
+            if (thread != null || dropped) {
+                return false;
+            }
+            dropped = true;
+            return true;
+        }
+
         /** Interrupts the thread reading the request, which closes its connection; false if it may not be. */
         synchronized boolean drop() {
             if (thread == null || dropped || step == Step.SERVING) {
@@ -409,8 +438,23 @@ final class RequestGuard implements Executor {
      * which the rejection handler queues it after all); without slow readers it waits for one of the
      * {@code httpThreads}, as any busy server's requests do.
      */
-    private final class Queue extends LinkedBlockingQueue<Runnable> {
+    private final class Queue extends java.util.concurrent.LinkedBlockingDeque<Runnable> {
         private static final long serialVersionUID = 1L;
+
+        /**
+         * The next request for a free thread: the oldest, as any server serves them; but the newest while slow
+         * readers hold threads, so that a request arriving behind a flood of half-sent ones (queued first, all at
+         * once) is not served after all of them. The flood's requests, left waiting, are dropped by the watchdog.
+         */
+        @Override
+        public Runnable take() throws InterruptedException {
+            return slowReaders > 0 ? takeLast() : takeFirst();
+        }
+
+        @Override
+        public Runnable poll(long timeout, TimeUnit unit) throws InterruptedException {
+            return slowReaders > 0 ? pollLast(timeout, unit) : pollFirst(timeout, unit);
+        }
 
         @Override
         public boolean offer(Runnable task) {

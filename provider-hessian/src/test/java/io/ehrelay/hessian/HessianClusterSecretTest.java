@@ -136,7 +136,7 @@ class HessianClusterSecretTest {
         CacheManager a = cluster.start("a", SECRET);
         String url = cluster.endpoint(a);
         byte[][] recorded = new byte[1][];
-        byte[] session = RpcSessions.open(ClusterSecret.of(TEXT), "recorder", new RpcSessions.Listener() {
+        RpcSessions.Credentials session = RpcSessions.open(ClusterSecret.of(TEXT), "recorder", new RpcSessions.Listener() {
             @Override
             public byte[] challenge() throws IOException {
                 return HessianWire.readBinaryReply(call(url, "challenge", Envelope.of("recorder", null), null).body);
@@ -151,12 +151,22 @@ class HessianClusterSecretTest {
             }
         });
         byte[] put = EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("proven", "v")));
-        assertThat(call(url, "deliver", Envelope.of("recorder", put), session).status).isEqualTo(200);
+        byte[] credential = session.next();
+        assertThat(call(url, "deliver", Envelope.of("recorder", put), credential).status).isEqualTo(200);
         assertThat(a.getCache("async").get("proven")).isNotNull();
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isZero();
         assertThatThrownBy(() -> HessianWire.readBinaryReply(
                 call(url, "authenticate", Envelope.of("recorder", recorded[0]), null).body))
                 .isInstanceOf(RpcException.class).hasMessageContaining("replayed");
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isEqualTo(1);
+
+        // the recorded call itself, sent again (from the recorder's own host: where its session is valid)
+        a.getCache("async").remove("proven");
+        assertThat(call(url, "deliver", Envelope.of("recorder", put), credential).status).as("a replayed call")
+                .isEqualTo(401);
+        assertThat(a.getCache("async").get("proven")).as("the replayed put was applied").isNull();
+        assertThat(cluster.jmx(a).managerCount("unauthorized")).isEqualTo(2);
+        // the session goes on with its next credential
+        assertThat(call(url, "deliver", Envelope.of("recorder", put), session.next()).status).isEqualTo(200);
     }
 }

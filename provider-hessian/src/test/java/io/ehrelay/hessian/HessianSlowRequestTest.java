@@ -167,7 +167,7 @@ class HessianSlowRequestTest {
     }
 
     /** A session of an insider: it holds the cluster secret. */
-    private static byte[] session(String url) throws IOException {
+    private static RpcSessions.Credentials session(String url) throws IOException {
         return RpcSessions.open(ClusterSecret.of(TEXT), "insider", new RpcSessions.Listener() {
             @Override
             public byte[] challenge() throws IOException {
@@ -240,7 +240,7 @@ class HessianSlowRequestTest {
         Jmx jb = cluster.jmx(b);
         a.getCache("async").put(new Element("warm", "up"));
         io.ehrelay.contract.Await.until(() -> b.getCache("async").get("warm") != null, () -> "replication a → b");
-        byte[] session = insider ? session(url) : null;
+        RpcSessions.Credentials session = insider ? session(url) : null;
         // an outsider may send at most 4 KiB without a session: it stalls in such a body; an insider in 1 MiB
         byte[] body = insider ? HessianWire.call("post", Envelope.of("insider", new byte[1 << 20]))
                 : HessianWire.call("challenge", Envelope.of("outsider", new byte[3900]));
@@ -255,7 +255,7 @@ class HessianSlowRequestTest {
             Thread.sleep(300);
             start = System.nanoTime();
             for (int i = 0; i < stallers; i++) {
-                stalled.add(halfBody(port, body, session));
+                stalled.add(halfBody(port, body, session == null ? null : session.next()));
                 if (alsoHalfHeaders) {
                     stalled.add(halfHeaders(port));
                 }
@@ -298,11 +298,11 @@ class HessianSlowRequestTest {
         CacheManager b = cluster.start("b", limits);
         String url = cluster.endpoint(b);
         Jmx jb = cluster.jmx(b);
-        byte[] session = session(url);
+        RpcSessions.Credentials session = session(url);
         byte[] body = HessianWire.call("post", Envelope.of("insider", new byte[3 << 20]));
         try (Honest honest = new Honest(a, b)) {
             for (int i = 0; i < 4; i++) {
-                halfBody(port(url), body, session);
+                halfBody(port(url), body, session.next());
             }
             // two bodies of 3 MB fit the node's 8 MB, the others wait for room (and get 503 after 10 s)
             io.ehrelay.contract.Await.until(() -> jb.managerGauge("inboundBufferBytes").longValue() > 0,

@@ -55,12 +55,18 @@ final class RmiPeerChannel extends PeerChannel {
         static final Link NONE = new Link(Kind.UNKNOWN, null, null);
         final Kind kind;
         final RelayRemote relay;
-        final byte[] session;
+        /** The session's credentials ({@code null} without a cluster secret): a fresh one for every call. */
+        final io.ehrelay.spi.rpc.RpcSessions.Credentials credentials;
 
-        Link(Kind kind, RelayRemote relay, byte[] session) {
+        Link(Kind kind, RelayRemote relay, io.ehrelay.spi.rpc.RpcSessions.Credentials credentials) {
             this.kind = kind;
             this.relay = relay;
-            this.session = session;
+            this.credentials = credentials;
+        }
+
+        /** The credential of the next call, or {@code null} without a cluster secret. */
+        byte[] next() {
+            return credentials == null ? null : credentials.next();
         }
     }
 
@@ -101,9 +107,9 @@ final class RmiPeerChannel extends PeerChannel {
                         + found.getClass().getName());
             }
             RelayRemote r = (RelayRemote) found;
-            byte[] s = secret == null ? null : openSession(r, secret, self);
+            io.ehrelay.spi.rpc.RpcSessions.Credentials s = secret == null ? null : openSession(r, secret, self);
             if (listening) {
-                r.hello(RelayBatch.name(self), s);
+                r.hello(RelayBatch.name(self), s == null ? null : s.next());
             }
             link = new Link(Kind.EHRELAY, r, s);
         } catch (NotBoundException e) {
@@ -120,8 +126,8 @@ final class RmiPeerChannel extends PeerChannel {
      * Opens a session with {@code relay} under the name {@code self}: proves {@code secret} to it, and checks
      * that the peer holds it too.
      */
-    static byte[] openSession(RelayRemote relay, io.ehrelay.spi.ClusterSecret secret, String self)
-            throws IOException {
+    static io.ehrelay.spi.rpc.RpcSessions.Credentials openSession(RelayRemote relay, io.ehrelay.spi.ClusterSecret secret,
+                                                                  String self) throws IOException {
         return io.ehrelay.spi.rpc.RpcSessions.open(secret, self, new io.ehrelay.spi.rpc.RpcSessions.Listener() {
             @Override
             public byte[] challenge() throws IOException {
@@ -155,9 +161,9 @@ final class RmiPeerChannel extends PeerChannel {
     protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
         Link l = link;
         if (l.kind == Kind.EHRELAY && acknowledge) {
-            l.relay.deliver(new RelayBatch(self, l.session, batch));
+            l.relay.deliver(new RelayBatch(self, l.next(), batch));
         } else if (l.kind == Kind.EHRELAY) {
-            l.relay.post(new RelayBatch(self, l.session, batch));
+            l.relay.post(new RelayBatch(self, l.next(), batch));
         } else if (l.kind == Kind.UNKNOWN) {
             throw new java.rmi.ConnectException("not connected to " + endpoint());
         } else {
@@ -182,9 +188,9 @@ final class RmiPeerChannel extends PeerChannel {
         if (l.kind != Kind.EHRELAY) {
             super.transmit(batch, acknowledge);
         } else if (acknowledge) {
-            l.relay.deliver(new RelayBatch(self, l.session, batch.buffer(), scratch));
+            l.relay.deliver(new RelayBatch(self, l.next(), batch.buffer(), scratch));
         } else {
-            l.relay.post(new RelayBatch(self, l.session, batch.buffer(), scratch));
+            l.relay.post(new RelayBatch(self, l.next(), batch.buffer(), scratch));
         }
     }
 
@@ -197,31 +203,31 @@ final class RmiPeerChannel extends PeerChannel {
         }
         if (l.kind == Kind.EHRELAY) {
             RelayRemote r = l.relay;
-            byte[] s = l.session;
+            Link s = l;
             fetchThroughRelay(new io.ehrelay.spi.rpc.RpcCalls() {
                 @Override
                 public void hello(String fromEndpoint) throws IOException {
-                    r.hello(RelayBatch.name(fromEndpoint), s);
+                    r.hello(RelayBatch.name(fromEndpoint), s.next());
                 }
 
                 @Override
                 public void deliver(String fromEndpoint, byte[] batch) throws IOException {
-                    r.deliver(new RelayBatch(fromEndpoint, s, batch));
+                    r.deliver(new RelayBatch(fromEndpoint, s.next(), batch));
                 }
 
                 @Override
                 public void post(String fromEndpoint, byte[] batch) throws IOException {
-                    r.post(new RelayBatch(fromEndpoint, s, batch));
+                    r.post(new RelayBatch(fromEndpoint, s.next(), batch));
                 }
 
                 @Override
                 public long openState(String name) throws IOException {
-                    return r.openState(s, RelayBatch.name(name));
+                    return r.openState(s.next(), RelayBatch.name(name));
                 }
 
                 @Override
                 public byte[] nextState(long transferId, int maxChunk) throws IOException {
-                    return r.nextState(s, transferId, maxChunk);
+                    return r.nextState(s.next(), transferId, maxChunk);
                 }
             }, cacheName, maxChunkBytes, sink);
         } else {

@@ -159,7 +159,8 @@ class RmiClusterSecretTest {
         Registry registry = LocateRegistry.getRegistry("127.0.0.1", RmiUrls.port(cluster.endpoint(a)));
         RelayRemote relay = (RelayRemote) registry.lookup(RelayRemote.BINDING);
         byte[][] recorded = new byte[2][];
-        byte[] session = RpcSessions.open(ClusterSecret.of(TEXT), "recorder", new RpcSessions.Listener() {
+        RpcSessions.Credentials session = RpcSessions.open(ClusterSecret.of(TEXT), "recorder",
+                new RpcSessions.Listener() {
             @Override
             public byte[] challenge() throws java.io.IOException {
                 return recorded[0] = relay.challenge();
@@ -172,9 +173,18 @@ class RmiClusterSecretTest {
             }
         });
         byte[] put = EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("proven", "v")));
-        relay.deliver(new RelayBatch("recorder", session, put));
+        byte[] credential = session.next();
+        relay.deliver(new RelayBatch("recorder", credential, put));
         assertThat(a.getCache("async").get("proven")).isNotNull();
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isZero();
+        // the recorded call itself, sent again: refused, not applied
+        a.getCache("async").remove("proven");
+        assertThatThrownBy(() -> relay.deliver(new RelayBatch("recorder", credential, put)))
+                .matches(RpcSessions::isRefusal, "a refusal");
+        assertThat(a.getCache("async").get("proven")).as("the replayed put was applied").isNull();
+        relay.deliver(new RelayBatch("recorder", session.next(), put));
+        assertThat(a.getCache("async").get("proven")).isNotNull();
+        assertThat(cluster.jmx(a).managerCount("unauthorized")).isEqualTo(1);
 
         assertThatThrownBy(() -> relay.authenticate(RelayBatch.name("recorder"), recorded[0], recorded[1]))
                 .hasCauseInstanceOf(AccessException.class).hasMessageContaining("replayed");
@@ -184,6 +194,6 @@ class RmiClusterSecretTest {
         byte[] forged = ByteBuffer.allocate(32).put(Arrays.copyOf(other, 24)).putLong(0).array();
         assertThatThrownBy(() -> relay.authenticate(RelayBatch.name("recorder"), forged, recorded[1]))
                 .hasCauseInstanceOf(AccessException.class).hasMessageContaining("did not issue");
-        assertThat(cluster.jmx(a).managerCount("unauthorized")).isEqualTo(3);
+        assertThat(cluster.jmx(a).managerCount("unauthorized")).isEqualTo(4);
     }
 }

@@ -30,8 +30,11 @@ import io.ehrelay.spi.ClusterSecret;
  *     that proof before it sends anything, so a listener without the secret learns nothing either.</li>
  * </ol>
  * The secret never crosses the wire and a recorded exchange does not open another session (its nonce is used).
- * A session is a bearer credential of {@value #SESSION_BYTES} random bytes bound to the caller's address; on a
- * network where others can read the traffic, use TLS as well. Sessions unused for
+ * A session is {@value #SESSION_BYTES} random bytes bound to the caller's address and to a key both sides derive
+ * from the secret and the exchange (never sent). A call names it in a credential of its own ({@link Credentials}):
+ * the session, a counter and a MAC of both under that key; the listener serves each counter once (within a window
+ * of the {@value #WINDOW} latest), so a recorded call replayed later, from anywhere, is refused. (Someone who can
+ * change traffic in flight can still change a call's body: on such networks use TLS as well.) Sessions unused for
  * {@value #SESSION_IDLE_SECONDS} s end; a caller opening a session again (same host and name) gives up its
  * earlier ones; at most {@value #MAX_SESSIONS} are kept (only holders of the secret open them). Every refusal
  * goes to the {@code refused} callback, which counts it. Thread-safe.
@@ -40,12 +43,17 @@ public final class RpcSessions {
 
     /** Bytes of a session. */
     public static final int SESSION_BYTES = 32;
+    /** Bytes of a call's credential: the session, its counter, the MAC of both. */
+    public static final int CREDENTIAL_BYTES = SESSION_BYTES + 8 + 16;
+    /** How far behind the highest counter seen a call may arrive (calls of a session may overtake each other). */
+    static final int WINDOW = 64;
     static final int CHALLENGE_SECONDS = 30;
     static final int SESSION_IDLE_SECONDS = 600;
     static final int MAX_SESSIONS = 4096;
 
     private static final String CLIENT = "ehrelay rpc client";
     private static final String SERVER = "ehrelay rpc server";
+    private static final String CALL_KEY = "ehrelay rpc call key";
     private static final int RANDOM_BYTES = 16;
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -64,12 +72,76 @@ public final class RpcSessions {
     private static final class Session {
         final InetAddress host;
         final String from;
+        final SecretKeySpec key;
         volatile long lastUsed;
+        /** The highest counter served, and which of the {@link #WINDOW} below it were (bit i: highest - i). */
+        private long highest;
+        private long served;
 
-        Session(InetAddress host, String from, long now) {
+        Session(InetAddress host, String from, SecretKeySpec key, long now) {
             this.host = host;
             this.from = from;
+            this.key = key;
             this.lastUsed = now;
+        }
+
+        /** Takes {@code counter} if it was not served yet and is not too old: once each. */
+        synchronized boolean take(long counter) {
+            if (counter <= 0) {
+                return false;
+            }
+            if (counter > highest) {
+                long shift = counter - highest;
+                served = shift >= WINDOW ? 0 : served << shift;
+                served |= 1;
+                highest = counter;
+                return true;
+            }
+            long behind = highest - counter;
+            if (behind >= WINDOW || (served & (1L << behind)) != 0) {
+                return false;
+            }
+            served |= 1L << behind;
+            return true;
+        }
+    }
+
+    /**
+     * The caller's side of a session: {@link #next()} gives each call its own credential. Thread-safe.
+     */
+    public static final class Credentials {
+        private final byte[] session;
+        private final SecretKeySpec key;
+        private final java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong();
+
+        Credentials(byte[] session, byte[] key) {
+            this.session = session;
+            this.key = new SecretKeySpec(key, "HmacSHA256");
+        }
+
+        /** The credential of the next call: {@value RpcSessions#CREDENTIAL_BYTES} bytes, good once. */
+        public byte[] next() {
+            ByteBuffer b = ByteBuffer.allocate(CREDENTIAL_BYTES);
+            b.put(session).putLong(counter.incrementAndGet());
+            b.put(callMac(key, b.array()), 0, CREDENTIAL_BYTES - SESSION_BYTES - 8);
+            return b.array();
+        }
+
+        /** The session these credentials name (for tests). */
+        public byte[] session() {
+            return session.clone();
+        }
+    }
+
+    /** The MAC of a credential's session and counter. */
+    private static byte[] callMac(SecretKeySpec key, byte[] credential) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(key);
+            mac.update(credential, 0, SESSION_BYTES + 8);
+            return mac.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("this JVM has no HmacSHA256", e);
         }
     }
 
@@ -167,19 +239,23 @@ public final class RpcSessions {
         sessions.values().removeIf(old -> old.host.equals(host) && old.from.equals(name));
         byte[] session = new byte[SESSION_BYTES];
         RANDOM.nextBytes(session);
-        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, name, now));
+        byte[] key = secret.proof(CALL_KEY, challenge, clientNonce, name(from), session);
+        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, name, new SecretKeySpec(key, "HmacSHA256"),
+                now));
         return ByteBuffer.allocate(ClusterSecret.PROOF_BYTES + SESSION_BYTES)
                 .put(secret.proof(SERVER, challenge, clientNonce, name(from), session)).put(session).array();
     }
 
     /**
-     * Checks a call's session.
+     * Checks a call's credential ({@link Credentials#next()}).
      *
      * @return the name the caller gave when it opened the session
-     * @throws RpcException when there is no such live session, or the call comes from another host (counted)
+     * @throws RpcException when it names no live session, comes from another host than the session's, is not
+     *                      the session's MAC, or was served already (a replayed call) (counted)
      */
-    public String check(byte[] session, InetAddress host) throws RpcException {
-        Session s = session == null || session.length != SESSION_BYTES ? null : sessions.get(ByteBuffer.wrap(session));
+    public String check(byte[] credential, InetAddress host) throws RpcException {
+        Session s = credential == null || credential.length != CREDENTIAL_BYTES ? null
+                : sessions.get(ByteBuffer.wrap(credential, 0, SESSION_BYTES));
         if (s == null) {
             throw refuse(host, "a call without a valid session (clusterSecret missing or different, or the session "
                     + "ended)");
@@ -187,10 +263,18 @@ public final class RpcSessions {
         if (!s.host.equals(host)) {
             throw refuse(host, "a session opened from " + s.host.getHostAddress());
         }
+        byte[] mac = callMac(s.key, credential);
+        if (!MessageDigest.isEqual(java.util.Arrays.copyOf(mac, CREDENTIAL_BYTES - SESSION_BYTES - 8),
+                java.util.Arrays.copyOfRange(credential, SESSION_BYTES + 8, CREDENTIAL_BYTES))) {
+            throw refuse(host, "a call whose credential is not its session's (forged)");
+        }
         long now = clock.nanoTime();
         if (now - s.lastUsed > TimeUnit.SECONDS.toNanos(SESSION_IDLE_SECONDS)) {
-            sessions.remove(ByteBuffer.wrap(session));
+            sessions.remove(ByteBuffer.wrap(credential, 0, SESSION_BYTES));
             throw refuse(host, "a session that ended (unused for " + SESSION_IDLE_SECONDS + " s)");
+        }
+        if (!s.take(ByteBuffer.wrap(credential, SESSION_BYTES, 8).getLong())) {
+            throw refuse(host, "a call served already (replayed), or older than the " + WINDOW + " latest");
         }
         s.lastUsed = now;
         return s.from;
@@ -242,10 +326,10 @@ public final class RpcSessions {
      * Opens a session with a listener: answers its challenge and checks its proof.
      *
      * @param from the name this node gives (its endpoint)
-     * @return the session, to name in every later call
+     * @return the session's credentials: {@link Credentials#next()} for every later call
      * @throws RpcException when the listener's answer does not prove the secret
      */
-    public static byte[] open(ClusterSecret secret, String from, Listener listener) throws IOException {
+    public static Credentials open(ClusterSecret secret, String from, Listener listener) throws IOException {
         byte[] challenge = listener.challenge();
         if (challenge == null || challenge.length != ClusterSecret.NONCE_BYTES) {
             throw new RpcException("the peer's challenge is malformed");
@@ -262,7 +346,7 @@ public final class RpcSessions {
                 clientNonce, name(from), session)) {
             throw new RpcException("the peer does not prove the cluster secret (clusterSecret different)");
         }
-        return session;
+        return new Credentials(session, secret.proof(CALL_KEY, challenge, clientNonce, name(from), session));
     }
 
     /** Whether a failure is a listener's refusal under {@link #check} or {@link #authenticate}. */

@@ -35,7 +35,7 @@ class RpcSessionsTest {
     private final RpcSessions sessions = new RpcSessions(SECRET, clock, (host, why) -> refusals.add(why));
     private final InetAddress here = InetAddress.getLoopbackAddress();
 
-    private byte[] open(ClusterSecret secret, byte[][] record) throws IOException {
+    private RpcSessions.Credentials open(ClusterSecret secret, byte[][] record) throws IOException {
         return RpcSessions.open(secret, "peer-a", new RpcSessions.Listener() {
             @Override
             public byte[] challenge() {
@@ -55,13 +55,16 @@ class RpcSessionsTest {
 
     @Test
     void aHolderOfTheSecret_opensASession_thatNamesItAndWorksFromItsHostOnly() throws Exception {
-        byte[] session = open(SECRET, null);
-        assertThat(sessions.check(session, here)).isEqualTo("peer-a");
-        assertThatThrownBy(() -> sessions.check(session, InetAddress.getByName("10.0.0.9")))
+        RpcSessions.Credentials session = open(SECRET, null);
+        assertThat(sessions.check(session.next(), here)).isEqualTo("peer-a");
+        byte[] elsewhere = session.next();
+        assertThatThrownBy(() -> sessions.check(elsewhere, InetAddress.getByName("10.0.0.9")))
                 .hasMessageContaining("unauthorized").hasMessageContaining("opened from");
-        assertThatThrownBy(() -> sessions.check(new byte[RpcSessions.SESSION_BYTES], here))
+        assertThatThrownBy(() -> sessions.check(new byte[RpcSessions.CREDENTIAL_BYTES], here))
                 .hasMessageContaining("without a valid session");
-        assertThat(refusals).hasSize(2);
+        assertThatThrownBy(() -> sessions.check(session.session(), here)).as("the bare session")
+                .hasMessageContaining("without a valid session");
+        assertThat(refusals).hasSize(3);
     }
 
     @Test
@@ -102,20 +105,49 @@ class RpcSessionsTest {
 
     @Test
     void openingASessionAgain_endsTheCallersEarlierOne() throws Exception {
-        byte[] first = open(SECRET, null);
-        byte[] second = open(SECRET, null);
+        RpcSessions.Credentials first = open(SECRET, null);
+        RpcSessions.Credentials second = open(SECRET, null);
         assertThat(sessions.openSessions()).isEqualTo(1);
-        assertThat(sessions.check(second, here)).isEqualTo("peer-a");
-        assertThatThrownBy(() -> sessions.check(first, here)).hasMessageContaining("without a valid session");
+        assertThat(sessions.check(second.next(), here)).isEqualTo("peer-a");
+        assertThatThrownBy(() -> sessions.check(first.next(), here)).hasMessageContaining("without a valid session");
     }
 
     @Test
     void anIdleSession_ends() throws Exception {
-        byte[] session = open(SECRET, null);
+        RpcSessions.Credentials session = open(SECRET, null);
         now.addAndGet(TimeUnit.SECONDS.toNanos(RpcSessions.SESSION_IDLE_SECONDS - 1));
-        sessions.check(session, here); // used: stays
+        sessions.check(session.next(), here); // used: stays
         now.addAndGet(TimeUnit.SECONDS.toNanos(RpcSessions.SESSION_IDLE_SECONDS + 1));
-        assertThatThrownBy(() -> sessions.check(session, here)).hasMessageContaining("ended");
+        assertThatThrownBy(() -> sessions.check(session.next(), here)).hasMessageContaining("ended");
         assertThat(sessions.openSessions()).isZero();
+    }
+
+    @Test
+    void aRecordedCall_isNotServedAgain_norAForgedOne_whileCallsMayOvertakeEachOther() throws Exception {
+        RpcSessions.Credentials session = open(SECRET, null);
+        byte[] recorded = session.next();
+        assertThat(sessions.check(recorded, here)).isEqualTo("peer-a");
+        assertThatThrownBy(() -> sessions.check(recorded, here)).hasMessageContaining("replayed");
+        // calls in flight together arrive in any order, each once
+        byte[][] inFlight = new byte[10][];
+        for (int i = 0; i < inFlight.length; i++) {
+            inFlight[i] = session.next();
+        }
+        for (int i = inFlight.length - 1; i >= 0; i--) {
+            assertThat(sessions.check(inFlight[i], here)).isEqualTo("peer-a");
+        }
+        for (byte[] c : inFlight) {
+            assertThatThrownBy(() -> sessions.check(c, here)).hasMessageContaining("replayed");
+        }
+        // one older than the window is refused even if it was never served
+        byte[] old = session.next();
+        for (int i = 0; i < 64; i++) {
+            sessions.check(session.next(), here);
+        }
+        assertThatThrownBy(() -> sessions.check(old, here)).hasMessageContaining("older than");
+        // a credential with another counter but the MAC of a real one
+        byte[] forged = session.next();
+        forged[RpcSessions.SESSION_BYTES + 7] ^= 1;
+        assertThatThrownBy(() -> sessions.check(forged, here)).hasMessageContaining("forged");
     }
 }
