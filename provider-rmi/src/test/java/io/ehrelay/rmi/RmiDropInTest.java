@@ -1,6 +1,7 @@
 package io.ehrelay.rmi;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.internal.engine.ReplicationNode;
@@ -52,6 +54,13 @@ class RmiDropInTest {
         CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
         managers.add(cm);
         return cm;
+    }
+
+    /** A loopback port nothing listens on (for peers a node may try to reach). */
+    private static int unusedPort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
     }
 
     private static ReplicationNode node(CacheManager cm) {
@@ -122,5 +131,33 @@ class RmiDropInTest {
                     + "empty; using its default 10100")).hasSize(1);
         }
         assertThat(node(plain).config().discovery().peerTimeoutMillis()).isEqualTo(10_100);
+    }
+
+    /**
+     * Stock RMI separates rmiUrls with '|' too. After a comma, a URL arrives as an unknown property ("//host" with
+     * the rest as its value); after a space, ehrelay's parser would have taken the first URL's host:port only.
+     */
+    @Test
+    void rmiUrlsSeparatedByASpace_orAComma_areRefused_namingTheSeparator() throws Exception {
+        String listener = "hostName=127.0.0.1, port=0";
+        assertThatThrownBy(() -> start(ContractCluster.uniqueName("rmi-space"),
+                "peerDiscovery=manual, rmiUrls=//127.0.0.1:40002/users //127.0.0.1:40003/users", listener, "", ""))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("ehrelay RmiCacheManagerPeerProviderFactory: rmiUrls: '//127.0.0.1:40002/users "
+                        + "//127.0.0.1:40003/users' holds a space; separate peers with '|' "
+                        + "(rmiUrls=//127.0.0.1:40002/users|//127.0.0.1:40003/users)");
+        assertThatThrownBy(() -> start(ContractCluster.uniqueName("rmi-comma"),
+                "peerDiscovery=manual, rmiUrls=//127.0.0.1:40002/users, //127.0.0.1:40003/users", listener, "", ""))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("ehrelay RmiCacheManagerPeerProviderFactory: rmiUrls: '//127.0.0.1:40003/users' follows "
+                        + "a comma, and Ehcache splits the properties attribute on commas (it arrived as an unknown "
+                        + "property '//127.0.0.1'); separate peers with '|' "
+                        + "(rmiUrls=//127.0.0.1:40002/users|//127.0.0.1:40003/users)");
+        // a cache name may hold a space: one peer, accepted as stock accepts it
+        String u1 = "//127.0.0.1:" + unusedPort() + "/my users";
+        String u2 = "//127.0.0.1:" + unusedPort() + "/users";
+        CacheManager ok = start(ContractCluster.uniqueName("rmi-cache-name"),
+                "peerDiscovery=manual, rmiUrls=" + u1 + "|" + u2, listener, "", "");
+        assertThat(node(ok).config().discovery().manualPeers()).containsExactly(u1, u2);
     }
 }

@@ -1,6 +1,7 @@
 package io.ehrelay.tcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
@@ -53,6 +55,13 @@ class TcpDropInTest {
         return cm;
     }
 
+    /** A loopback port nothing listens on (for peers a node may try to reach). */
+    private static int unusedPort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
     private static ReplicationNode node(CacheManager cm) {
         return ReplicationNode.find(cm, TcpSettings.SCHEME);
     }
@@ -93,5 +102,42 @@ class TcpDropInTest {
         b.getCache("users").put(new Element("k", "v"));
         Await.until(() -> a.getCache("users").get("k") != null, () -> "a did not receive b's put");
         assertThat(a.getCache("users").get("k").getObjectValue()).isEqualTo("v");
+    }
+
+    /**
+     * Ehcache splits the properties attribute on commas, so peers after a comma arrive as unknown properties named
+     * like their host; peers after a space make one entry. Both are refused at start, naming the separator.
+     */
+    @Test
+    void peersSeparatedByASpace_orAComma_areRefused_namingTheSeparator() throws Exception {
+        String listener = "hostName=127.0.0.1, port=0";
+        assertThatThrownBy(() -> start(ContractCluster.uniqueName("tcp-space"),
+                "peerDiscovery=manual, peers=127.0.0.1:40002 127.0.0.1:40003", listener, "", ""))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("ehrelay TcpCacheManagerPeerProviderFactory: peers: '127.0.0.1:40002 127.0.0.1:40003' "
+                        + "holds a space; separate peers with '|' (peers=127.0.0.1:40002|127.0.0.1:40003)");
+        assertThatThrownBy(() -> start(ContractCluster.uniqueName("tcp-comma"),
+                "peerDiscovery=manual, peers=127.0.0.1:40002, 127.0.0.1:40003", listener, "", ""))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("ehrelay TcpCacheManagerPeerProviderFactory: peers: '127.0.0.1:40003' follows a comma, "
+                        + "and Ehcache splits the properties attribute on commas (it arrived as an unknown property "
+                        + "'127.0.0.1'); separate peers with '|' (peers=127.0.0.1:40002|127.0.0.1:40003)");
+        // three on one host: the host arrives twice, which is said as the separator too, not as a repeated key
+        assertThatThrownBy(() -> start(ContractCluster.uniqueName("tcp-commas"),
+                "peerDiscovery=manual, peers=localhost:40002, localhost:40003, localhost:40004", listener, "", ""))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("peers: 'localhost:40003' follows a comma")
+                .hasMessageContaining("(peers=localhost:40002|localhost:40003|localhost:40004)");
+        // a host name never holds a space
+        assertThatThrownBy(() -> start(ContractCluster.uniqueName("tcp-host"),
+                "peerDiscovery=manual, peers=my host:40002", listener, "", ""))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("'my host:40002' holds a space");
+        // the separator that works
+        String p1 = "127.0.0.1:" + unusedPort();
+        String p2 = "127.0.0.1:" + unusedPort();
+        CacheManager ok = start(ContractCluster.uniqueName("tcp-bar"), "peerDiscovery=manual, peers=" + p1 + "|" + p2,
+                listener, "", "");
+        assertThat(node(ok).config().discovery().manualPeers()).containsExactly(p1, p2);
     }
 }

@@ -255,6 +255,17 @@ public final class PropertyReader {
         Collections.addAll(known, names);
     }
 
+    /** The properties given that no part read (yet), name → value: what {@link #rejectUnknown()} would name. */
+    public Map<String, String> unread() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : values.entrySet()) {
+            if (!known.contains(e.getKey())) {
+                out.put(e.getKey(), e.getValue());
+            }
+        }
+        return out;
+    }
+
     /** Fails if any property given was not read by anyone. Call after every part has read its properties. */
     public void rejectUnknown() {
         List<String> unknown = new ArrayList<>();

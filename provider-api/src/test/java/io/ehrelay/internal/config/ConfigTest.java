@@ -119,6 +119,35 @@ class ConfigTest {
     }
 
     @Test
+    void peersAfterASpace_orAComma_areFound_andNamedWithTheSeparator() {
+        java.util.function.Predicate<String> hostPort = e -> e.matches("[^\\s:/]+:\\d+(/.*)?");
+        assertThat(PeerListSeparator.splitAtSpaces("a:1 b:2  c:3", hostPort)).containsExactly("a:1", "b:2", "c:3");
+        assertThat(PeerListSeparator.splitAtSpaces("a:1/my cache b:2/c", hostPort))
+                .containsExactly("a:1/my cache", "b:2/c");
+        // one peer, a space in what follows it: the transport judges it
+        assertThat(PeerListSeparator.splitAtSpaces("a:1/my cache", hostPort)).containsExactly("a:1/my cache");
+        assertThat(PeerListSeparator.splitAtSpaces("a:1", hostPort)).containsExactly("a:1");
+
+        PropertyReader spaced = new PropertyReader("F", props("peers", "a:1 b:2|c:3"));
+        assertThatThrownBy(() -> PeerListSeparator.check(spaced, "peers", spaced.list("peers"), null, null, hostPort))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("ehrelay F: peers: 'a:1 b:2' holds a space; separate peers with '|' (peers=a:1|b:2|c:3)");
+        // what Ehcache hands the factory for "peers=a:1, b:2, x=3": b arrives as a property of its own
+        PropertyReader comma = new PropertyReader("F", props("peers", "a:1", "b", "2", "x", "3"));
+        comma.list("peers");
+        assertThatThrownBy(() -> PeerListSeparator.check(comma, "peers", comma.list("peers"), "peers=a:1, b:2, x=3",
+                null, hostPort)).isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("peers: 'b:2' follows a comma").hasMessageContaining("(peers=a:1|b:2)");
+        // an unknown property written name=value is no peer, and one the factory read is not looked at
+        PropertyReader typo = new PropertyReader("F", props("peers", "a:1", "x", "3"));
+        PeerListSeparator.check(typo, "peers", typo.list("peers"), "peers=a:1, x=3", ",", hostPort);
+        PropertyReader colon = new PropertyReader("F", props("peers", "a:1", "x", "3"));
+        colon.list("peers");
+        colon.intIn("x", 0, 0, 10);
+        PeerListSeparator.check(colon, "peers", colon.list("peers"), "peers=a:1, x:3", ",", hostPort);
+    }
+
+    @Test
     void aPropertyGivenTwice_isFound_inTheRawAttribute() {
         assertThat(RepeatedKeys.repeated("queueMaxEvents=100000, peers=h:1, queueMaxEvents = 10", ","))
                 .isEqualTo("queueMaxEvents");
