@@ -1049,6 +1049,77 @@ public abstract class ReplicationContractTest {
         assertThat(Jmx.query("io.ehrelay:cacheManager=" + b.getName() + ",*")).isNotEmpty();
     }
 
+    /** Names of this JVM's live ehrelay threads. */
+    private static List<String> ehrelayThreads() {
+        List<String> names = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().startsWith(NodeThreads.PREFIX)) {
+                names.add(t.getName());
+            }
+        }
+        return names;
+    }
+
+    private static int freeLoopbackPort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static CacheManager construct(String xml) {
+        return new CacheManager(new java.io.ByteArrayInputStream(xml.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Ehcache disposes a peer provider only in {@code CacheManager.shutdown()}, and forgets a CacheManager whose
+     * constructor throws: a cache that fails to be created after the node started (its factory class misspelt,
+     * its replicator badly configured) must not leave the node's threads running and its port bound, so that the
+     * corrected configuration can start in the same JVM — after the failure (round 0) and right away (round 1).
+     */
+    @Test
+    void aCacheManagerThatFailsToConstruct_leavesNoThreads_andItsPortToTheNextOne() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(fixture().listenerFactory() != null && fixture().manualDiscovery(),
+                "the transport's listener is not a port of its own (JGroups: the stack's)");
+        int port = freeLoopbackPort();
+        ContractCluster fixed = new ContractCluster(fixture().withListenerProperties(
+                fixture().listenerProperties().replace("port=0", "port=" + port)));
+        String misspelt = fixture().replicatorFactory().replace("ReplicatorFactory", "ReplicatorFactroy");
+        String[] badCaches = {
+            "<cache name=\"misspelt\" maxEntriesLocalHeap=\"10\">\n"
+                + "  <cacheEventListenerFactory class=\"" + misspelt + "\"/>\n</cache>\n",
+            "<cache name=\"badProperty\" maxEntriesLocalHeap=\"10\">\n"
+                + "  <cacheEventListenerFactory class=\"" + fixture().replicatorFactory()
+                + "\" properties=\"replicatePuts=yes\"/>\n</cache>\n"};
+        String[] failures = {misspelt, "replicatePuts"};
+        List<String> before = ehrelayThreads();
+        for (int round = 0; round < 2; round++) {
+            String failedName = ContractCluster.uniqueName("failed");
+            String bad = fixed.nodeXml(failedName, "").replace("</ehcache>", badCaches[round] + "</ehcache>");
+            assertThatThrownBy(() -> construct(bad)).isInstanceOf(CacheException.class)
+                    .hasStackTraceContaining(failures[round]);
+            if (round == 0) {
+                Await.until(Duration.ofSeconds(20), () -> before.containsAll(ehrelayThreads()),
+                        () -> "ehrelay threads left after a failed construction: " + ehrelayThreads()
+                                + " (before it: " + before + ")");
+            }
+            CacheManager ok = construct(fixed.nodeXml(ContractCluster.uniqueName("retry"), ""));
+            try {
+                assertThat(fixed.node(ok).isAlive()).isTrue();
+                String endpoint = fixed.endpoint(ok);
+                if (!endpoint.startsWith("loopback:")) {
+                    assertThat(endpoint).as("round %d", round).contains(":" + port);
+                }
+            } finally {
+                ok.shutdown();
+            }
+            Await.until(Duration.ofSeconds(20), () -> ehrelayThreads().stream()
+                    .noneMatch(n -> n.contains("-" + failedName + "-")), () -> "left " + ehrelayThreads());
+            assertThat(Jmx.query("io.ehrelay:cacheManager=" + failedName + ",*")).isEmpty();
+        }
+        Await.until(Duration.ofSeconds(20), () -> before.containsAll(ehrelayThreads()),
+                () -> "ehrelay threads left: " + ehrelayThreads() + " (before: " + before + ")");
+    }
+
     @Test
     void shutdown_drainsQueuedEvents() {
         CacheManager a = node("a");
