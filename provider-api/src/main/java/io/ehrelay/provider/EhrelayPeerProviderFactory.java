@@ -2,11 +2,15 @@ package io.ehrelay.provider;
 
 import java.util.Properties;
 
+import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.config.PeerListSeparator;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.config.Configuration;
+import net.sf.ehcache.config.FactoryConfiguration;
 import net.sf.ehcache.distribution.CacheManagerPeerProvider;
 import net.sf.ehcache.distribution.CacheManagerPeerProviderFactory;
 
@@ -47,10 +51,32 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
     @Override
     public CacheManagerPeerProvider createCachePeerProvider(CacheManager cacheManager, Properties properties) {
         io.ehrelay.internal.Dependencies.check();
-        io.ehrelay.internal.config.RepeatedKeys.check(cacheManager.getConfiguration(), "io.ehrelay.");
+        // peers after commas look like a key given twice (peers=h:1, h:2, h:3 gives "h" twice): the repeated key
+        // is reported once the peer list is checked, which names the separator to use instead
+        InvalidConfigurationException repeated = null;
+        try {
+            io.ehrelay.internal.config.RepeatedKeys.check(cacheManager.getConfiguration(), "io.ehrelay.");
+        } catch (InvalidConfigurationException e) {
+            repeated = e;
+        }
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
-        NodeConfig config = NodeConfig.read(reader, manualPeersProperty);
-        Transport transport = createTransport(reader, config);
+        NodeConfig config;
+        Transport transport;
+        try {
+            config = NodeConfig.read(reader, manualPeersProperty);
+            transport = createTransport(reader, config);
+        } catch (InvalidConfigurationException e) {
+            throw repeated != null ? repeated : e;
+        }
+        if (manualPeersProperty != null) {
+            FactoryConfiguration<?> own = ownConfiguration(cacheManager);
+            PeerListSeparator.check(reader, manualPeersProperty, config.discovery().manualPeers(),
+                    own == null ? null : own.getProperties(), own == null ? null : own.getPropertySeparator(),
+                    entry -> isPeer(transport, entry));
+        }
+        if (repeated != null) {
+            throw repeated;
+        }
         for (String entry : config.discovery().manualPeers()) {
             try {
                 transport.normalizePeer(entry);
@@ -60,7 +86,7 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
         }
         reader.rejectUnknown();
         if (config.clusterSecret() != null && !transport.provesClusterSecret()) {
-            throw new io.ehrelay.config.InvalidConfigurationException("ehrelay " + reader.owner() + ": property '"
+            throw new InvalidConfigurationException("ehrelay " + reader.owner() + ": property '"
                     + NodeConfig.CLUSTER_SECRET + "' is not supported by the " + transportName + " transport yet "
                     + "(the TCP, RMI, Hessian and JGroups transports support it); authenticate its peers as its documentation "
                     + "says, or list their hosts in unauthenticatedPeers");
@@ -69,5 +95,28 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
                 EhrelayReplicator.of(scheme));
         node.configure(config, transport);
         return new EhrelayPeerProvider(node);
+    }
+
+    /** This factory's entry in the CacheManager's configuration (its raw properties), or {@code null}. */
+    private FactoryConfiguration<?> ownConfiguration(CacheManager cacheManager) {
+        Configuration c = cacheManager.getConfiguration();
+        if (c == null) {
+            return null;
+        }
+        for (FactoryConfiguration<?> f : c.getCacheManagerPeerProviderFactoryConfiguration()) {
+            if (getClass().getName().equals(f.getFullyQualifiedClassPath())) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    private static boolean isPeer(Transport transport, String entry) {
+        try {
+            transport.normalizePeer(entry);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 }

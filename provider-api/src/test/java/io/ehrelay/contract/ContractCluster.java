@@ -42,25 +42,9 @@ public final class ContractCluster implements AutoCloseable {
      * to every other (for a node that refuses its peers).
      */
     public CacheManager start(String label, String extraProviderProperties, boolean awaitMembers) {
-        String name = label + "-" + IDS.incrementAndGet();
-        List<String> peers = new ArrayList<>();
-        for (CacheManager cm : managers) {
-            peers.add(endpoint(cm));
-        }
+        String name = uniqueName(label);
         boolean manual = fixture.manualDiscovery();
-        List<String> props = new ArrayList<>();
-        if (manual) {
-            props.add("peerDiscovery=manual");
-            if (!peers.isEmpty()) {
-                props.add(fixture.manualPeersProperty() + "=" + String.join("|", peers));
-            }
-        }
-        for (String extra : List.of(fixture.extraProviderProperties(), extraProviderProperties)) {
-            if (extra != null && !extra.isBlank()) {
-                props.add(extra);
-            }
-        }
-        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml(name, String.join(", ", props))
+        CacheManager cm = new CacheManager(new ByteArrayInputStream(nodeXml(name, extraProviderProperties)
                 .getBytes(StandardCharsets.UTF_8)));
         if (manual) {
             String endpoint = endpoint(cm);
@@ -79,6 +63,35 @@ public final class ContractCluster implements AutoCloseable {
                             + node(m).peers()).collect(java.util.stream.Collectors.joining("; ")));
         }
         return cm;
+    }
+
+    /** {@code label} with a number no other node of this JVM's suites has, as {@link #start} names its nodes. */
+    public static String uniqueName(String label) {
+        return label + "-" + IDS.incrementAndGet();
+    }
+
+    /**
+     * The ehcache.xml {@link #start} would build for a node named {@code name}: the running nodes as its manual
+     * peers (with manual discovery), the fixture's and {@code extraProviderProperties} on its provider.
+     */
+    public String nodeXml(String name, String extraProviderProperties) {
+        List<String> props = new ArrayList<>();
+        if (fixture.manualDiscovery()) {
+            List<String> peers = new ArrayList<>();
+            for (CacheManager cm : managers) {
+                peers.add(endpoint(cm));
+            }
+            props.add("peerDiscovery=manual");
+            if (!peers.isEmpty()) {
+                props.add(fixture.manualPeersProperty() + "=" + String.join("|", peers));
+            }
+        }
+        for (String extra : List.of(fixture.extraProviderProperties(), extraProviderProperties)) {
+            if (extra != null && !extra.isBlank()) {
+                props.add(extra);
+            }
+        }
+        return xml(name, String.join(", ", props));
     }
 
     /** The filled-in ehcache.xml for a node. */

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.internal.engine.NodeThreads;
+import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
@@ -403,6 +404,66 @@ public abstract class ReplicationContractTest {
             assertThat(cluster.jmx(a).cacheCount(cache, "unencodable")).isEqualTo(1);
             // the peer must not keep serving the value the put replaced: it drops the key
             awaitAbsent(b, cache, "bad");
+        }
+    }
+
+    /** A key whose class is not {@code Serializable}: stock replicators leave its element local. */
+    static final class PlainKey {
+        private final int id;
+
+        PlainKey(int id) {
+            this.id = id;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PlainKey && ((PlainKey) o).id == id;
+        }
+
+        @Override
+        public int hashCode() {
+            return id;
+        }
+    }
+
+    @Test
+    void aKeyThatIsNotSerializable_staysLocal_andLeavesThePeersAlone_asWithStockEhcache() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        try (LogCapture log = LogCapture.start()) {
+            for (String cache : new String[] {"async", "sync"}) {
+                for (int i = 0; i < 3; i++) {
+                    cache(a, cache).put(new Element("k" + i, "v" + i));
+                }
+                for (int i = 0; i < 3; i++) {
+                    awaitValue(b, cache, "k" + i, "v" + i);
+                }
+                cache(a, cache).put(new Element(new PlainKey(1), "stays here"));
+                settle(a, cache); // whatever a sent before its marker has reached b
+                assertThat(cache(a, cache).getSize()).as("a: 3 puts, the plain key, the marker").isEqualTo(5);
+                assertThat(cache(a, cache).get(new PlainKey(1)).getObjectValue()).isEqualTo("stays here");
+                assertThat(cache(b, cache).getSize()).as("b: the 3 puts and the marker, none removed").isEqualTo(4);
+                for (int i = 0; i < 3; i++) {
+                    assertThat(cache(b, cache).get("k" + i).getObjectValue()).isEqualTo("v" + i);
+                }
+                assertThat(cluster.jmx(a).cacheCount(cache, "notReplicated")).isEqualTo(1);
+                assertThat(cluster.jmx(a).cacheCount(cache, "unencodable")).isZero();
+                // an update and a remove of that key: not replicated either, said no more
+                cache(a, cache).put(new Element(new PlainKey(1), "still here"));
+                cache(a, cache).remove(new PlainKey(1));
+                settle(a, cache);
+                assertThat(cache(b, cache).getSize()).isEqualTo(5); // the 3 puts and two markers
+                assertThat(cluster.jmx(a).cacheCount(cache, "notReplicated")).isEqualTo(3);
+                assertThat(log.lines("ehrelay: cache '" + cache + "' of CacheManager " + a.getName() + " has a key of "
+                        + "class " + PlainKey.class.getName() + ", which is not Serializable")).hasSize(1);
+                // a value that is not Serializable (its key is) still invalidates the key on the peers
+                cache(a, cache).put(new Element("k0", new PlainKey(2)));
+                awaitAbsent(b, cache, "k0");
+                assertThat(cluster.jmx(a).cacheCount(cache, "unencodable")).isEqualTo(1);
+                assertThat(cluster.jmx(a).cacheCount(cache, "notReplicated")).isEqualTo(3);
+            }
+            assertThat(cluster.jmx(a).managerCount("notReplicated")).isEqualTo(6);
+            assertThat(log.lines("which is not Serializable")).as("one WARN per cache").hasSize(2);
         }
     }
 
@@ -986,6 +1047,77 @@ public abstract class ReplicationContractTest {
         Await.until(Duration.ofSeconds(10), () -> ehrelayThreadsOf(a).isEmpty(), () -> "left " + ehrelayThreadsOf(a));
         assertThat(Jmx.query("io.ehrelay:cacheManager=" + name + ",*")).isEmpty();
         assertThat(Jmx.query("io.ehrelay:cacheManager=" + b.getName() + ",*")).isNotEmpty();
+    }
+
+    /** Names of this JVM's live ehrelay threads. */
+    private static List<String> ehrelayThreads() {
+        List<String> names = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().startsWith(NodeThreads.PREFIX)) {
+                names.add(t.getName());
+            }
+        }
+        return names;
+    }
+
+    private static int freeLoopbackPort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static CacheManager construct(String xml) {
+        return new CacheManager(new java.io.ByteArrayInputStream(xml.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Ehcache disposes a peer provider only in {@code CacheManager.shutdown()}, and forgets a CacheManager whose
+     * constructor throws: a cache that fails to be created after the node started (its factory class misspelt,
+     * its replicator badly configured) must not leave the node's threads running and its port bound, so that the
+     * corrected configuration can start in the same JVM — after the failure (round 0) and right away (round 1).
+     */
+    @Test
+    void aCacheManagerThatFailsToConstruct_leavesNoThreads_andItsPortToTheNextOne() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(fixture().listenerFactory() != null && fixture().manualDiscovery(),
+                "the transport's listener is not a port of its own (JGroups: the stack's)");
+        int port = freeLoopbackPort();
+        ContractCluster fixed = new ContractCluster(fixture().withListenerProperties(
+                fixture().listenerProperties().replace("port=0", "port=" + port)));
+        String misspelt = fixture().replicatorFactory().replace("ReplicatorFactory", "ReplicatorFactroy");
+        String[] badCaches = {
+            "<cache name=\"misspelt\" maxEntriesLocalHeap=\"10\">\n"
+                + "  <cacheEventListenerFactory class=\"" + misspelt + "\"/>\n</cache>\n",
+            "<cache name=\"badProperty\" maxEntriesLocalHeap=\"10\">\n"
+                + "  <cacheEventListenerFactory class=\"" + fixture().replicatorFactory()
+                + "\" properties=\"replicatePuts=yes\"/>\n</cache>\n"};
+        String[] failures = {misspelt, "replicatePuts"};
+        List<String> before = ehrelayThreads();
+        for (int round = 0; round < 2; round++) {
+            String failedName = ContractCluster.uniqueName("failed");
+            String bad = fixed.nodeXml(failedName, "").replace("</ehcache>", badCaches[round] + "</ehcache>");
+            assertThatThrownBy(() -> construct(bad)).isInstanceOf(CacheException.class)
+                    .hasStackTraceContaining(failures[round]);
+            if (round == 0) {
+                Await.until(Duration.ofSeconds(20), () -> before.containsAll(ehrelayThreads()),
+                        () -> "ehrelay threads left after a failed construction: " + ehrelayThreads()
+                                + " (before it: " + before + ")");
+            }
+            CacheManager ok = construct(fixed.nodeXml(ContractCluster.uniqueName("retry"), ""));
+            try {
+                assertThat(fixed.node(ok).isAlive()).isTrue();
+                String endpoint = fixed.endpoint(ok);
+                if (!endpoint.startsWith("loopback:")) {
+                    assertThat(endpoint).as("round %d", round).contains(":" + port);
+                }
+            } finally {
+                ok.shutdown();
+            }
+            Await.until(Duration.ofSeconds(20), () -> ehrelayThreads().stream()
+                    .noneMatch(n -> n.contains("-" + failedName + "-")), () -> "left " + ehrelayThreads());
+            assertThat(Jmx.query("io.ehrelay:cacheManager=" + failedName + ",*")).isEmpty();
+        }
+        Await.until(Duration.ofSeconds(20), () -> before.containsAll(ehrelayThreads()),
+                () -> "ehrelay threads left: " + ehrelayThreads() + " (before: " + before + ")");
     }
 
     @Test

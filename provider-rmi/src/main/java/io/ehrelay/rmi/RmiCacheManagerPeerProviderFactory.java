@@ -26,15 +26,22 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
     /**
      * With automatic discovery, peers are forgotten after stock's own stale time ({@value #STOCK_STALE_MILLIS}
      * ms) without a heartbeat unless {@code peerTimeoutMillis} says otherwise: stock nodes, which may be peers,
-     * send one every 5 s; no slower than stock to forget a dead peer.
+     * send one every 5 s; no slower than stock to forget a dead peer. Given empty ({@code peerTimeoutMillis=}),
+     * it takes that default too, with the WARN every empty property gets.
      */
     @Override
     public net.sf.ehcache.distribution.CacheManagerPeerProvider createCachePeerProvider(
             net.sf.ehcache.CacheManager cacheManager, java.util.Properties properties) {
         java.util.Properties p = new java.util.Properties();
-        p.putAll(properties);
-        if ("automatic".equals(trimmed(p.getProperty("peerDiscovery")))
-                && p.getProperty("peerTimeoutMillis") == null) {
+        if (properties != null) {
+            p.putAll(properties);
+        }
+        String timeout = trimmed(p.getProperty("peerTimeoutMillis"));
+        if ("automatic".equalsIgnoreCase(trimmed(p.getProperty("peerDiscovery")))
+                && (timeout == null || timeout.isEmpty())) {
+            if (timeout != null) {
+                PropertyReader.warnEmpty(getClass().getSimpleName(), "peerTimeoutMillis", STOCK_STALE_MILLIS);
+            }
             p.setProperty("peerTimeoutMillis", STOCK_STALE_MILLIS);
         }
         return super.createCachePeerProvider(cacheManager, p);

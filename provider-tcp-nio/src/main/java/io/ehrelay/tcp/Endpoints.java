@@ -9,6 +9,12 @@ final class Endpoints {
     }
 
     static InetSocketAddress parse(String endpoint) {
+        for (int i = 0; i < endpoint.length(); i++) {
+            if (Character.isWhitespace(endpoint.charAt(i))) {
+                throw new IllegalArgumentException("peer '" + endpoint + "' holds a space, which no host name does; "
+                        + "separate peers with '|'");
+            }
+        }
         int colon = endpoint.lastIndexOf(':');
         if (colon <= 0 || colon == endpoint.length() - 1) {
             throw new IllegalArgumentException("peer '" + endpoint + "' is not host:port");

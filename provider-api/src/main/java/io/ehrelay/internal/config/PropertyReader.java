@@ -23,8 +23,10 @@ import io.ehrelay.config.InvalidConfigurationException;
  * <p>Every getter records the property name as known. {@link #rejectUnknown()} then fails if the user
  * wrote a property that no part of the factory reads, which turns a typo such as {@code replicatePut=false}
  * into an error instead of a silently ignored setting. A renamed property keeps working under its old name
- * through {@link #alias}. Keys and values are trimmed. Not thread-safe; a reader lives for the duration of one
- * factory call.
+ * through {@link #alias}. Keys and values are trimmed. An empty (or blank) value means the property's default, as
+ * stock Ehcache reads it ({@code socketTimeoutMillis=} in Ehcache's own distributed configurations): a typed
+ * property says so in one WARN naming the default used; a text property ({@code hostName=}) is simply not set.
+ * Not thread-safe; a reader lives for the duration of one factory call.
  */
 public final class PropertyReader {
 
@@ -37,6 +39,8 @@ public final class PropertyReader {
     private final TreeSet<String> known = new TreeSet<>();
     /** New name → the old name the user wrote it as, for error messages. */
     private final Map<String, String> writtenAs = new HashMap<>();
+    /** Typed properties given empty whose default was used, each announced once. */
+    private final Set<String> emptyDefaults = new java.util.LinkedHashSet<>();
 
     /**
      * @param owner      who reads the properties, used in error messages (e.g. the factory's simple name)
@@ -105,17 +109,39 @@ public final class PropertyReader {
     }
 
     /**
-     * The raw value of a typed property, or {@code null} when it is absent. Unlike {@link #string(String)}, a
-     * blank value is an error: {@code queueMaxBytes=} is a mistake, not a way to ask for the default.
+     * The raw value of a typed property, or {@code null} when it is absent or empty. An empty value is Ehcache's
+     * way of leaving a property unset ({@code socketTimeoutMillis=} in its own distributed configurations): the
+     * caller uses its default and calls {@link #usedDefault} with it.
      */
-    private String typed(String name, String accepted) {
+    private String typed(String name) {
         known.add(name);
         String v = values.get(name);
-        if (v != null && v.isEmpty()) {
-            throw invalid(name, v, accepted + " (an empty value sets nothing: give a value, or leave the "
-                    + "property out for its default)");
+        return v == null || v.isEmpty() ? null : v;
+    }
+
+    /**
+     * The caller fell back on {@code defaultValue} for {@code name}: when the property was given empty, one WARN
+     * (per property and reader) names it and the default used.
+     */
+    private void usedDefault(String name, Object defaultValue) {
+        String v = values.get(name);
+        if (v != null && v.isEmpty() && emptyDefaults.add(name)) {
+            LOG.warn("ehrelay: property '{}' of {} is empty; using its default {}", written(name), owner,
+                    defaultValue);
         }
-        return v;
+    }
+
+    /** The typed properties given empty that took their default, in the order they were read. */
+    public Set<String> emptyDefaults() {
+        return Collections.unmodifiableSet(emptyDefaults);
+    }
+
+    /**
+     * Logs the WARN of a typed property given empty, for a factory that settles the default itself before a
+     * reader sees its properties (e.g. RMI's {@code peerTimeoutMillis}).
+     */
+    public static void warnEmpty(String owner, String name, Object defaultValue) {
+        LOG.warn("ehrelay: property '{}' of {} is empty; using its default {}", name, owner, defaultValue);
     }
 
     public String string(String name, String defaultValue) {
@@ -124,8 +150,9 @@ public final class PropertyReader {
     }
 
     public boolean bool(String name, boolean defaultValue) {
-        String v = typed(name, "true or false");
+        String v = typed(name);
         if (v == null) {
+            usedDefault(name, defaultValue);
             return defaultValue;
         }
         if (v.equalsIgnoreCase("true")) {
@@ -143,8 +170,9 @@ public final class PropertyReader {
 
     public long longIn(String name, long defaultValue, long min, long max) {
         String accepted = "a whole number from " + min + " to " + max;
-        String v = typed(name, accepted);
+        String v = typed(name);
         if (v == null) {
+            usedDefault(name, defaultValue);
             return defaultValue;
         }
         long parsed;
@@ -162,8 +190,9 @@ public final class PropertyReader {
     /** A byte size: a whole number of bytes, or with a suffix {@code k}, {@code m} or {@code g} (powers of 1024). */
     public long bytesIn(String name, long defaultValue, long min, long max) {
         String accepted = "a byte size from " + min + " to " + max + " bytes, e.g. 65536, 512k, 64m or 1g";
-        String v = typed(name, accepted);
+        String v = typed(name);
         if (v == null) {
+            usedDefault(name, byteSize(defaultValue));
             return defaultValue;
         }
         String digits = v.toLowerCase(Locale.ROOT);
@@ -192,8 +221,9 @@ public final class PropertyReader {
             words.add(e.name().toLowerCase(Locale.ROOT));
         }
         String accepted = "one of " + String.join(", ", words);
-        String v = typed(name, accepted);
+        String v = typed(name);
         if (v == null) {
+            usedDefault(name, defaultValue == null ? "(none)" : defaultValue.name().toLowerCase(Locale.ROOT));
             return defaultValue;
         }
         for (E e : type.getEnumConstants()) {
@@ -225,6 +255,17 @@ public final class PropertyReader {
         Collections.addAll(known, names);
     }
 
+    /** The properties given that no part read (yet), name → value: what {@link #rejectUnknown()} would name. */
+    public Map<String, String> unread() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : values.entrySet()) {
+            if (!known.contains(e.getKey())) {
+                out.put(e.getKey(), e.getValue());
+            }
+        }
+        return out;
+    }
+
     /** Fails if any property given was not read by anyone. Call after every part has read its properties. */
     public void rejectUnknown() {
         List<String> unknown = new ArrayList<>();
@@ -241,8 +282,26 @@ public final class PropertyReader {
 
     /** An error naming the property as the user wrote it (its old name, when given under one). */
     public InvalidConfigurationException invalid(String name, String value, String accepted) {
-        String written = writtenAs.containsKey(name) ? writtenAs.get(name) : name;
-        return new InvalidConfigurationException("ehrelay " + owner + ": property '" + written + "' has value '"
+        return new InvalidConfigurationException("ehrelay " + owner + ": property '" + written(name) + "' has value '"
                 + value + "'; expected " + accepted);
+    }
+
+    /** The name the user wrote for {@code name}: its old name, when given under one. */
+    private String written(String name) {
+        return writtenAs.containsKey(name) ? writtenAs.get(name) : name;
+    }
+
+    /** A byte size as users write it: {@code 64m} rather than {@code 67108864} when it is a whole unit. */
+    static String byteSize(long bytes) {
+        if (bytes > 0 && bytes % (1L << 30) == 0) {
+            return (bytes >> 30) + "g";
+        }
+        if (bytes > 0 && bytes % (1L << 20) == 0) {
+            return (bytes >> 20) + "m";
+        }
+        if (bytes > 0 && bytes % (1L << 10) == 0) {
+            return (bytes >> 10) + "k";
+        }
+        return Long.toString(bytes);
     }
 }

@@ -77,15 +77,23 @@ public final class RepeatedKeys {
             if (p.isEmpty()) {
                 continue;
             }
-            int end = 0;
-            while (end < p.length() && "=: \t".indexOf(p.charAt(end)) < 0) {
-                end++;
-            }
-            String key = p.substring(0, end);
+            String key = key(p);
             if (!key.isEmpty() && !seen.add(key)) {
                 return key;
             }
         }
         return null;
+    }
+
+    /**
+     * The key of one {@code name=value} part, as {@link java.util.Properties} reads it: up to {@code =}, {@code :}
+     * or a blank.
+     */
+    static String key(String part) {
+        int end = 0;
+        while (end < part.length() && "=: \t".indexOf(part.charAt(end)) < 0) {
+            end++;
+        }
+        return part.substring(0, end);
     }
 }

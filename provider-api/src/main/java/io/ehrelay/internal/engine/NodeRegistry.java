@@ -52,6 +52,17 @@ final class NodeRegistry {
         }
     }
 
+    /** Every node of this JVM, of every CacheManager. */
+    static List<ReplicationNode> nodes() {
+        synchronized (NODES) {
+            List<ReplicationNode> out = new ArrayList<>();
+            for (Map<String, ReplicationNode> m : NODES.values()) {
+                out.addAll(m.values());
+            }
+            return out;
+        }
+    }
+
     /** Removes {@code node} if it is still the registered one for its CacheManager and scheme. */
     static void forget(CacheManager cacheManager, String scheme, ReplicationNode node) {
         synchronized (NODES) {

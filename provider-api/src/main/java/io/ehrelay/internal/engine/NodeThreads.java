@@ -46,10 +46,18 @@ public final class NodeThreads {
 
     /** Waits up to {@code millis} for every thread to end; returns the names of those still alive. */
     public java.util.List<String> awaitTermination(long millis) {
+        return awaitTermination(millis, null);
+    }
+
+    /**
+     * Waits up to {@code millis} for every thread but {@code except} (may be {@code null}) to end; returns the names
+     * of those still alive, {@code except} left out.
+     */
+    public java.util.List<String> awaitTermination(long millis, Thread except) {
         long deadline = System.nanoTime() + millis * 1_000_000L;
         for (Thread t : threads) {
             long left = (deadline - System.nanoTime()) / 1_000_000L;
-            if (left > 0 && t != Thread.currentThread()) {
+            if (left > 0 && t != Thread.currentThread() && t != except) {
                 try {
                     t.join(left);
                 } catch (InterruptedException e) {
@@ -60,7 +68,7 @@ public final class NodeThreads {
         }
         java.util.List<String> alive = new java.util.ArrayList<>();
         for (Thread t : threads) {
-            if (t.isAlive() && t != Thread.currentThread()) {
+            if (t.isAlive() && t != Thread.currentThread() && t != except) {
                 alive.add(t.getName());
             }
         }

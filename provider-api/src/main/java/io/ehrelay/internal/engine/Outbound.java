@@ -35,11 +35,15 @@ import net.sf.ehcache.Element;
  * an {@code OutOfMemoryError} from a huge value, anything a {@code writeObject} throws) — is counted in
  * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds; the
  * peers are sent what keeps them from serving what it changed instead: an invalidation of its key, or when not
- * even the key can be encoded, a removeAll of the cache. The
- * classes serialized are checked against this node's own allow-list as they are written ({@link SentClasses}).
- * Thread-safe.
+ * even the key can be encoded, a removeAll of the cache. A key that is not {@code Serializable} at all is another
+ * matter: as with stock Ehcache, its put, update or remove is not replicated — no peer can hold that key (it was
+ * never sent), so the peers are left alone — and it is counted in {@code notReplicated} and said in one WARN per
+ * cache. The classes serialized are checked against this node's own allow-list as they are written
+ * ({@link SentClasses}). Thread-safe.
  */
 final class Outbound {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Outbound.class);
 
     private final String cacheManagerName;
     private final NodeConfig config;
@@ -80,6 +84,9 @@ final class Outbound {
 
     /** Replicates a put or update with its value ({@code replicate*ViaCopy=true}). */
     void put(CacheBinding binding, Element element, ReplicatorConfig rc) {
+        if (keyNotSerializable(binding, element.getObjectKey())) {
+            return;
+        }
         if (rc.asynchronous()) {
             int size = EventCodec.putSize(binding.nameUtf8, element);
             if (size >= 0) {
@@ -102,6 +109,9 @@ final class Outbound {
 
     /** Replicates a key-only event: a remove, or an invalidation ({@code replicate*ViaCopy=false}). */
     void keyEvent(CacheBinding binding, Op op, Object key, ReplicatorConfig rc) {
+        if (keyNotSerializable(binding, key)) {
+            return;
+        }
         byte[] event;
         try {
             event = EventCodec.encodeKey(op, binding.cacheName, key, sentClasses.forCache(binding.cacheName));
@@ -131,6 +141,28 @@ final class Outbound {
         } else {
             sendSynchronously(binding, event, rc);
         }
+    }
+
+    /** Caches whose non-{@code Serializable} keys were said in a WARN (once per cache). */
+    private final java.util.Set<String> warnedNotSerializable = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Whether {@code key} is not {@code Serializable}: then its event is not replicated, as stock Ehcache's
+     * replicators skip it ("is not Serializable and cannot be replicated"), counted in {@code notReplicated}, and
+     * said in one WARN per cache. A {@code null} key is left to the encoder.
+     */
+    private boolean keyNotSerializable(CacheBinding binding, Object key) {
+        if (key == null || key instanceof java.io.Serializable) {
+            return false;
+        }
+        binding.metrics.onNotReplicated();
+        if (warnedNotSerializable.add(binding.cacheName)) {
+            LOG.warn("ehrelay: cache '{}' of CacheManager {} has a key of class {}, which is not Serializable: its "
+                    + "puts, updates and removes are not replicated and the element stays local to this node, as "
+                    + "with stock Ehcache; the peers are left alone (counted in notReplicated; said once per cache)",
+                    binding.cacheName, cacheManagerName, key.getClass().getName());
+        }
+        return true;
     }
 
     private void unencodable(CacheBinding binding, Object key, Throwable e) {

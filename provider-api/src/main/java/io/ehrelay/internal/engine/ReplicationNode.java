@@ -57,7 +57,9 @@ import net.sf.ehcache.event.CacheManagerEventListener;
  * {@link #stop()} again, a no-op), and the caches last. {@code stop()} drains the queue up to
  * {@code shutdownDrainMillis}, stops the transport and discovery, waits for every ehrelay thread and unregisters
  * the MBeans; events the caches report after it (a cache's own disposal does not replicate) are counted as
- * dropped. Thread-safe.
+ * dropped. A CacheManager whose constructor fails after the node started (a cache's factory class misspelt, a bad
+ * property of a cache's replicator) is never shut down, so Ehcache never disposes the node: the node sees that
+ * itself and stops (see {@link #watchConstruction()}). Thread-safe.
  */
 public final class ReplicationNode {
 
@@ -75,6 +77,10 @@ public final class ReplicationNode {
     private final RateLimitedLog warn;
     private final CacheBindings caches;
     private volatile State state = State.NEW;
+    /** Counted down once {@link #shutdown} finished: threads ended, transport stopped, port released. */
+    private final java.util.concurrent.CountDownLatch down = new java.util.concurrent.CountDownLatch(1);
+    /** The thread waiting for the CacheManager's constructor to end (see {@link #watchConstruction()}), or null. */
+    private volatile Thread constructionWatch;
     private NodeConfig config;
     private Transport transport;
     private ListenerConfig listener;
@@ -196,6 +202,12 @@ public final class ReplicationNode {
             throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " has a " + scheme
                     + " peer listener but no " + scheme + " cacheManagerPeerProviderFactory");
         }
+        // a CacheManager of this JVM that failed to construct may still hold the port (its node is being stopped)
+        for (ReplicationNode other : NodeRegistry.nodes()) {
+            if (other != this) {
+                other.stopIfOrphaned(true);
+            }
+        }
         try {
             transport.start(new Context());
             directory.setSelf(transport.localEndpoint());
@@ -230,6 +242,71 @@ public final class ReplicationNode {
         LOG.info("ehrelay: {} replication of CacheManager {} started at {}", transportName, cacheManager.getName(),
                 transport.localEndpoint());
         logAdmission(transport.localEndpoint());
+        watchConstruction();
+    }
+
+    /**
+     * Ehcache starts the node in the middle of the CacheManager's constructor (the peer provider's {@code init()},
+     * before the caches are created) and disposes it only in {@code CacheManager.shutdown()}. When the constructor
+     * fails after the start — a cache's factory class misspelt, a bad property of a cache's replicator — Ehcache
+     * forgets the CacheManager without shutting it down, and nothing would stop the node: its threads would run on
+     * and its port stay bound, so that a retry in the same JVM could not listen there. The constructor runs under
+     * the CacheManager's monitor ({@code CacheManager.init} is {@code synchronized}, Ehcache 2.6 to 2.10): one thread
+     * waits for that monitor, then stops the node if the CacheManager is not among
+     * {@code CacheManager.ALL_CACHE_MANAGERS} any more (which it joins before its peer providers start, and leaves
+     * after they were disposed by a shutdown, or when its constructor failed). It ends as soon as the constructor
+     * has; a node started outside a constructor starts none.
+     */
+    private void watchConstruction() {
+        if (!Thread.holdsLock(cacheManager)) {
+            return;
+        }
+        Thread watch = threads.factory("startup").newThread(() -> {
+            boolean constructed;
+            synchronized (cacheManager) {
+                constructed = CacheManager.ALL_CACHE_MANAGERS.contains(cacheManager);
+            }
+            if (!constructed) {
+                stopIfOrphaned(false);
+            }
+        });
+        constructionWatch = watch;
+        watch.start();
+    }
+
+    /**
+     * Stops this node if its CacheManager is gone without having disposed it: its constructor failed after the
+     * node started (see {@link #watchConstruction()}). With {@code await}, waits for such a node that another thread
+     * is stopping too, so that its port is free on return.
+     */
+    void stopIfOrphaned(boolean await) {
+        if (CacheManager.ALL_CACHE_MANAGERS.contains(cacheManager)) {
+            return;
+        }
+        boolean mine;
+        synchronized (this) {
+            if (state == State.NEW) {
+                return;
+            }
+            mine = state == State.STARTED;
+            state = State.STOPPED;
+        }
+        if (mine) {
+            LOG.warn("ehrelay: CacheManager {} failed to start after its {} replication had started at {}; Ehcache "
+                    + "does not dispose a CacheManager it could not construct, so ehrelay stopped that replication "
+                    + "itself: its threads ended and its port is released", cacheManager.getName(), transportName,
+                    transport.localEndpoint());
+            shutdown(0);
+        } else if (await) {
+            try {
+                if (!down.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    LOG.warn("ehrelay: {} replication of CacheManager {}, which failed to start, is still stopping",
+                            transportName, cacheManager.getName());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** Stops the node (see the class comment for when Ehcache calls it); later calls do nothing. */
@@ -245,6 +322,14 @@ public final class ReplicationNode {
 
     /** Drains (up to {@code drainMillis}) and stops whatever started, waits for the threads, drops the MBeans. */
     private void shutdown(long drainMillis) {
+        try {
+            stopEverything(drainMillis);
+        } finally {
+            down.countDown();
+        }
+    }
+
+    private void stopEverything(long drainMillis) {
         try {
             cacheManager.getCacheManagerEventListenerRegistry().unregisterListener(cacheWatch);
         } catch (RuntimeException e) {
@@ -271,7 +356,11 @@ public final class ReplicationNode {
             LOG.info("ehrelay: learnAllowedClasses: CacheManager {} sent {}", cacheManager.getName(),
                     learned.isEmpty() ? "only classes the JDK defaults admit" : "classes that need: " + learned);
         }
-        List<String> alive = threads.awaitTermination(5000);
+        // CacheManager.shutdown() holds the CacheManager's monitor, which a construction watch started just before
+        // may still wait for: it ends by itself once it has the monitor and finds the node stopped
+        Thread watch = constructionWatch;
+        List<String> alive = threads.awaitTermination(5000,
+                watch != null && Thread.holdsLock(cacheManager) ? watch : null);
         if (!alive.isEmpty()) {
             LOG.warn("ehrelay: threads still running after shutdown of CacheManager {}: {}", cacheManager.getName(),
                     alive);

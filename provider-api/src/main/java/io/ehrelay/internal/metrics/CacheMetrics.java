@@ -30,6 +30,7 @@ public final class CacheMetrics {
     private final Meter rejected;
     private final Meter applyFailed;
     private final Meter unencodable;
+    private final Meter notReplicated;
     private final Meter invalidated;
     private final Counter bytesSent;
     private final Counter queueEvents;
@@ -55,6 +56,7 @@ public final class CacheMetrics {
         rejected = r.meter(name("rejected"));
         applyFailed = r.meter(name("applyFailed"));
         unencodable = r.meter(name("unencodable"));
+        notReplicated = r.meter(name("notReplicated"));
         invalidated = r.meter(name("invalidated"));
         bytesSent = r.counter(name("bytesSent"));
         queueEvents = r.counter(name("queueEvents"));
@@ -172,6 +174,15 @@ public final class CacheMetrics {
         onFailed();
     }
 
+    /**
+     * A put, update or remove not replicated because its key is not {@code Serializable}, as stock Ehcache does
+     * not: the element stays local and the peers are left alone.
+     */
+    public void onNotReplicated() {
+        notReplicated.mark();
+        node.notReplicated.mark();
+    }
+
     /** An element a state transfer had to skip because it cannot be encoded: counted in {@code unencodable}. */
     public void onUnencodableInSnapshot() {
         unencodable.mark();
@@ -248,6 +259,7 @@ public final class CacheMetrics {
     public long rejectedCount() { return rejected.getCount(); }
     public long applyFailedCount() { return applyFailed.getCount(); }
     public long unencodableCount() { return unencodable.getCount(); }
+    public long notReplicatedCount() { return notReplicated.getCount(); }
     public long invalidatedCount() { return invalidated.getCount(); }
     public long queueEventCount() { return queueEvents.getCount(); }
     public long queueByteCount() { return queueBytes.getCount(); }

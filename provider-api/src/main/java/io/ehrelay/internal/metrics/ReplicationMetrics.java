@@ -39,6 +39,7 @@ public final class ReplicationMetrics implements TransportMetrics {
     final Meter rejected;
     final Meter applyFailed;
     final Meter unencodable;
+    final Meter notReplicated;
     final Meter invalidated;
     final Meter unknownCache;
     final Counter bytesSent;
@@ -67,6 +68,7 @@ public final class ReplicationMetrics implements TransportMetrics {
         rejected = registry.meter(name("rejected"));
         applyFailed = registry.meter(name("applyFailed"));
         unencodable = registry.meter(name("unencodable"));
+        notReplicated = registry.meter(name("notReplicated"));
         invalidated = registry.meter(name("invalidated"));
         unknownCache = registry.meter(name("unknownCache"));
         malformedFrames = registry.meter(name("malformedFrames"));

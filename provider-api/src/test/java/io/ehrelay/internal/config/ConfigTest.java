@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.config.SyncFailurePolicy;
+import io.ehrelay.testing.LogCapture;
 import io.ehrelay.testing.TestProperties;
 
 class ConfigTest {
@@ -54,14 +55,96 @@ class ConfigTest {
     }
 
     @Test
-    void anEmptyValue_ofATypedProperty_isAnError_notTheDefault() {
-        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("queueMaxBytes", "")), "peers"))
+    void anEmptyValue_meansTheDefault_withOneWarnPerPropertyNamingIt() {
+        try (LogCapture log = LogCapture.start()) {
+            PropertyReader r = new PropertyReader("EmptyValuesFactory", props("queueMaxBytes", "", "overflowPolicy",
+                    " ", "registerJmx", "", "dispatcherThreads", "\t", "hostName", ""));
+            NodeConfig c = NodeConfig.read(r, "peers");
+            NodeConfig defaults = NodeConfig.read(new PropertyReader("f", null), "peers");
+            assertThat(c.queueMaxBytes()).isEqualTo(defaults.queueMaxBytes()).isEqualTo(64L << 20);
+            assertThat(c.overflowPolicy()).isEqualTo(OverflowPolicy.BLOCK);
+            assertThat(c.registerJmx()).isTrue();
+            assertThat(c.dispatcherThreads()).isEqualTo(1);
+            // read twice (as two parts of a factory may), still one WARN each
+            assertThat(r.bytesIn("queueMaxBytes", 64L << 20, 1, Long.MAX_VALUE)).isEqualTo(64L << 20);
+            assertThat(r.emptyDefaults()).containsExactlyInAnyOrder("queueMaxBytes", "overflowPolicy", "dispatcherThreads",
+                    "registerJmx");
+            assertThat(log.lines("of EmptyValuesFactory is empty")).hasSize(4);
+            assertThat(log.lines("ehrelay: property 'queueMaxBytes' of EmptyValuesFactory is empty; using its "
+                    + "default 64m")).hasSize(1);
+            assertThat(log.lines("ehrelay: property 'overflowPolicy' of EmptyValuesFactory is empty; using its "
+                    + "default block")).hasSize(1);
+            assertThat(log.lines("ehrelay: property 'registerJmx' of EmptyValuesFactory is empty; using its "
+                    + "default true")).hasSize(1);
+            assertThat(log.lines("ehrelay: property 'dispatcherThreads' of EmptyValuesFactory is empty; using its "
+                    + "default 1")).hasSize(1);
+            // a text property left empty stays "not set", as in stock files (hostName=), without a word
+            assertThat(r.string("hostName")).isNull();
+            assertThat(log.lines("'hostName'")).isEmpty();
+            r.rejectUnknown();
+        }
+        try (LogCapture log = LogCapture.start()) {
+            ReplicatorConfig rc = ReplicatorConfig.parse("EmptyReplicatorFactory", props("replicatePuts", " ",
+                    "syncTimeoutMillis", ""));
+            assertThat(rc.replicatePuts()).isTrue();
+            assertThat(rc.syncTimeoutMillis()).isEqualTo(5000);
+            assertThat(log.lines("ehrelay: property 'replicatePuts' of EmptyReplicatorFactory is empty; using its "
+                    + "default true")).hasSize(1);
+            assertThat(log.lines("ehrelay: property 'syncTimeoutMillis' of EmptyReplicatorFactory is empty; using "
+                    + "its default 5000")).hasSize(1);
+        }
+        // a value that is not empty is still checked
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("queueMaxBytes", "lots")), "peers"))
                 .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("'queueMaxBytes'")
-                .hasMessageContaining("an empty value sets nothing");
-        assertThatThrownBy(() -> ReplicatorConfig.parse("f", props("replicatePuts", " ")))
-                .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("true or false");
-        // a text property left empty stays "not set", as in stock files (hostName=)
-        assertThat(new PropertyReader("f", props("hostName", "")).string("hostName")).isNull();
+                .hasMessageContaining("'lots'");
+    }
+
+    @Test
+    void anEmptyValue_givenUnderAnOldName_isNamedAsWritten() {
+        try (LogCapture log = LogCapture.start()) {
+            PropertyReader r = new PropertyReader("f", props("aliasOld7Millis", ""));
+            assertThat(r.alias("aliasOld7Millis", "aliasNew7Millis").longIn("aliasNew7Millis", 5000, 1, 10_000))
+                    .isEqualTo(5000);
+            assertThat(log.lines("ehrelay: property 'aliasOld7Millis' of f is empty; using its default 5000"))
+                    .hasSize(1);
+        }
+    }
+
+    @Test
+    void byteSizes_inTheWarn_areWrittenAsUsersWriteThem() {
+        assertThat(PropertyReader.byteSize(64L << 20)).isEqualTo("64m");
+        assertThat(PropertyReader.byteSize(1L << 30)).isEqualTo("1g");
+        assertThat(PropertyReader.byteSize(512 << 10)).isEqualTo("512k");
+        assertThat(PropertyReader.byteSize(5_000_000)).isEqualTo("5000000");
+    }
+
+    @Test
+    void peersAfterASpace_orAComma_areFound_andNamedWithTheSeparator() {
+        java.util.function.Predicate<String> hostPort = e -> e.matches("[^\\s:/]+:\\d+(/.*)?");
+        assertThat(PeerListSeparator.splitAtSpaces("a:1 b:2  c:3", hostPort)).containsExactly("a:1", "b:2", "c:3");
+        assertThat(PeerListSeparator.splitAtSpaces("a:1/my cache b:2/c", hostPort))
+                .containsExactly("a:1/my cache", "b:2/c");
+        // one peer, a space in what follows it: the transport judges it
+        assertThat(PeerListSeparator.splitAtSpaces("a:1/my cache", hostPort)).containsExactly("a:1/my cache");
+        assertThat(PeerListSeparator.splitAtSpaces("a:1", hostPort)).containsExactly("a:1");
+
+        PropertyReader spaced = new PropertyReader("F", props("peers", "a:1 b:2|c:3"));
+        assertThatThrownBy(() -> PeerListSeparator.check(spaced, "peers", spaced.list("peers"), null, null, hostPort))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessage("ehrelay F: peers: 'a:1 b:2' holds a space; separate peers with '|' (peers=a:1|b:2|c:3)");
+        // what Ehcache hands the factory for "peers=a:1, b:2, x=3": b arrives as a property of its own
+        PropertyReader comma = new PropertyReader("F", props("peers", "a:1", "b", "2", "x", "3"));
+        comma.list("peers");
+        assertThatThrownBy(() -> PeerListSeparator.check(comma, "peers", comma.list("peers"), "peers=a:1, b:2, x=3",
+                null, hostPort)).isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("peers: 'b:2' follows a comma").hasMessageContaining("(peers=a:1|b:2)");
+        // an unknown property written name=value is no peer, and one the factory read is not looked at
+        PropertyReader typo = new PropertyReader("F", props("peers", "a:1", "x", "3"));
+        PeerListSeparator.check(typo, "peers", typo.list("peers"), "peers=a:1, x=3", ",", hostPort);
+        PropertyReader colon = new PropertyReader("F", props("peers", "a:1", "x", "3"));
+        colon.list("peers");
+        colon.intIn("x", 0, 0, 10);
+        PeerListSeparator.check(colon, "peers", colon.list("peers"), "peers=a:1, x:3", ",", hostPort);
     }
 
     @Test

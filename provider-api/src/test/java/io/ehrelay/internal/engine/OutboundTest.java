@@ -119,6 +119,21 @@ class OutboundTest {
     }
 
     @Test
+    void aKeyThatIsNotSerializable_isNotReplicated_asStock_andCountedInNotReplicated() throws Exception {
+        Object key = new Object();
+        for (ReplicatorConfig rc : java.util.Arrays.asList(ASYNC, SYNC)) {
+            assertThatCode(() -> outbound.put(binding, new Element(key, "v"), rc)).doesNotThrowAnyException();
+            assertThatCode(() -> outbound.keyEvent(binding, Op.INVALIDATE, key, rc)).doesNotThrowAnyException();
+            assertThatCode(() -> outbound.keyEvent(binding, Op.REMOVE, key, rc)).doesNotThrowAnyException();
+        }
+        assertThat(queue.take(0, 10, 1 << 20, 0, 0)).as("nothing for the peers, no removeAll").isEmpty();
+        verify(transport, org.mockito.Mockito.never()).send(any(), any(), anyBoolean());
+        assertThat(binding.metrics().notReplicatedCount()).isEqualTo(6);
+        assertThat(binding.metrics().unencodableCount()).isZero();
+        assertThat(binding.metrics().failedCount()).isZero();
+    }
+
+    @Test
     void anAsynchronousPutOfFastPathTypes_isQueuedWithItsExactSize_unencoded() throws Exception {
         Element e = new Element(42L, new byte[] {1, 2, 3});
         outbound.put(binding, e, ASYNC);
