@@ -41,23 +41,40 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
         node.unregisterPeer(endpoint);
     }
 
+    /** At most this long, in all, does {@link #listRemoteCachePeers} wait for first connection attempts. */
+    static final long FIRST_ATTEMPT_WAIT_MILLIS = 2000;
+
     /**
      * The peers this node reaches now that hold {@code cache}, as Ehcache's {@code CachePeer}s of it (see
      * {@link RemoteCachePeer}). A configured peer that cannot be reached is left out until it can be — the
      * transport keeps trying it in the background — as stock drops a peer whose lookup fails; so is a peer that
-     * said it does not hold the cache (it removed it, or never had it).
+     * said it does not hold the cache (it removed it, or never had it). Right after start, a peer whose first
+     * connection attempt is still under way is waited for (at most {@value #FIRST_ATTEMPT_WAIT_MILLIS} ms in all),
+     * as stock looks a peer up when asked: a health check run then does not report "no peers".
      */
     @Override
     @SuppressWarnings("rawtypes")
     public List listRemoteCachePeers(Ehcache cache) throws CacheException {
         List<CachePeer> out = new ArrayList<>();
         Transport transport = node.transport();
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(FIRST_ATTEMPT_WAIT_MILLIS);
         for (Peer p : node.peers()) {
-            if (transport != null && transport.isReachable(p) && node.peerHolds(p.endpoint(), cache.getName())) {
+            if (transport != null && reachable(transport, p, deadline)
+                    && node.peerHolds(p.endpoint(), cache.getName())) {
                 out.add(new RemoteCachePeer(cache.getName(), p.endpoint()));
             }
         }
         return out;
+    }
+
+    private static boolean reachable(Transport transport, Peer p, long deadlineNanos) {
+        try {
+            long left = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            return left > 0 ? transport.isReachableWithin(p, left) : transport.isReachable(p);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return transport.isReachable(p);
+        }
     }
 
     @Override

@@ -38,6 +38,15 @@ public interface Transport {
     boolean isReachable(Peer peer);
 
     /**
+     * {@link #isReachable}, after waiting up to {@code millis} for the first connection attempt to the peer when it
+     * is still under way (right after start, as stock Ehcache looks a peer up when asked for it). Does not wait
+     * once an attempt has ended. By default, does not wait.
+     */
+    default boolean isReachableWithin(Peer peer, long millis) throws InterruptedException {
+        return isReachable(peer);
+    }
+
+    /**
      * The current peers, called after {@link #start} and whenever the peer directory changes, so that a
      * transport can connect ahead of the first event and let go of peers that left. Optional.
      */

@@ -764,6 +764,20 @@ public abstract class ReplicationContractTest {
         assertThat(async.getGuid()).isEqualTo(cache(a, "async").getGuid());
     }
 
+    /**
+     * Stock Ehcache looks a manual peer up when {@code listRemoteCachePeers} is asked: right after a node starts,
+     * a peer that is up is listed (a health check then does not say "no peers"), not only once the background
+     * connection is up.
+     */
+    @Test
+    void listRemoteCachePeers_rightAfterStart_listsAPeerThatIsUp() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(fixture().manualDiscovery(), "automatic discovery: found later");
+        CacheManager b = node("b");
+        CacheManager a = cluster.start("a", "", false);
+        assertThat(remotePeers(a, "async")).as("peers listed at once").hasSize(1);
+        assertThat(remotePeers(b, "async")).hasSize(1);
+    }
+
     @Test
     void registerPeer_andUnregisterPeer_changeThePeersAtRunTime() {
         CacheManager a = node("a");

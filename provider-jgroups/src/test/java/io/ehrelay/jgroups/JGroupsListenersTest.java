@@ -160,17 +160,18 @@ class JGroupsListenersTest {
         try (NetNamespace ns = NetNamespace.create("ehr-diag")) {
             ns.innerInterface("d0", "198.18.42.1/24");
 
-            SocketAudit plain = probe(ns, "plain", diagOn.toString());
+            SocketAudit plain = probe(ns, dir.resolve("probes.log"), "plain", diagOn.toString());
             assertThat(plain.violations(null)).as("JGroups alone, diagnostics on: %s", plain.describe())
                     .contains("joined multicast group 224.0.75.75 on d0", "listens on tcp 0.0.0.0:7900") // FD_SOCK2
                     .anyMatch(v -> v.startsWith("receives on udp 0.0.0.0:")); // the diagnostics' answers
 
-            SocketAudit asked = probe(ns, "ehrelay", diagOn.toString(), "initialHosts=127.0.0.1[7800]");
+            SocketAudit asked = probe(ns, dir.resolve("probes.log"), "ehrelay", diagOn.toString(),
+                    "initialHosts=127.0.0.1[7800]");
             assertThat(asked.violations(null)).as("ehrelay, diagnostics asked for: %s", asked.describe()).isEmpty();
             assertThat(asked.sockets()).extracting(Object::toString).as("diagnostics over TCP, on the transport's "
                     + "address; FD_SOCK2 there too").contains("tcp 127.0.0.1:7500", "tcp 127.0.0.1:7900");
 
-            SocketAudit bound = probe(ns, "ehrelay", asShipped.toString(), "bindAddress=198.18.42.1, "
+            SocketAudit bound = probe(ns, dir.resolve("probes.log"), "ehrelay", asShipped.toString(), "bindAddress=198.18.42.1, "
                     + "initialHosts=198.18.42.1[7800], clusterSecret=" + SECRET);
             assertThat(bound.violations(null, Set.of(other))).as("ehrelay, the shipped stack on the interface's "
                     + "address: %s", bound.describe()).isEmpty();
@@ -180,17 +181,18 @@ class JGroupsListenersTest {
     }
 
     /** Starts a {@link StackProbe} in the namespace, audits it once it is ready, stops it. */
-    private static SocketAudit probe(NetNamespace ns, String... args) throws Exception {
+    private static SocketAudit probe(NetNamespace ns, Path log, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx128m", "-Djava.net.preferIPv4Stack=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-cp", System.getProperty("java.class.path"), StackProbe.class.getName()));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(ns.exec(cmd)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(ns.exec(cmd)).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
         try (OutputStream stdin = p.getOutputStream();
              BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line = out.readLine();
             if (line == null || !line.startsWith("READY ")) {
-                fail("the probe did not start (" + String.join(" ", args) + "): " + line);
+                fail("the probe did not start (" + String.join(" ", args) + "): " + line + "\n" + Files.readString(log));
             }
             SocketAudit audit = SocketAudit.of(Long.parseLong(line.substring(6).trim()));
             System.out.println(String.join(" ", args) + " -> " + audit.describe());

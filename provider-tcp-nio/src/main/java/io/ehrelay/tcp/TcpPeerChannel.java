@@ -96,6 +96,8 @@ final class TcpPeerChannel {
     private final AtomicLong correlations = new AtomicLong();
     private final Thread writer;
     private volatile FrameChannel channel;
+    /** Open until the first connection attempt ended, either way. */
+    private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
     private volatile Thread reader;
     private volatile boolean closed;
     private final Backoff backoff;
@@ -123,6 +125,14 @@ final class TcpPeerChannel {
     }
 
     boolean isConnected() {
+        return channel != null;
+    }
+
+    /** {@link #isConnected()}, after waiting up to {@code millis} for the first connection attempt to end. */
+    boolean isConnectedWithin(long millis) throws InterruptedException {
+        if (channel == null) {
+            firstAttempt.await(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
         return channel != null;
     }
 
@@ -348,11 +358,13 @@ final class TcpPeerChannel {
             backoff.failed();
             lastFailure = e.toString();
             connectFailures.mark();
+            firstAttempt.countDown();
             throw e instanceof IOException ? (IOException) e : new IOException(e);
         }
         backoff.succeeded();
         lastFailure = null;
         channel = ch;
+        firstAttempt.countDown();
         if (closed) {
             // close() ran during the connect (a TLS handshake makes that likelier) and did not see this channel
             disconnect(ch, new ConnectException("transport stopped"));

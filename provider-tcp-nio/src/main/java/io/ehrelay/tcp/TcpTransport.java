@@ -348,6 +348,12 @@ final class TcpTransport implements Transport {
     }
 
     @Override
+    public boolean isReachableWithin(Peer peer, long millis) throws InterruptedException {
+        TcpPeerChannel c = outbound.get(peer);
+        return c != null && c.isConnectedWithin(millis);
+    }
+
+    @Override
     public void stop() {
         stopped = true;
         if (server != null) {

@@ -42,6 +42,8 @@ public abstract class PeerChannel {
     /** The deadline of the batch being transmitted (0: none); written and read under {@code transmitting}. */
     private long deadlineNanos;
     private volatile boolean reachable;
+    /** Open until the first connection attempt ended, either way. */
+    private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
     private final Backoff backoff;
 
     /**
@@ -105,6 +107,14 @@ public abstract class PeerChannel {
     }
 
     public final boolean isReachable() {
+        return reachable;
+    }
+
+    /** {@link #isReachable()}, after waiting up to {@code millis} for the first connection attempt to end. */
+    public final boolean isReachableWithin(long millis) throws InterruptedException {
+        if (!reachable) {
+            firstAttempt.await(millis, TimeUnit.MILLISECONDS);
+        }
         return reachable;
     }
 
@@ -257,6 +267,8 @@ public abstract class PeerChannel {
         } catch (Exception e) {
             failed(e);
             throw e;
+        } finally {
+            firstAttempt.countDown();
         }
     }
 

@@ -94,6 +94,12 @@ public abstract class RpcTransport<C extends PeerChannel> implements Transport {
     }
 
     @Override
+    public boolean isReachableWithin(Peer peer, long millis) throws InterruptedException {
+        C c = channels.get(peer.endpoint());
+        return c != null && c.isReachableWithin(millis);
+    }
+
+    @Override
     public void peersChanged(List<Peer> peers) {
         if (stopped) {
             return;
