@@ -368,8 +368,8 @@ final class JGroupsStacks {
      * (a UDP transport receives datagrams from anyone; any process that reaches a TCP port can join), so a node
      * that admits unauthenticated peers only from this host listens on loopback.
      * <ul>
-     * <li>the address JGroups would bind — the transport's {@code bind_addr} (where the provider's
-     * {@code bindAddress} goes), else the system property {@code jgroups.bind_addr}, as JGroups reads them — is
+     * <li>the address JGroups would bind — the system property {@code jgroups.bind_addr} when set (JGroups gives
+     * it precedence), else the transport's {@code bind_addr} (where the provider's {@code bindAddress} goes) — is
      * kept when it is loopback;</li>
      * <li>the stack's default (no {@code bind_addr}, or a {@code ${property,...:default}} whose properties are
      * not set, as the shipped stacks' {@code SITE_LOCAL}) becomes loopback;</li>
@@ -388,11 +388,12 @@ final class JGroupsStacks {
         }
         ProtocolConfiguration transport = stack.get(0);
         String attribute = transport.getProperties().get("bind_addr");
-        String property = System.getProperty("jgroups.bind_addr");
-        String value = attribute != null ? Util.substituteVariable(attribute.trim())
-                : property == null ? null : property.trim();
-        boolean chosen = s.bindAddress != null || (attribute != null ? !onlyDefaults(attribute.trim())
-                : property != null);
+        String property = System.getProperty(BIND_ADDR_PROPERTY);
+        // JGroups gives its system property precedence over the stack's attribute (bindAddress included)
+        boolean byProperty = property != null && !property.trim().isEmpty();
+        String value = byProperty ? property.trim() : attribute != null ? Util.substituteVariable(attribute.trim())
+                : null;
+        boolean chosen = byProperty || s.bindAddress != null || attribute != null && !onlyDefaults(attribute.trim());
         if (value != null && !value.isEmpty()) {
             java.net.InetAddress address;
             try {
@@ -404,9 +405,9 @@ final class JGroupsStacks {
                 return null;
             }
             if (chosen) {
-                String source = s.bindAddress != null ? "bindAddress=" + s.bindAddress
-                        : attribute != null ? transport.getProtocolName() + " bind_addr=\"" + attribute + "\""
-                        : "-Djgroups.bind_addr=" + property;
+                String source = byProperty ? "-D" + BIND_ADDR_PROPERTY + "=" + property
+                        : s.bindAddress != null ? "bindAddress=" + s.bindAddress
+                        : transport.getProtocolName() + " bind_addr=\"" + attribute + "\"";
                 throw refusal("JGroups would listen on " + value + " (" + source + "), where any process on any "
                         + "host that reaches it can join the cluster");
             }
@@ -480,10 +481,19 @@ final class JGroupsStacks {
                 && "NEED".equalsIgnoreCase(Util.substituteVariable(clientAuth.trim()));
     }
 
+    /** JGroups' system property for the transport's address, which takes precedence over the stack's. */
+    static final String BIND_ADDR_PROPERTY = "jgroups.bind_addr";
+
     /** The provider's address properties, applied to the transport (first protocol) and TCPPING. */
     static void applyOverrides(List<ProtocolConfiguration> stack, JGroupsSettings s) {
         ProtocolConfiguration transport = stack.get(0);
         String tp = transport.getProtocolName();
+        String property = System.getProperty(BIND_ADDR_PROPERTY);
+        if (s.bindAddress != null && property != null && !property.trim().isEmpty()
+                && !property.trim().equals(s.bindAddress)) {
+            LOG.warn("ehrelay: JGroups binds -D{}={}, not bindAddress={}: JGroups gives its system property "
+                    + "precedence; set one or the other", BIND_ADDR_PROPERTY, property.trim(), s.bindAddress);
+        }
         put(transport, "bind_addr", s.bindAddress);
         put(transport, "bind_port", s.bindPort == null ? null : s.bindPort.toString());
         if (s.multicastAddress != null || s.multicastPort != null || s.timeToLive != null) {

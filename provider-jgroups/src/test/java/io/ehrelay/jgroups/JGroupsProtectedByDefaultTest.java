@@ -111,22 +111,23 @@ class JGroupsProtectedByDefaultTest {
                 .hasMessageContaining("clusterSecret");
     }
 
+    /** JGroups binds its system property's address over the stack's attribute: so does the check. */
     @Test
-    void theSystemProperty_countsAsJGroupsReadsIt_afterTheStacksAttribute() throws Exception {
+    void theSystemProperty_countsAsJGroupsReadsIt_beforeTheStacksAttribute() throws Exception {
         String before = System.getProperty("jgroups.bind_addr");
         try {
             System.setProperty("jgroups.bind_addr", "127.0.0.1");
-            // an explicit attribute wins over the property in JGroups: 192.0.2.1 would be bound
+            // JGroups binds the property's 127.0.0.1, whatever the attribute says: kept
             JGroupsSettings attribute = settings("connect", "UDP(bind_addr=192.0.2.1;ip_ttl=0):PING");
-            assertThatThrownBy(() -> keep(JGroupsStacks.build(attribute), attribute))
-                    .hasMessageContaining("192.0.2.1");
-            // the shipped ${jgroups.bind_addr:SITE_LOCAL} reads the property: loopback, kept
+            assertThat(keep(JGroupsStacks.build(attribute), attribute)).isNull();
             JGroupsSettings shipped = settings("file", JGroupsStacks.TCP_STACK);
             assertThat(keep(JGroupsStacks.build(shipped), shipped)).isNull();
 
             System.setProperty("jgroups.bind_addr", "192.0.2.1");
+            // bindAddress=127.0.0.1 goes into the attribute, but JGroups would bind the property's address
             JGroupsSettings loopback = settings("file", JGroupsStacks.TCP_STACK, "bindAddress", "127.0.0.1");
-            assertThat(keep(JGroupsStacks.build(loopback), loopback)).as("bindAddress is the attribute").isNull();
+            assertThatThrownBy(() -> keep(JGroupsStacks.build(loopback), loopback))
+                    .hasMessageContaining("JGroups would listen on 192.0.2.1 (-Djgroups.bind_addr=192.0.2.1)");
             assertThatThrownBy(() -> keep(JGroupsStacks.build(shipped), shipped))
                     .hasMessageContaining("JGroups would listen on 192.0.2.1");
         } finally {
@@ -142,6 +143,32 @@ class JGroupsProtectedByDefaultTest {
         List<ProtocolConfiguration> stack = JGroupsStacks.build(other);
         assertThat(keep(stack, other)).isEqualTo("SITE_LOCAL");
         assertThat(InetAddress.getByName(stack.get(0).getProperties().get("bind_addr")).isLoopbackAddress()).isTrue();
+    }
+
+    /** What JGroups really binds with the property and another attribute set: the property's address. */
+    @Test
+    void jgroupsItself_bindsTheSystemPropertysAddress_overTheAttribute() throws Exception {
+        String before = System.getProperty("jgroups.bind_addr");
+        try {
+            System.setProperty("jgroups.bind_addr", "127.0.0.2");
+            // built, not connected: nothing listens
+            org.jgroups.JChannel ch = new org.jgroups.JChannel(
+                    new java.io.ByteArrayInputStream(("<config xmlns=\"urn:org:jgroups\"><TCP bind_addr=\"127.0.0.1\" "
+                            + "bind_port=\"7801\" diag.enabled=\"false\"/><TCPPING initial_hosts=\"127.0.0.1[7800]\"/>"
+                            + "<pbcast.NAKACK2/><UNICAST3/><pbcast.GMS/></config>").getBytes(StandardCharsets.UTF_8)));
+            try {
+                assertThat(ch.getProtocolStack().getTransport().getBindAddress().getHostAddress())
+                        .isEqualTo("127.0.0.2");
+            } finally {
+                ch.close();
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty("jgroups.bind_addr");
+            } else {
+                System.setProperty("jgroups.bind_addr", before);
+            }
+        }
     }
 
     @Test
