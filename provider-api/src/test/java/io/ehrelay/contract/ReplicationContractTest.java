@@ -778,6 +778,23 @@ public abstract class ReplicationContractTest {
         assertThat(remotePeers(b, "async")).hasSize(1);
     }
 
+    /**
+     * Stock drops a peer that shut down from {@code listRemoteCachePeers} within its heartbeat stale time (or, with
+     * manual discovery, at the next lookup); a node that stops cleanly tells its peers, which drop it at once.
+     */
+    @Test
+    void aPeerThatShutsDown_isNoLongerListed_withinSeconds() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        awaitListed(b, "async", 1);
+        long t0 = System.nanoTime();
+        a.shutdown();
+        Await.until(java.time.Duration.ofSeconds(10), () -> remotePeers(b, "async").isEmpty(),
+                () -> "b still lists " + remotePeers(b, "async").size() + " peer(s) after a shut down");
+        System.out.printf("[contract] %s: a stopped peer left listRemoteCachePeers after %d ms%n",
+                fixture().scheme(), (System.nanoTime() - t0) / 1_000_000);
+    }
+
     @Test
     void registerPeer_andUnregisterPeer_changeThePeersAtRunTime() {
         CacheManager a = node("a");

@@ -378,6 +378,42 @@ final class Membership {
         }
     }
 
+    /**
+     * This node is stopping: tells every peer it holds none of its caches any more, as if each was removed, so
+     * that the peers stop listing it ({@code listRemoteCachePeers}) and sending to it at once instead of when a
+     * send fails; waits up to {@code timeoutMillis} for them to take it. A restart is a new run, which peers take
+     * afresh ("every cache"), clearing nothing.
+     */
+    void leaving(long timeoutMillis) throws InterruptedException {
+        List<Peer> to;
+        byte[] current;
+        synchronized (this) {
+            removedHere.addAll(local);
+            local = Collections.emptySet();
+            naming = true;
+            version++;
+            to = known;
+            current = EventCodec.membershipBatch(local, removedHere, run, version);
+        }
+        long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        Batch batch = new Batch(current, 0).withDeadline(deadline);
+        List<CompletableFuture<Void>> sent = new ArrayList<>(to.size());
+        for (Peer peer : to) {
+            try {
+                sent.add(transport.send(peer, batch, true));
+            } catch (RuntimeException e) {
+                // stopping anyway: the peer finds out when its next send fails
+            }
+        }
+        for (CompletableFuture<Void> f : sent) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
+            if (left <= 0) {
+                break;
+            }
+            SendRound.await(f, left);
+        }
+    }
+
     /** Reads this node's caches again; whether they changed (guarded by {@code this}). */
     private boolean refreshLocal() {
         Set<String> now = Collections.unmodifiableSet(new LinkedHashSet<>(localCaches.get()));

@@ -68,6 +68,9 @@ public final class ReplicationNode {
     /** Node states. */
     private enum State { NEW, STARTED, STOPPED }
 
+    /** How long a stopping node waits for its peers to take its leaving (at most, for all of them). */
+    static final long LEAVING_MILLIS = 1000;
+
     private final CacheManager cacheManager;
     private final String scheme;
     private final String transportName;
@@ -334,6 +337,15 @@ public final class ReplicationNode {
             cacheManager.getCacheManagerEventListenerRegistry().unregisterListener(cacheWatch);
         } catch (RuntimeException e) {
             LOG.debug("ehrelay: could not unregister from CacheManager {}", cacheManager.getName(), e);
+        }
+        if (membership != null && transport != null) {
+            try {
+                membership.leaving(LEAVING_MILLIS); // peers stop listing this node now, not when a send fails
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                LOG.debug("ehrelay: CacheManager {}: telling peers it stops failed", cacheManager.getName(), e);
+            }
         }
         if (dispatcher != null) {
             dispatcher.stop(drainMillis);
