@@ -128,6 +128,18 @@ final class CacheBindings {
         initializing.put(cache.getName(), cache);
     }
 
+    /**
+     * Whether {@code name} is a cache of the CacheManager's configuration (so a node that lacks it live is still
+     * adding it: its CacheManager is being constructed).
+     */
+    boolean configured(String name) {
+        try {
+            return cacheManager.getConfiguration().getCacheConfigurations().containsKey(name);
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     /** A live cache of this CacheManager, including one still bootstrapping during start-up, or {@code null}. */
     Ehcache resolve(String name) {
         Ehcache cache;

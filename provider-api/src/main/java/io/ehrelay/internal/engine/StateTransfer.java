@@ -61,6 +61,12 @@ final class StateTransfer {
 
     /** How long a bootstrap waits for its peers to take the announcement that this node holds the cache. */
     private static final long ANNOUNCE_WAIT_MILLIS = 5000;
+    /** How long a bootstrap asks again a peer that has not added the cache yet (it is starting, too). */
+    static final long STARTING_PEER_WAIT_MILLIS = 15_000;
+    /** What a node answers a state request for a cache it lacks. */
+    static final String NO_LIVE_CACHE = " has no live cache named '";
+    /** ... and adds when the cache is in its configuration, not added yet (a peer asking recognises it). */
+    static final String NOT_YET = " yet (its CacheManager is adding its configured caches)";
     private volatile Membership membership;
 
     StateTransfer(String cacheManagerName, CacheBindings caches, Transport transport, ReplicationMetrics metrics,
@@ -90,8 +96,8 @@ final class StateTransfer {
     InboundHandler.StateCursor open(String cacheName) {
         Ehcache cache = caches.resolve(cacheName);
         if (cache == null) {
-            throw new IllegalArgumentException("CacheManager " + cacheManagerName + " has no live cache named '"
-                    + cacheName + "'");
+            throw new IllegalArgumentException("CacheManager " + cacheManagerName + NO_LIVE_CACHE + cacheName + "'"
+                    + (caches.configured(cacheName) ? NOT_YET : ""));
         }
         CacheMetrics m = metrics.cache(cacheName);
         // the mark: this cache's stream and its last batch number before the keys are listed
@@ -193,30 +199,69 @@ final class StateTransfer {
             return;
         }
         Collections.shuffle(candidates);
-        List<String> failures = new ArrayList<>();
-        for (Peer peer : candidates) {
-            AtomicLong loaded = new AtomicLong();
-            Throwable failure;
+        // a peer still starting (its CacheManager has not added the configured cache yet) is asked again, quietly,
+        // for a while
+        long startingUntil = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STARTING_PEER_WAIT_MILLIS);
+        long pause = 100;
+        for (int round = 0; ; round++) {
+            List<String> failures = new ArrayList<>();
+            boolean starting = false;
+            for (Peer peer : candidates) {
+                AtomicLong loaded = new AtomicLong();
+                Throwable failure;
+                try {
+                    failure = fetch(peer, cache, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), null, loaded);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                if (failure == null) {
+                    long nanos = clock.nanoTime() - t0;
+                    m.onBootstrap(nanos);
+                    LOG.info("ehrelay: bootstrapped cache {} of CacheManager {} with {} elements from {} in {} ms",
+                            name, cacheManagerName, loaded.get(), peer, TimeUnit.NANOSECONDS.toMillis(nanos));
+                    return;
+                }
+                String why = firstLine(SendRound.describe(failure));
+                failures.add(peer + " (" + why + ")");
+                if (stillStarting(failure)) {
+                    starting = true;
+                    LOG.debug("ehrelay: bootstrap of cache {} from {}: the peer has not added it yet; asking again",
+                            name, peer);
+                } else if (round == 0) {
+                    LOG.warn("ehrelay: bootstrap of cache {} from {} failed: {}; trying the next peer", name, peer,
+                            why);
+                }
+            }
+            if (!starting || clock.nanoTime() - startingUntil >= 0 || stopped.getAsBoolean()) {
+                m.onBootstrapFailure();
+                LOG.warn("ehrelay: could not bootstrap cache {} of CacheManager {} from any peer: {}", name,
+                        cacheManagerName, failures);
+                return;
+            }
             try {
-                failure = fetch(peer, cache, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), null, loaded);
+                Thread.sleep(pause);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             }
-            if (failure == null) {
-                long nanos = clock.nanoTime() - t0;
-                m.onBootstrap(nanos);
-                LOG.info("ehrelay: bootstrapped cache {} of CacheManager {} with {} elements from {} in {} ms", name,
-                        cacheManagerName, loaded.get(), peer, TimeUnit.NANOSECONDS.toMillis(nanos));
-                return;
-            }
-            failures.add(peer + " (" + SendRound.describe(failure) + ")");
-            LOG.warn("ehrelay: bootstrap of cache {} from {} failed: {}; trying the next peer", name, peer,
-                    SendRound.describe(failure));
+            pause = Math.min(1000, pause * 2);
         }
-        m.onBootstrapFailure();
-        LOG.warn("ehrelay: could not bootstrap cache {} of CacheManager {} from any peer: {}", name,
-                cacheManagerName, failures);
+    }
+
+    /** Whether a peer refused a state request because it has not added a cache of its configuration yet. */
+    static boolean stillStarting(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains(NOT_YET)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String firstLine(String s) {
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl).trim();
     }
 
     /**
