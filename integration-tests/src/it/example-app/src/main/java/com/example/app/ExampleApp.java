@@ -39,14 +39,39 @@ public final class ExampleApp implements AutoCloseable {
         cacheManager.shutdown();
     }
 
+    /** The peers this node reaches now for {@code users}: what a health check would ask. */
+    public int peers() {
+        return cacheManager.getCacheManagerPeerProvider("ehrelay-tcp").listRemoteCachePeers(users()).size();
+    }
+
+    /**
+     * Runs one node and reads commands from standard input: {@code put <key> <value>}, {@code get <key>},
+     * {@code peers}, {@code quit} (docs/tutorial.md).
+     */
     public static void main(String[] args) throws Exception {
         if (args.length != 4) {
             System.err.println("usage: ExampleApp <name> <host> <port> <peer host:port>");
             System.exit(2);
         }
         try (ExampleApp app = new ExampleApp(args[0], args[1], Integer.parseInt(args[2]), args[3])) {
-            System.out.println("node " + args[0] + " replicating 'users' with " + args[3] + "; Ctrl-C stops it");
-            Thread.sleep(Long.MAX_VALUE);
+            System.out.println("node " + args[0] + " replicating 'users' with " + args[3]
+                    + "; commands: put <key> <value> | get <key> | peers | quit");
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, "UTF-8"));
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                String[] w = line.trim().split("\\s+", 3);
+                if (w[0].equals("put") && w.length == 3) {
+                    app.put(w[1], w[2]);
+                    System.out.println("ok");
+                } else if (w[0].equals("get") && w.length == 2) {
+                    System.out.println(w[1] + " = " + app.get(w[1]));
+                } else if (w[0].equals("peers")) {
+                    System.out.println(app.peers() + " peer(s)");
+                } else if (w[0].equals("quit")) {
+                    break;
+                } else if (!w[0].isEmpty()) {
+                    System.out.println("commands: put <key> <value> | get <key> | peers | quit");
+                }
+            }
         }
     }
 }

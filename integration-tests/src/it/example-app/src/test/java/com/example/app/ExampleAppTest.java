@@ -22,6 +22,8 @@ class ExampleAppTest {
                 Thread.sleep(100);
             }
             assertEquals("Alice Liddell", b.get("alice"));
+            assertEquals(1, a.peers());
+            assertEquals(1, b.peers());
         }
     }
 
