@@ -227,4 +227,29 @@ class RmiDropInTest {
                     + "use io.ehrelay.rmi.RmiCacheManagerPeerProviderFactory as its cacheManagerPeerProviderFactory");
         }
     }
+
+    /**
+     * A listener hostName that is not this host's (192.0.2.1, TEST-NET: binding fails here, nothing is sent): the
+     * refusal names the address and says it is not this host's, where RMI said "Port already in use"; and the
+     * JVM-wide java.rmi.server.hostname the node set for its stubs is taken back.
+     */
+    @Test
+    void aHostNameNotOfThisHost_isNamed_notAPortInUse() {
+        String before = System.getProperty("java.rmi.server.hostname");
+        try {
+            assertThatThrownBy(() -> start(ContractCluster.uniqueName("rmi-foreign-host"), "peerDiscovery=manual",
+                    "hostName=192.0.2.1, port=0", "", ""))
+                    .isInstanceOf(net.sf.ehcache.CacheException.class)
+                    .hasMessageContaining("cannot listen on 192.0.2.1:0: ")
+                    .hasMessageContaining("192.0.2.1 is not an address of this host")
+                    .hasMessageNotContaining("Port already in use");
+            assertThat(System.getProperty("java.rmi.server.hostname")).isEqualTo(before);
+        } finally {
+            if (before == null) {
+                System.clearProperty("java.rmi.server.hostname");
+            } else {
+                System.setProperty("java.rmi.server.hostname", before);
+            }
+        }
+    }
 }
