@@ -90,6 +90,26 @@ class JGroupsClusterSecretTest {
         }
     }
 
+    /**
+     * The other way round: a node without a secret that a node with one tries to join (it found it first) is told
+     * too, instead of receiving messages it cannot read.
+     */
+    @Test
+    void aNodeWithoutASecret_isTold_whenOneWithASecretTriesToJoinIt() throws Exception {
+        TransportFixture fixture = JGroupsFixtures.tcp();
+        try (ContractCluster cluster = new ContractCluster(fixture); LogCapture log = LogCapture.start()) {
+            CacheManager none = cluster.start("none", "", false);
+            cluster.start("a", SECRET, false);
+            String from = "ehrelay: CacheManager " + none.getName() + ": JGroups node ";
+            String says = "sends encrypted messages: it has a clusterSecret, and this node has none; set the same "
+                    + "clusterSecret on every node (its messages are dropped and counted in unauthorized)";
+            Await.until(() -> !lines(log, from, says).isEmpty(), () -> "none's lines: " + log.lines(from));
+            assertThat(lines(log, from, says)).hasSize(1);
+            assertThat(cluster.node(none).metrics().count("unauthorized").value()).isPositive();
+            assertThat(cluster.node(none).peers()).isEmpty();
+        }
+    }
+
     private static java.util.List<String> lines(LogCapture log, String from, String says) {
         java.util.List<String> out = new java.util.ArrayList<>();
         for (String line : log.lines(from)) {
