@@ -184,7 +184,11 @@ class PrometheusIT {
             assertThat(all).extracting(s -> s.labels.get("__name__")).contains("ehrelay_queue_events",
                     "ehrelay_sent_total", "ehrelay_send_latency_microseconds", "ehrelay_dropped_total",
                     "ehrelay_failed_total", "ehrelay_peers_known", "ehrelay_peers_reachable",
-                    "ehrelay_queue_capacity_events", "ehrelay_threads_per_region", "ehrelay_bootstraps_total");
+                    "ehrelay_queue_capacity_events", "ehrelay_threads_per_region", "ehrelay_bootstraps_total",
+                    // what a TCP node registers beyond those (ExporterConfigTest checks every documented metric)
+                    "ehrelay_overflow_waits_total", "ehrelay_overflow_wait_milliseconds_total",
+                    "ehrelay_connections_in", "ehrelay_connections_out", "ehrelay_connect_failures_total",
+                    "ehrelay_refused_connections_total", "ehrelay_inbound_buffer_bytes");
 
             // every alerting rule loaded and evaluated against these series without an error
             String rules = awaitBody(api + "/api/v1/rules?type=alert", deadline,

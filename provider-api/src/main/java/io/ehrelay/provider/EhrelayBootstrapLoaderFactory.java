@@ -20,6 +20,7 @@ public abstract class EhrelayBootstrapLoaderFactory extends BootstrapCacheLoader
     @Override
     public EhrelayBootstrapLoader createBootstrapCacheLoader(Properties properties) {
         io.ehrelay.internal.Dependencies.check();
+        io.ehrelay.internal.config.MixedFactories.checkConstructing();
         return new EhrelayBootstrapLoader(scheme, providerFactoryClassName,
                 BootstrapConfig.parse(getClass().getSimpleName(), properties));
     }

@@ -45,6 +45,7 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
     @Override
     public CacheManagerPeerListener createCachePeerListener(CacheManager cacheManager, Properties properties) {
         io.ehrelay.internal.Dependencies.check();
+        io.ehrelay.internal.config.MixedFactories.check(cacheManager);
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
         ListenerConfig config = readListener(reader, defaultPort())
                 .withTransportSettings(readTransportProperties(reader));

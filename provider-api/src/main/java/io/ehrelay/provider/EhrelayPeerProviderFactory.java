@@ -91,6 +91,8 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
                     + "(the TCP, RMI, Hessian and JGroups transports support it); authenticate its peers as its documentation "
                     + "says, or list their hosts in unauthenticatedPeers");
         }
+        // a cache whose replicator or bootstrap loader is another family's (stock RMI's, say) would not replicate
+        io.ehrelay.internal.config.MixedFactories.check(cacheManager);
         ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,
                 EhrelayReplicator.of(scheme));
         node.configure(config, transport);

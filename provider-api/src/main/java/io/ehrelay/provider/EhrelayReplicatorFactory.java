@@ -28,6 +28,8 @@ public abstract class EhrelayReplicatorFactory extends CacheEventListenerFactory
     @Override
     public CacheEventListener createCacheEventListener(Properties properties) {
         io.ehrelay.internal.Dependencies.check();
+        // the factory sees only its properties: the CacheManager is found by the constructor's monitor
+        io.ehrelay.internal.config.MixedFactories.checkConstructing();
         return new EhrelayReplicator(scheme, providerFactoryClassName,
                 ReplicatorConfig.parse(getClass().getSimpleName(), properties));
     }

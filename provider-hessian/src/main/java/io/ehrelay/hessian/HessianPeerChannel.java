@@ -163,6 +163,16 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
                     + (secret != null ? "session refused: clusterSecret missing or different, or the session ended"
                     : "clusterToken missing or different") + ")");
         }
+        if (status == 404) {
+            // the JDK's server answers 404 for a path without a context: no ehrelay listener there
+            throw new RpcException("peer " + endpoint() + " answered 404: no ehrelay listener at that path (the peer "
+                    + "URL's path must be the listener's path property, default /ehrelay)");
+        }
+        if (status == 403) {
+            throw new RpcException("peer " + endpoint() + " answered 403: it does not serve this host without "
+                    + "authentication (list this host in its unauthenticatedPeers, or set the same clusterSecret on "
+                    + "every node)");
+        }
         if (status != 200) {
             String why = "HTTP " + status;
             if (response.body != null && response.body.length > 0) {

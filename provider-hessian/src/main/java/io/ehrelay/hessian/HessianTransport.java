@@ -73,12 +73,18 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         }
         InetSocketAddress address = new InetSocketAddress(InetAddress.getByName(listener.hostName()),
                 listener.port());
-        if (ls.https()) {
-            HttpsServer https = HttpsServer.create(address, 128);
-            https.setHttpsConfigurator(configurator(ls, ctx));
-            server = https;
-        } else {
-            server = HttpServer.create(address, 128);
+        try {
+            if (ls.https()) {
+                HttpsServer https = HttpsServer.create(address, 128);
+                https.setHttpsConfigurator(configurator(ls, ctx));
+                server = https;
+            } else {
+                server = HttpServer.create(address, 128);
+            }
+        } catch (java.net.BindException e) {
+            // the JDK says only "Address already in use" or "Cannot assign requested address"
+            throw new java.io.IOException("cannot listen on " + hostForUrl(listener.hostName()) + ":" + listener.port()
+                    + ": " + e.getMessage(), e);
         }
         tlsAuthenticates = ls.tlsAuthenticates();
         relay = new RpcService(ctx.inbound(), ctx.maxFrameBytes(), ctx.threads("apply"),

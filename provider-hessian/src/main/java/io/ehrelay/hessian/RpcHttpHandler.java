@@ -239,7 +239,8 @@ final class RpcHttpHandler implements HttpHandler {
                         java.util.Arrays.copyOfRange(e.payload, n, e.payload.length)));
             }
             sessions.refused(host, "a call '" + method + "' without a session (clusterSecret missing or different)");
-            return HessianWire.fault(io.ehrelay.spi.rpc.RpcSessions.UNAUTHORIZED + "no session");
+            return HessianWire.fault(io.ehrelay.spi.rpc.RpcSessions.UNAUTHORIZED + "no session: session refused: "
+                    + "clusterSecret missing or different (this node serves only callers that prove it)");
         } catch (RpcException ex) {
             return HessianWire.fault(ex.getMessage());
         }

@@ -146,6 +146,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             ps.insertProtocol(new OutsiderGuard(ctx.metrics(), ctx.cacheManagerName()),
                     org.jgroups.stack.ProtocolStack.Position.ABOVE, ps.getTransport().getClass());
         }
+        guardAgainstOtherSecrets(ctx, authenticated);
         dispatcher = new MessageDispatcher(channel, this);
         dispatcher.setReceiver(this);
         inboundSockets = boundAcceptedConnections(ctx);
@@ -176,6 +177,36 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         viewAccepted(channel.getView());
         LOG.info("ehrelay: joined JGroups cluster '{}' as {} ({}), view {}", clusterName, channel.getAddressAsString(),
                 localEndpoint, channel.getView());
+    }
+
+    /**
+     * Puts {@link SecretMismatchGuard} below the SYM_ENCRYPT that {@code clusterSecret} added, or, on a node whose
+     * members do not authenticate at all, where SYM_ENCRYPT would be: a node with another secret, or none, is then
+     * named once a minute instead of in an ERROR of JGroups' for each of its messages.
+     */
+    private void guardAgainstOtherSecrets(TransportContext ctx, boolean authenticated) throws Exception {
+        org.jgroups.stack.ProtocolStack ps = channel.getProtocolStack();
+        org.jgroups.protocols.SYM_ENCRYPT encrypt = ps.findProtocol(org.jgroups.protocols.SYM_ENCRYPT.class);
+        Class<? extends org.jgroups.stack.Protocol> above;
+        if (ctx.clusterSecret() != null) {
+            if (encrypt == null) {
+                return;
+            }
+            above = org.jgroups.protocols.SYM_ENCRYPT.class;
+        } else if (!authenticated) {
+            encrypt = null;
+            above = ps.findProtocol(org.jgroups.protocols.pbcast.NAKACK2.class) != null
+                    ? org.jgroups.protocols.pbcast.NAKACK2.class
+                    : ps.findProtocol(org.jgroups.protocols.UNICAST3.class) != null
+                    ? org.jgroups.protocols.UNICAST3.class : null;
+            if (above == null) {
+                return;
+            }
+        } else {
+            return; // the stack's own AUTH or encryption: its messages are the stack's to judge
+        }
+        ps.insertProtocol(new SecretMismatchGuard(encrypt, ctx.metrics(), ctx.cacheManagerName(), ctx.clock()),
+                org.jgroups.stack.ProtocolStack.Position.BELOW, above);
     }
 
     /**

@@ -14,6 +14,7 @@ import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 
@@ -55,6 +56,68 @@ class JGroupsClusterSecretTest {
             assertThat(other.getCache("sync").get("fromA")).isNull();
             assertThat(none.getCache("sync").get("fromA")).isNull();
         }
+    }
+
+    /**
+     * A node with another secret, and one with none, next to a member: the member names each once, saying to set the
+     * same clusterSecret everywhere (at most one line per sender and minute), and counts their messages in
+     * unauthorized; JGroups' own ERROR per message it cannot decrypt (dozens in 20 s before) is not logged.
+     */
+    @Test
+    void anotherSecret_orNone_isNamedOnce_andJGroupsDoesNotFloodTheLog() throws Exception {
+        TransportFixture fixture = JGroupsFixtures.tcp();
+        try (ContractCluster cluster = new ContractCluster(fixture); LogCapture log = LogCapture.start()) {
+            CacheManager a = cluster.start("a", SECRET);
+            cluster.start("other", "clusterSecret=another-secret-of-16-chars", false);
+            cluster.start("none", "", false);
+            String from = "ehrelay: CacheManager " + a.getName() + ": JGroups node ";
+            String otherSecret = "encrypts with another key: its clusterSecret differs from this node's; set the same "
+                    + "clusterSecret on every node (its messages are dropped and counted in unauthorized)";
+            String noSecret = "sends unencrypted messages: it has no clusterSecret, and this node has one; set the "
+                    + "same clusterSecret on every node (its messages are dropped and counted in unauthorized)";
+            long[] dropped = new long[1];
+            // a dozen messages dropped: before, each was one ERROR of SYM_ENCRYPT's
+            Await.until(() -> {
+                dropped[0] = cluster.node(a).metrics().count("unauthorized").value();
+                return dropped[0] >= 12 && !lines(log, from, otherSecret).isEmpty()
+                        && !lines(log, from, noSecret).isEmpty();
+            }, () -> "a dropped " + dropped[0] + " messages; its lines: " + log.lines(from));
+            assertThat(lines(log, from, otherSecret)).as("one line for the node with another secret").hasSize(1);
+            assertThat(lines(log, from, noSecret)).as("one line for the node without a secret").hasSize(1);
+            assertThat(log.lines("rejected decryption")).as("SYM_ENCRYPT's ERRORs").hasSizeLessThanOrEqualTo(2);
+            assertThat(log.lines("without encrypt header")).as("SYM_ENCRYPT's ERRORs").hasSizeLessThanOrEqualTo(2);
+            assertThat(cluster.node(a).peers()).isEmpty();
+        }
+    }
+
+    /**
+     * The other way round: a node without a secret that a node with one tries to join (it found it first) is told
+     * too, instead of receiving messages it cannot read.
+     */
+    @Test
+    void aNodeWithoutASecret_isTold_whenOneWithASecretTriesToJoinIt() throws Exception {
+        TransportFixture fixture = JGroupsFixtures.tcp();
+        try (ContractCluster cluster = new ContractCluster(fixture); LogCapture log = LogCapture.start()) {
+            CacheManager none = cluster.start("none", "", false);
+            cluster.start("a", SECRET, false);
+            String from = "ehrelay: CacheManager " + none.getName() + ": JGroups node ";
+            String says = "sends encrypted messages: it has a clusterSecret, and this node has none; set the same "
+                    + "clusterSecret on every node (its messages are dropped and counted in unauthorized)";
+            Await.until(() -> !lines(log, from, says).isEmpty(), () -> "none's lines: " + log.lines(from));
+            assertThat(lines(log, from, says)).hasSize(1);
+            assertThat(cluster.node(none).metrics().count("unauthorized").value()).isPositive();
+            assertThat(cluster.node(none).peers()).isEmpty();
+        }
+    }
+
+    private static java.util.List<String> lines(LogCapture log, String from, String says) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (String line : log.lines(from)) {
+            if (line.contains(says)) {
+                out.add(line);
+            }
+        }
+        return out;
     }
 
     @Test

@@ -54,8 +54,10 @@ class JGroupsDropInTest {
             JGroupsTransport ta = (JGroupsTransport) na.transport();
             assertThat(ta.clusterName()).isEqualTo(cluster);
             assertThat(ta.channel().getProtocolStack().getProtocols().stream().map(p -> p.getName()))
-                    .containsExactly("GMS", "FRAG", "STABLE", "UNICAST3", "NAKACK2", "VERIFY_SUSPECT", "FD_SOCK", "MERGE3",
-                            "PING", "OutsiderGuard", "UDP"); // ehrelay's guard: the old stack does not authenticate
+                    .containsExactly("GMS", "FRAG", "STABLE", "UNICAST3", "NAKACK2", "SecretMismatchGuard",
+                            "VERIFY_SUSPECT", "FD_SOCK", "MERGE3", "PING", "OutsiderGuard", "UDP");
+            // ehrelay's guards: the old stack does not authenticate (outsiders' unicasts), and a member with a
+            // clusterSecret would send what this one cannot decrypt
 
             CacheManager bb = b;
             for (int i = 0; i < 500; i++) {

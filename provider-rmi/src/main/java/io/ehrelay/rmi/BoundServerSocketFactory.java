@@ -47,11 +47,45 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
             socket.bind(new java.net.InetSocketAddress(address, port), 128);
         } catch (IOException e) {
             socket.close();
-            throw e;
+            // not a BindException: RMI would call any of those "Port already in use"
+            throw new CannotListen(address, port, e);
         }
         lastPort = socket.getLocalPort();
         opened.add(socket);
         return socket;
+    }
+
+    /**
+     * A listening socket that could not be opened, saying where and why: RMI reports every {@code BindException} as
+     * "Port already in use", also when the address is not one of this host's ("Cannot assign requested address").
+     */
+    static final class CannotListen extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        CannotListen(InetAddress address, int port, IOException cause) {
+            super("cannot listen on " + address.getHostAddress() + ":" + port + ": " + cause.getMessage()
+                    + (isLocal(address) ? "" : " (" + address.getHostAddress() + " is not an address of this host: "
+                    + "set the listener's hostName to one of its own)"), cause);
+        }
+
+        private static boolean isLocal(InetAddress address) {
+            try {
+                return address.isAnyLocalAddress() || address.isLoopbackAddress()
+                        || java.net.NetworkInterface.getByInetAddress(address) != null;
+            } catch (java.net.SocketException e) {
+                return true; // cannot tell: say nothing about it
+            }
+        }
+
+        /** The {@code CannotListen} among {@code e}'s causes (RMI wraps it in an {@code ExportException}), or e. */
+        static Exception in(Exception e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof CannotListen) {
+                    return (CannotListen) t;
+                }
+            }
+            return e;
+        }
     }
 
     int lastPort() {

@@ -90,7 +90,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         if (ls == null) {
             ls = new RmiListenerSettings(0, RmiListenerSettings.DEFAULT_SOCKET_TIMEOUT_MILLIS);
         }
-        adviseHostName(listener.hostName());
+        boolean advised = adviseHostName(listener.hostName());
         InetAddress address = InetAddress.getByName(listener.hostName());
         // a TLS client certificate authenticates the peer; with a cluster secret the relay checks each call's
         // session and the stock cache peers each caller's host; else hosts are admitted by unauthenticatedPeers
@@ -120,8 +120,13 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
                 Collections.singletonList(RelayBatch.class.getName()),
                 (className, why) -> rejected(why), batches::admitted);
         RegistryGuard.install();
-        registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
-                registrySockets);
+        try {
+            registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
+                    registrySockets);
+        } catch (java.rmi.RemoteException e) {
+            forgetHostName(advised, listener.hostName());
+            throw BoundServerSocketFactory.CannotListen.in(e);
+        }
         io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
         guard = new RegistryGuard(registry, unauthorized::mark);
         try {
@@ -143,7 +148,8 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             every(500, guard::repair);
         } catch (Exception e) {
             unexportAll();
-            throw e;
+            forgetHostName(advised, listener.hostName());
+            throw BoundServerSocketFactory.CannotListen.in(e);
         }
     }
 
@@ -163,14 +169,31 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         return true;
     }
 
-    /** Stubs carry the host of {@code java.rmi.server.hostname}; stock nodes use it to call back. */
-    private static void adviseHostName(String hostName) {
+    /**
+     * Stubs carry the host of {@code java.rmi.server.hostname}; stock nodes use it to call back.
+     *
+     * @return whether this set it
+     */
+    private static boolean adviseHostName(String hostName) {
         String current = System.getProperty(HOSTNAME_PROPERTY);
         if (current == null) {
             System.setProperty(HOSTNAME_PROPERTY, hostName);
+            return true;
         } else if (!current.equals(hostName)) {
             LOG.warn("ehrelay: {}={} but the RMI listener's hostName is {}; stubs exported by this JVM name {}, "
                     + "so peers must reach this node there", HOSTNAME_PROPERTY, current, hostName, current);
+        }
+        return false;
+    }
+
+    /**
+     * Takes back {@code java.rmi.server.hostname} when this node set it and then could not listen: a JVM-wide setting
+     * naming an address the node never served from would mislead every later export (a corrected configuration
+     * started in the same JVM, say).
+     */
+    private static void forgetHostName(boolean advised, String hostName) {
+        if (advised && hostName.equals(System.getProperty(HOSTNAME_PROPERTY))) {
+            System.clearProperty(HOSTNAME_PROPERTY);
         }
     }
 

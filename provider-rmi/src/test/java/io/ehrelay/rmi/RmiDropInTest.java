@@ -160,4 +160,96 @@ class RmiDropInTest {
                 "peerDiscovery=manual, rmiUrls=" + u1 + "|" + u2, listener, "", "");
         assertThat(node(ok).config().discovery().manualPeers()).containsExactly(u1, u2);
     }
+
+    /** An {@code ehcache.xml} of {@code parts} (factory lines and caches) under a CacheManager named {@code name}. */
+    private CacheManager startXml(String name, String... parts) {
+        String xml = "<ehcache name=\"" + name + "\" updateCheck=\"false\" monitoring=\"off\">\n"
+                + String.join("\n", parts) + "\n</ehcache>\n";
+        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+        managers.add(cm);
+        return cm;
+    }
+
+    private static String factory(String element, String cls, String properties) {
+        return "  <" + element + " class=\"" + cls + "\" properties=\"" + properties + "\"/>";
+    }
+
+    private static String cache(String name, String replicator) {
+        return "  <cache name=\"" + name + "\" maxEntriesLocalHeap=\"100\">\n"
+                + factory("cacheEventListenerFactory", replicator, "replicateAsynchronously=true") + "\n  </cache>";
+    }
+
+    /** The messages of the ERROR lines about mixed factories (slf4j-simple 1.6 puts the time first). */
+    private static List<String> mixErrors(LogCapture log) {
+        String logger = "ERROR io.ehrelay.internal.config.MixedFactories - ";
+        List<String> out = new ArrayList<>();
+        for (String line : log.lines(logger)) {
+            out.add(line.substring(line.indexOf(logger) + logger.length()));
+        }
+        return out;
+    }
+
+    /**
+     * Migrating from stock RMI, one class name forgotten: the stock replicator under ehrelay's RMI provider (both
+     * of scheme "RMI") starts and replicates nothing. Named at start, with the class to put there.
+     */
+    @Test
+    void aForgottenStockReplicator_isNamedAtStart_withTheClassToUse() throws Exception {
+        String name = ContractCluster.uniqueName("node-a");
+        try (LogCapture log = LogCapture.start()) {
+            CacheManager cm = startXml(name, factory("cacheManagerPeerProviderFactory",
+                    "io.ehrelay.rmi.RmiCacheManagerPeerProviderFactory",
+                    "peerDiscovery=manual, rmiUrls=//127.0.0.1:" + unusedPort() + "/users"),
+                    factory("cacheManagerPeerListenerFactory", "io.ehrelay.rmi.RmiCacheManagerPeerListenerFactory",
+                            "hostName=127.0.0.1, port=0"),
+                    cache("users", "net.sf.ehcache.distribution.RMICacheReplicatorFactory"),
+                    cache("orders", "io.ehrelay.rmi.RmiCacheReplicatorFactory"));
+            assertThat(cm.getCache("users")).isNotNull();
+            assertThat(mixErrors(log)).containsExactly("ehrelay: cache 'users' uses "
+                    + "net.sf.ehcache.distribution.RMICacheReplicatorFactory but CacheManager '" + name + "' replicates "
+                    + "with io.ehrelay.rmi.RmiCacheManagerPeerProviderFactory: its puts are not replicated; use "
+                    + "io.ehrelay.rmi.RmiCacheReplicatorFactory");
+        }
+    }
+
+    /** The reverse: ehrelay's RMI replicator under stock RMI's provider (the same scheme) finds no ehrelay node. */
+    @Test
+    void anEhrelayReplicatorUnderTheStockProvider_isNamedAtStart() throws Exception {
+        String name = ContractCluster.uniqueName("node-a");
+        try (LogCapture log = LogCapture.start()) {
+            startXml(name, factory("cacheManagerPeerProviderFactory",
+                    "net.sf.ehcache.distribution.RMICacheManagerPeerProviderFactory",
+                    "peerDiscovery=manual, rmiUrls=//127.0.0.1:" + unusedPort() + "/users"),
+                    cache("users", "io.ehrelay.rmi.RmiCacheReplicatorFactory"));
+            assertThat(mixErrors(log)).containsExactly("ehrelay: cache 'users' uses "
+                    + "io.ehrelay.rmi.RmiCacheReplicatorFactory but CacheManager '" + name + "' replicates with "
+                    + "net.sf.ehcache.distribution.RMICacheManagerPeerProviderFactory: its puts are not replicated; "
+                    + "use io.ehrelay.rmi.RmiCacheManagerPeerProviderFactory as its cacheManagerPeerProviderFactory");
+        }
+    }
+
+    /**
+     * A listener hostName that is not this host's (192.0.2.1, TEST-NET: binding fails here, nothing is sent): the
+     * refusal names the address and says it is not this host's, where RMI said "Port already in use"; and the
+     * JVM-wide java.rmi.server.hostname the node set for its stubs is taken back.
+     */
+    @Test
+    void aHostNameNotOfThisHost_isNamed_notAPortInUse() {
+        String before = System.getProperty("java.rmi.server.hostname");
+        try {
+            assertThatThrownBy(() -> start(ContractCluster.uniqueName("rmi-foreign-host"), "peerDiscovery=manual",
+                    "hostName=192.0.2.1, port=0", "", ""))
+                    .isInstanceOf(net.sf.ehcache.CacheException.class)
+                    .hasMessageContaining("cannot listen on 192.0.2.1:0: ")
+                    .hasMessageContaining("192.0.2.1 is not an address of this host")
+                    .hasMessageNotContaining("Port already in use");
+            assertThat(System.getProperty("java.rmi.server.hostname")).isEqualTo(before);
+        } finally {
+            if (before == null) {
+                System.clearProperty("java.rmi.server.hostname");
+            } else {
+                System.setProperty("java.rmi.server.hostname", before);
+            }
+        }
+    }
 }

@@ -140,4 +140,125 @@ class TcpDropInTest {
                 listener, "", "");
         assertThat(node(ok).config().discovery().manualPeers()).containsExactly(p1, p2);
     }
+
+    /** An {@code ehcache.xml} of {@code parts} (factory lines and caches) under a CacheManager named {@code name}. */
+    private CacheManager startXml(String name, String... parts) {
+        String xml = "<ehcache name=\"" + name + "\" updateCheck=\"false\" monitoring=\"off\">\n"
+                + String.join("\n", parts) + "\n</ehcache>\n";
+        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+        managers.add(cm);
+        return cm;
+    }
+
+    private static String factory(String element, String cls, String properties) {
+        return "  <" + element + " class=\"" + cls + "\" properties=\"" + properties + "\"/>";
+    }
+
+    private static String cache(String name, String replicator, String bootstrap) {
+        return "  <cache name=\"" + name + "\" maxEntriesLocalHeap=\"100\">\n"
+                + factory("cacheEventListenerFactory", replicator, "replicateAsynchronously=true") + "\n"
+                + (bootstrap == null ? "" : factory("bootstrapCacheLoaderFactory", bootstrap,
+                "bootstrapAsynchronously=true") + "\n") + "  </cache>";
+    }
+
+    /** The messages of the ERROR lines about mixed factories (slf4j-simple 1.6 puts the time first). */
+    private static List<String> mixErrors(LogCapture log) {
+        String logger = "ERROR io.ehrelay.internal.config.MixedFactories - ";
+        List<String> out = new ArrayList<>();
+        for (String line : log.lines(logger)) {
+            out.add(line.substring(line.indexOf(logger) + logger.length()));
+        }
+        return out;
+    }
+
+    private static final String STOCK = "net.sf.ehcache.distribution.RMI";
+    private static final String TCP = "io.ehrelay.tcp.Tcp";
+
+    /**
+     * A cache left with stock RMI's replicator (and bootstrap loader) under ehrelay's provider would start and
+     * never replicate (stock finds no provider of its scheme: a NullPointerException on every flush). One ERROR per
+     * factory line names the cache, the class found and the class to put there; a cache configured right is not
+     * named.
+     */
+    @Test
+    void aStockReplicatorUnderEhrelaysProvider_isNamedAtStart_withTheClassToUse() {
+        String name = ContractCluster.uniqueName("tcp-mixed");
+        try (LogCapture log = LogCapture.start()) {
+            CacheManager cm = startXml(name,
+                    factory("cacheManagerPeerProviderFactory", TCP + "CacheManagerPeerProviderFactory",
+                            "peerDiscovery=manual"),
+                    factory("cacheManagerPeerListenerFactory", TCP + "CacheManagerPeerListenerFactory",
+                            "hostName=127.0.0.1, port=0"),
+                    cache("users", STOCK + "CacheReplicatorFactory", STOCK + "BootstrapCacheLoaderFactory"),
+                    cache("orders", TCP + "CacheReplicatorFactory", TCP + "BootstrapCacheLoaderFactory"));
+            assertThat(cm.getCache("users")).as("the application starts, as with stock Ehcache").isNotNull();
+            assertThat(mixErrors(log)).filteredOn(l -> l.contains("'" + name + "'")).containsExactly(
+                    "ehrelay: cache 'users' uses "
+                            + "net.sf.ehcache.distribution.RMICacheReplicatorFactory but CacheManager '" + name
+                            + "' replicates with io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory: its puts are not "
+                            + "replicated; use io.ehrelay.tcp.TcpCacheReplicatorFactory",
+                    "ehrelay: cache 'users' uses "
+                            + "net.sf.ehcache.distribution.RMIBootstrapCacheLoaderFactory but CacheManager '" + name
+                            + "' replicates with io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory: it does not "
+                            + "bootstrap from peers; use io.ehrelay.tcp.TcpBootstrapCacheLoaderFactory");
+        }
+    }
+
+    /**
+     * The reverse: ehrelay's replicator under a stock provider, or under none, never replicates either; it is named
+     * at start (the replicator factory finds the CacheManager being constructed), not only at the first put.
+     */
+    @Test
+    void anEhrelayReplicatorUnderAStockProvider_orNone_isNamedAtStart() throws Exception {
+        String stock = ContractCluster.uniqueName("tcp-stock-provider");
+        String none = ContractCluster.uniqueName("tcp-no-provider");
+        try (LogCapture log = LogCapture.start()) {
+            startXml(stock, factory("cacheManagerPeerProviderFactory", STOCK + "CacheManagerPeerProviderFactory",
+                    "peerDiscovery=manual, rmiUrls=//127.0.0.1:" + unusedPort() + "/users"),
+                    cache("users", TCP + "CacheReplicatorFactory", null));
+            startXml(none, cache("users", TCP + "CacheReplicatorFactory", null),
+                    cache("orders", TCP + "CacheReplicatorFactory", null));
+            assertThat(mixErrors(log)).containsExactly(
+                    "ehrelay: cache 'users' uses "
+                            + "io.ehrelay.tcp.TcpCacheReplicatorFactory but CacheManager '" + stock + "' replicates "
+                            + "with net.sf.ehcache.distribution.RMICacheManagerPeerProviderFactory: its puts are not "
+                            + "replicated; use io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory as its "
+                            + "cacheManagerPeerProviderFactory",
+                    "ehrelay: caches 'orders', 'users' use "
+                            + "io.ehrelay.tcp.TcpCacheReplicatorFactory but CacheManager '" + none + "' has no "
+                            + "cacheManagerPeerProviderFactory: their puts are not replicated; add a "
+                            + "cacheManagerPeerProviderFactory of class io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory");
+        }
+    }
+
+    /**
+     * A stock listener under ehrelay's provider leaves the node without a listener (peers cannot send to it);
+     * stock RMI and ehrelay side by side, each cache with its own family's replicator, is no mistake.
+     */
+    @Test
+    void aStockListener_isNamed_butStockAndEhrelaySideBySide_isNot() throws Exception {
+        String listener = ContractCluster.uniqueName("tcp-stock-listener");
+        String both = ContractCluster.uniqueName("tcp-side-by-side");
+        try (LogCapture log = LogCapture.start()) {
+            startXml(listener, factory("cacheManagerPeerProviderFactory", TCP + "CacheManagerPeerProviderFactory",
+                    "peerDiscovery=manual"),
+                    factory("cacheManagerPeerListenerFactory", STOCK + "CacheManagerPeerListenerFactory",
+                            "hostName=127.0.0.1, port=" + unusedPort()),
+                    cache("users", TCP + "CacheReplicatorFactory", null));
+            startXml(both, factory("cacheManagerPeerProviderFactory", STOCK + "CacheManagerPeerProviderFactory",
+                    "peerDiscovery=manual, rmiUrls=//127.0.0.1:" + unusedPort() + "/legacy"),
+                    factory("cacheManagerPeerProviderFactory", TCP + "CacheManagerPeerProviderFactory",
+                            "peerDiscovery=manual"),
+                    factory("cacheManagerPeerListenerFactory", TCP + "CacheManagerPeerListenerFactory",
+                            "hostName=127.0.0.1, port=0"),
+                    cache("legacy", STOCK + "CacheReplicatorFactory", null),
+                    cache("users", TCP + "CacheReplicatorFactory", TCP + "BootstrapCacheLoaderFactory"));
+            assertThat(mixErrors(log)).containsExactly(
+                    "ehrelay: CacheManager '" + listener
+                            + "' has the cacheManagerPeerListenerFactory "
+                            + "net.sf.ehcache.distribution.RMICacheManagerPeerListenerFactory but replicates with "
+                            + "io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory: peers cannot replicate to it; use "
+                            + "io.ehrelay.tcp.TcpCacheManagerPeerListenerFactory");
+        }
+    }
 }

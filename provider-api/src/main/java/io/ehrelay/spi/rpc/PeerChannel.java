@@ -45,6 +45,8 @@ public abstract class PeerChannel {
     /** Open until the first connection attempt ended, either way. */
     private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
     private final Backoff backoff;
+    /** Why the peer could not be reached last (said while the backoff lasts), or {@code null}. */
+    private volatile Exception lastFailure;
 
     /**
      * @param retryMaxMillis the longest wait between attempts to reach the peer (the backoff starts at 100 ms)
@@ -258,7 +260,10 @@ public abstract class PeerChannel {
         }
         long wait = backoff.remainingMillis();
         if (wait > 0) {
-            throw new IOException("peer " + endpoint + " unreachable; next attempt in " + wait + " ms");
+            // the attempt that failed may have been made ahead, where nobody heard why: say it with every refusal
+            Exception last = lastFailure;
+            throw new IOException("peer " + endpoint + " unreachable" + (last == null ? "" : " (" + why(last) + ")")
+                    + "; next attempt in " + wait + " ms");
         }
         try {
             connect();
@@ -272,13 +277,22 @@ public abstract class PeerChannel {
         }
     }
 
+    /** A failure as the backoff's refusal repeats it: without the peer's name where it starts with it. */
+    private String why(Exception e) {
+        String m = e instanceof RpcException ? e.getMessage() : e.toString();
+        String self = "peer " + endpoint + " ";
+        return m != null && m.startsWith(self) ? m.substring(self.length()) : String.valueOf(m);
+    }
+
     private synchronized void succeeded() {
         reachable = true;
+        lastFailure = null;
         backoff.succeeded();
     }
 
     private synchronized void failed(Exception e) {
         if (!connected || peerGone(e)) {
+            lastFailure = e;
             reachable = false;
             connected = false;
             disconnect();

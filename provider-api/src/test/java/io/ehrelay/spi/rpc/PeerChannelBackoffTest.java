@@ -84,10 +84,27 @@ class PeerChannelBackoffTest {
         assertThatThrownBy(this::fetch).hasMessageContaining("next attempt in 100 ms");
     }
 
+    /**
+     * While the backoff lasts, every refusal says why the last attempt failed (it may have been made ahead of any
+     * send, where nobody heard it), without repeating the peer's name.
+     */
+    @Test
+    void theBackoffsRefusal_saysWhyTheLastAttemptFailed() {
+        assertThatThrownBy(this::fetch).hasMessage("refused");
+        assertThatThrownBy(this::fetch).hasMessage("peer fake:1 unreachable (java.net.ConnectException: refused); "
+                + "next attempt in 100 ms");
+        channel.connectFailure = new RpcException("peer fake:1 answered 404: no ehrelay listener at that path");
+        clock.advanceMillis(100);
+        assertThatThrownBy(this::fetch).isInstanceOf(RpcException.class);
+        assertThatThrownBy(this::fetch).hasMessage("peer fake:1 unreachable (answered 404: no ehrelay listener at "
+                + "that path); next attempt in 200 ms");
+    }
+
     /** A channel whose peer is down until told otherwise. */
     private static final class FakeChannel extends PeerChannel {
         volatile boolean up;
         volatile Exception transferFailure;
+        volatile Exception connectFailure;
         int connects;
         int disconnects;
 
@@ -99,7 +116,7 @@ class PeerChannelBackoffTest {
         protected void connect() throws Exception {
             connects++;
             if (!up) {
-                throw new ConnectException("refused");
+                throw connectFailure != null ? connectFailure : new ConnectException("refused");
             }
         }
 
