@@ -380,20 +380,7 @@ public final class Attacker {
             ReplayNode.say("RESULT opened=" + open.size() + " failed=" + failed + " ports="
                     + targets.toString().replace(", ", "+"));
             holdUntilReleased(open.size());
-            int closedByNode = 0;
-            for (Socket s : open) {
-                s.setSoTimeout(1);
-                try {
-                    if (s.getInputStream().read() == -1) {
-                        closedByNode++;
-                    }
-                } catch (java.net.SocketTimeoutException e) {
-                    // still open
-                } catch (IOException e) {
-                    closedByNode++;
-                }
-            }
-            ReplayNode.say("RESULT closedByNode=" + closedByNode);
+            ReplayNode.say("RESULT closedByNode=" + closedByNode(open));
         } finally {
             for (Socket s : open) {
                 s.close();
@@ -427,25 +414,30 @@ public final class Attacker {
             }
             ReplayNode.say("RESULT opened=" + open.size() + " failed=" + failed);
             holdUntilReleased(open.size());
-            int closedByNode = 0;
-            for (Socket s : open) {
-                s.setSoTimeout(1);
-                try {
-                    if (s.getInputStream().read() == -1) {
-                        closedByNode++;
-                    }
-                } catch (java.net.SocketTimeoutException e) {
-                    // still open
-                } catch (IOException e) {
-                    closedByNode++;
-                }
-            }
-            ReplayNode.say("RESULT closedByNode=" + closedByNode);
+            ReplayNode.say("RESULT closedByNode=" + closedByNode(open));
         } finally {
             for (Socket s : open) {
                 s.close();
             }
         }
+    }
+
+    /** How many of {@code open} the node has closed (each looked at for 1 ms). */
+    private static int closedByNode(List<Socket> open) throws IOException {
+        int closed = 0;
+        for (Socket s : open) {
+            s.setSoTimeout(1);
+            try {
+                if (s.getInputStream().read() == -1) {
+                    closed++;
+                }
+            } catch (java.net.SocketTimeoutException e) {
+                // still open
+            } catch (IOException e) {
+                closed++;
+            }
+        }
+        return closed;
     }
 
     private static void holdUntilReleased(int n) throws IOException {

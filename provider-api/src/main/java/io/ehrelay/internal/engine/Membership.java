@@ -362,8 +362,16 @@ final class Membership {
         }
         // the same announcement again, acknowledged: once applied, so is the one before it (order per peer). Sent
         // outside the lock: a transport may make an acknowledged call on the calling thread
+        sendAndWait(to, current, timeoutMillis);
+    }
+
+    /**
+     * Sends {@code announcement} acknowledged to {@code to} and waits up to {@code timeoutMillis} in all for the
+     * peers to take it; a peer it cannot be handed to is marked undelivered (announced again when reached).
+     */
+    private void sendAndWait(List<Peer> to, byte[] announcement, long timeoutMillis) throws InterruptedException {
         long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        Batch batch = new Batch(current, 0).withDeadline(deadline);
+        Batch batch = new Batch(announcement, 0).withDeadline(deadline);
         List<CompletableFuture<Void>> sent = new ArrayList<>(to.size());
         for (Peer peer : to) {
             try {
@@ -374,7 +382,10 @@ final class Membership {
         }
         for (CompletableFuture<Void> f : sent) {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
-            SendRound.await(f, Math.max(1, left));
+            if (left <= 0) {
+                break;
+            }
+            SendRound.await(f, left);
         }
     }
 
@@ -395,23 +406,7 @@ final class Membership {
             to = known;
             current = EventCodec.membershipBatch(local, removedHere, run, version);
         }
-        long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        Batch batch = new Batch(current, 0).withDeadline(deadline);
-        List<CompletableFuture<Void>> sent = new ArrayList<>(to.size());
-        for (Peer peer : to) {
-            try {
-                sent.add(transport.send(peer, batch, true));
-            } catch (RuntimeException e) {
-                // stopping anyway: the peer finds out when its next send fails
-            }
-        }
-        for (CompletableFuture<Void> f : sent) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
-            if (left <= 0) {
-                break;
-            }
-            SendRound.await(f, left);
-        }
+        sendAndWait(to, current, timeoutMillis);
     }
 
     /** Reads this node's caches again; whether they changed (guarded by {@code this}). */
