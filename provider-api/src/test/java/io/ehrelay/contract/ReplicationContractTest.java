@@ -1122,6 +1122,16 @@ public abstract class ReplicationContractTest {
      * its replicator badly configured) must not leave the node's threads running and its port bound, so that the
      * corrected configuration can start in the same JVM — after the failure (round 0) and right away (round 1).
      */
+    /** Whether a listening socket can be opened on {@code port} of 127.0.0.1 now. */
+    private static boolean bindable(int port) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.bind(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port));
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
     @Test
     void aCacheManagerThatFailsToConstruct_leavesNoThreads_andItsPortToTheNextOne() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(fixture().listenerFactory() != null && fixture().manualDiscovery(),
@@ -1147,6 +1157,10 @@ public abstract class ReplicationContractTest {
                 Await.until(Duration.ofSeconds(20), () -> before.containsAll(ehrelayThreads()),
                         () -> "ehrelay threads left after a failed construction: " + ehrelayThreads()
                                 + " (before it: " + before + ")");
+            } else {
+                // at once: the port is released (the JDK's RMI may close a listening socket a moment after the
+                // last object on it was unexported, on its own thread)
+                Await.until(Duration.ofSeconds(10), () -> bindable(port), () -> "port " + port + " still held");
             }
             CacheManager ok = construct(fixed.nodeXml(ContractCluster.uniqueName("retry"), ""));
             try {
