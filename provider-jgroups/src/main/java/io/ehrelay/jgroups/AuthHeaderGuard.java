@@ -2,7 +2,6 @@ package io.ehrelay.jgroups;
 
 import java.io.DataInput;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,23 +46,15 @@ final class AuthHeaderGuard {
         }
     }
 
-    /** Puts the guarded reader in JGroups' table (idempotent, JVM-wide). */
-    @SuppressWarnings("unchecked")
+    /** Puts the guarded reader in JGroups' table of header types (idempotent, JVM-wide). */
     static synchronized void install() {
         if (installed) {
             return;
         }
-        short magic = ClassConfigurator.getMagicNumber(AuthHeader.class);
-        try {
-            Field table = ClassConfigurator.class.getDeclaredField("magicMap");
-            table.setAccessible(true);
-            Supplier<?>[] creators = (Supplier<?>[]) table.get(null);
-            creators[magic] = (Supplier<Header>) Guarded::new;
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new IllegalStateException("ehrelay: cannot install the guard against classes named in JGroups AUTH "
-                    + "headers in this JGroups version (" + org.jgroups.Version.printVersion() + "): " + e + "; set "
-                    + "refuseSerializedObjects=false only if the members' ports are unreachable to others", e);
-        }
+        ObjectMessageGuard.replaceInTable(ClassConfigurator.class, "magicMap",
+                "the guard against classes named in JGroups AUTH headers", "; set refuseSerializedObjects=false only "
+                        + "if the members' ports are unreachable to others",
+                new short[] {ClassConfigurator.getMagicNumber(AuthHeader.class)}, (Supplier<Header>) Guarded::new);
         installed = true;
     }
 

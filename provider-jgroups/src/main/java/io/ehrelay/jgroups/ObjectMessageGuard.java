@@ -81,14 +81,24 @@ final class ObjectMessageGuard {
      * @throws IllegalStateException naming {@code what} (and {@code advice}) when this JGroups has no such table
      */
     @SafeVarargs
-    @SuppressWarnings("unchecked")
     static void replaceReaders(String what, String advice, short[] types, Supplier<? extends Message>... readers) {
+        replaceInTable(org.jgroups.MessageFactory.class, "creators", what, advice, types, readers);
+    }
+
+    /**
+     * Puts {@code entries} in a JVM-wide table of suppliers that JGroups keeps in the static field {@code field} of
+     * {@code owner} (what it creates while it reads bytes off the wire), one at each index in {@code slots}.
+     *
+     * @throws IllegalStateException naming {@code what} (and {@code advice}) when this JGroups has no such table
+     */
+    static void replaceInTable(Class<?> owner, String field, String what, String advice, short[] slots,
+                               Supplier<?>... entries) {
         try {
-            Field table = org.jgroups.MessageFactory.class.getDeclaredField("creators");
+            Field table = owner.getDeclaredField(field);
             table.setAccessible(true);
-            Supplier<? extends Message>[] creators = (Supplier<? extends Message>[]) table.get(null);
-            for (int i = 0; i < types.length; i++) {
-                creators[types[i]] = readers[i];
+            Object[] suppliers = (Object[]) table.get(null);
+            for (int i = 0; i < slots.length; i++) {
+                suppliers[slots[i]] = entries[i];
             }
         } catch (ReflectiveOperationException | RuntimeException e) {
             throw new IllegalStateException("ehrelay: cannot install " + what + " in this JGroups version ("
