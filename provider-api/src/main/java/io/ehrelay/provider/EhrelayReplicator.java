@@ -49,7 +49,6 @@ class EhrelayReplicator implements CacheReplicator {
 
     @Override
     public void notifyElementPut(Ehcache cache, Element element) throws CacheException {
-        touchLocal(cache, element == null ? null : element.getObjectKey(), element != null);
         if (config.replicatePuts()) {
             replicateElement(cache, element, config.replicatePutsViaCopy());
         }
@@ -57,7 +56,6 @@ class EhrelayReplicator implements CacheReplicator {
 
     @Override
     public void notifyElementUpdated(Ehcache cache, Element element) throws CacheException {
-        touchLocal(cache, element == null ? null : element.getObjectKey(), element != null);
         if (config.replicateUpdates()) {
             replicateElement(cache, element, config.replicateUpdatesViaCopy());
         }
@@ -65,17 +63,15 @@ class EhrelayReplicator implements CacheReplicator {
 
     @Override
     public void notifyElementRemoved(Ehcache cache, Element element) throws CacheException {
-        touchLocal(cache, element == null ? null : element.getObjectKey(), element != null);
         if (config.replicateRemovals() && element != null && alive) {
-            send(cache, element.getObjectKey(), Op.REMOVE);
+            node.replicateKey(bindingFor(cache), cache, Op.REMOVE, element, element.getObjectKey(), config);
         }
     }
 
     @Override
     public void notifyRemoveAll(Ehcache cache) {
-        touchLocal(cache, null, true);
         if (config.replicateRemovals() && alive) {
-            node.replicateRemoveAll(bindingFor(cache), config);
+            node.replicateRemoveAll(bindingFor(cache), cache, config);
         }
     }
 
@@ -95,22 +91,9 @@ class EhrelayReplicator implements CacheReplicator {
         }
         CacheBinding b = bindingFor(cache);
         if (viaCopy) {
-            node.replicatePut(b, element, config);
+            node.replicatePut(b, cache, element, config);
         } else {
-            node.replicateKey(b, Op.INVALIDATE, element.getObjectKey(), config);
-        }
-    }
-
-    private void send(Ehcache cache, Object key, Op op) {
-        CacheBinding b = bindingFor(cache);
-        node.replicateKey(b, op, key, config);
-    }
-
-    /** Tells a resync running on the node that the application changed this key (null key: all). */
-    private void touchLocal(Ehcache cache, Object key, boolean known) {
-        if (known && alive) {
-            bindingFor(cache);
-            node.touchLocal(cache.getName(), key);
+            node.replicateKey(b, cache, Op.INVALIDATE, element, element.getObjectKey(), config);
         }
     }
 

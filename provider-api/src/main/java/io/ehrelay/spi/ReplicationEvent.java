@@ -4,7 +4,7 @@ import net.sf.ehcache.Element;
 
 /**
  * One decoded replication event: operation, cache name, key, and for {@link Op#PUT} the value and the
- * element's metadata. Immutable once decoded.
+ * element's metadata. Immutable once decoded and stamped.
  */
 public final class ReplicationEvent {
 
@@ -20,6 +20,10 @@ public final class ReplicationEvent {
     private final int timeToLive;
     private final int timeToIdle;
     private final boolean cacheDefaultLifespan;
+    private long stamp;
+    private long origin;
+    private int valueHash;
+    private int keyHash;
 
     /** An event as decoded from the wire: an element's key, value and Ehcache metadata. */
     public ReplicationEvent(Op op, String cacheName, Object key, Object value, long version, long creationTime,
@@ -38,6 +42,28 @@ public final class ReplicationEvent {
         this.timeToIdle = timeToIdle;
         this.cacheDefaultLifespan = cacheDefaultLifespan;
     }
+
+    /**
+     * Sets the write's order: the writer's stamp and origin id (0 and 0: an unstamped write, e.g. of a stock
+     * node), the hash of the value's encoded bytes, and the hash of the key's encoded bytes. Set once, by the
+     * decoder, before the event is handed on.
+     */
+    public ReplicationEvent stamped(long stamp, long origin, int valueHash, int keyHash) {
+        this.stamp = stamp;
+        this.origin = origin;
+        this.valueHash = valueHash;
+        this.keyHash = keyHash;
+        return this;
+    }
+
+    /** The writer's stamp, 0 when the writer sent none. */
+    public long stamp() { return stamp; }
+    /** The writer's origin id (the tie-break between equal stamps), 0 when unstamped. */
+    public long origin() { return origin; }
+    /** The hash of the value's encoded bytes (0 for a key-only write that carried none). */
+    public int valueHash() { return valueHash; }
+    /** The hash of the key's encoded bytes (0 when unknown). */
+    public int keyHash() { return keyHash; }
 
     /** A put (or update) of {@code element} with its metadata. */
     public static ReplicationEvent put(String cacheName, Element element) {

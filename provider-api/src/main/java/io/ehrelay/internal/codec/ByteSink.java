@@ -107,6 +107,15 @@ public final class ByteSink extends OutputStream {
     }
 
     /** Empties the sink for reuse, keeping its memory. */
+    /** The CRC-32 of the bytes written from {@code from} to {@code to}. */
+    public int crc(int from, int to) {
+        ByteBuffer d = buf.duplicate();
+        d.limit(to).position(from);
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(d);
+        return (int) crc.getValue();
+    }
+
     public void reset() {
         buf.clear();
     }

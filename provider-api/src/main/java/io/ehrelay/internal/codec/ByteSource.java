@@ -93,6 +93,20 @@ public final class ByteSource {
         return new String(readBytes(n, what), StandardCharsets.UTF_8);
     }
 
+    /** The read position, from the start of this source. */
+    public int position() {
+        return buf.position();
+    }
+
+    /** The CRC-32 of this source's bytes from {@code from} to {@code to} (positions), not moving it. */
+    public int crc(int from, int to) {
+        ByteBuffer d = buf.duplicate();
+        d.limit(to).position(from);
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(d);
+        return (int) crc.getValue();
+    }
+
     public void skip(int n, String what) throws MalformedFrameException {
         need(n, what);
         buf.position(buf.position() + n);

@@ -19,7 +19,10 @@ import net.sf.ehcache.Element;
  * <pre>
  * batch  := u8 formatVersion(=2) · i32 eventCount · u8 flags · i64 stream · i64 seq · event*
  *           (stream = 0 and seq = 0: unsequenced; else seq numbers the sender's batches of that stream from 1)
- * event  := i32 length · u8 op · u16 nameLength · name(UTF-8) · key · [value · metadata]   (value for PUT only)
+ * event  := i32 length · u8 op · u16 nameLength · name(UTF-8) · [stamp] · [key] · [value · metadata]
+ *           (key for every op but REMOVE_ALL, value for PUT only; stamp when op has the bit {@link #STAMPED})
+ * stamp  := i64 stamp (hybrid logical clock) · i64 origin (the writer's id) · i32 valueHash (CRC-32 of the
+ *           value's encoded bytes; 0 for a write without a value)
  * metadata := i64 version · i64 creationTime · i64 lastAccessTime · i64 hitCount · i64 lastUpdateTime
  *             · i32 timeToLive · i32 timeToIdle · u8 flags(bit 0: cacheDefaultLifespan)
  * key, value := see {@link ValueCodec}
@@ -62,6 +65,13 @@ public final class EventCodec {
      * it as holding every cache. Carries no entries.
      */
     public static final int FLAG_EVERY_CACHE = 8;
+    /**
+     * Bit of an event's operation byte: a stamp block follows the cache name (every event ehrelay writes has one;
+     * an event without one is unordered, as from a stock node).
+     */
+    public static final int STAMPED = 0x40;
+    /** Bytes of an event's stamp block. */
+    public static final int STAMP_BYTES = 8 + 8 + 4;
     /** The operation codes of membership entries, valid only in a membership announcement. */
     private static final int MEMBER_OP = 5;
     private static final int REMOVED_OP = 6;
@@ -70,7 +80,7 @@ public final class EventCodec {
     }
 
     /** Bytes of an event besides its cache name, key and value: length, op, name length, metadata. */
-    private static final int PUT_OVERHEAD = 4 + 1 + 2 + 5 * 8 + 2 * 4 + 1;
+    private static final int PUT_OVERHEAD = 4 + 1 + 2 + STAMP_BYTES + 5 * 8 + 2 * 4 + 1;
 
     /**
      * The exact encoded size of a put of {@code e}, or -1 when its key or value needs Java serialization (then
@@ -83,12 +93,16 @@ public final class EventCodec {
     }
 
     /** Appends a put event for {@code e} (length prefix included) to {@code out}, e.g. a batch being built. */
-    public static void writePut(ByteSink out, byte[] cacheNameUtf8, Element e) throws IOException {
+    public static void writePut(ByteSink out, byte[] cacheNameUtf8, Element e, long stamp, long origin,
+                                int valueHash) throws IOException {
         int start = out.position();
         out.writeInt(0);
-        out.write(Op.PUT.code());
+        out.write(Op.PUT.code() | STAMPED);
         out.writeShort(cacheNameUtf8.length);
         out.write(cacheNameUtf8, 0, cacheNameUtf8.length);
+        out.writeLong(stamp);
+        out.writeLong(origin);
+        out.writeInt(valueHash);
         ValueCodec.write(out, e.getObjectKey());
         writeValueAndMetadata(out, e, null);
         out.putInt(start, out.position() - start - 4);
@@ -101,18 +115,68 @@ public final class EventCodec {
 
     /** Encodes a put or update carrying the element; {@code watch} (may be null) is told the classes serialized. */
     public static byte[] encodePut(String cacheName, Element e, ClassWatch watch) throws IOException {
+        return encodePut(cacheName, e, watch, null);
+    }
+
+    /**
+     * Encodes a put or update carrying the element. With {@code hashes} (two ints) the event is stamped: its stamp
+     * block is left zero for {@link #stamp} to fill, and {@code hashes} receives the CRC-32 of the key's and of
+     * the value's encoded bytes; without, the event is unstamped.
+     */
+    public static byte[] encodePut(String cacheName, Element e, ClassWatch watch, int[] hashes) throws IOException {
         int keySize = ValueCodec.sizeOf(e.getObjectKey());
         int valueSize = ValueCodec.sizeOf(e.getObjectValue());
         // exact when key and value are fast-path types of known size: the array is then used without a copy
         int hint = (keySize < 0 ? 64 : keySize) + (valueSize < 0 ? estimate(e.getObjectValue()) : valueSize)
-                + PUT_OVERHEAD - 7;
-        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), hint, watch);
-        writeValueAndMetadata(out, e, watch);
+                + PUT_OVERHEAD - 7 - (hashes == null ? STAMP_BYTES : 0);
+        ByteSink out = start(Op.PUT, cacheName, e.getObjectKey(), hint, watch, hashes);
+        int valueAt = out.position();
+        ValueCodec.write(out, e.getObjectValue(), watch);
+        if (hashes != null) {
+            hashes[1] = out.crc(valueAt, out.position());
+        }
+        writeMetadata(out, e);
         return finish(out);
+    }
+
+    /**
+     * Fills a stamped event's stamp block (see {@link #encodePut(String, Element, ClassWatch, int[])}).
+     *
+     * @throws IllegalArgumentException when {@code event} is not stamped
+     */
+    public static void stamp(byte[] event, long stamp, long origin, int valueHash) {
+        if ((event[4] & STAMPED) == 0) {
+            throw new IllegalArgumentException("event without a stamp block");
+        }
+        int at = 7 + (((event[5] & 0xff) << 8) | (event[6] & 0xff));
+        java.nio.ByteBuffer.wrap(event, at, STAMP_BYTES).putLong(stamp).putLong(origin).putInt(valueHash);
+    }
+
+    /** The CRC-32 of a key's or value's encoded bytes, as the decoder computes it. */
+    public static int hashOf(Object v) throws IOException {
+        if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            crc.update(ValueCodec.BYTES);
+            crc.update(b.length >>> 24);
+            crc.update(b.length >>> 16);
+            crc.update(b.length >>> 8);
+            crc.update(b.length);
+            crc.update(b, 0, b.length);
+            return (int) crc.getValue();
+        }
+        int size = ValueCodec.sizeOf(v);
+        ByteSink out = new ByteSink(size < 0 ? 64 : size);
+        ValueCodec.write(out, v);
+        return out.crc(0, out.position());
     }
 
     private static void writeValueAndMetadata(ByteSink out, Element e, ClassWatch watch) throws IOException {
         ValueCodec.write(out, e.getObjectValue(), watch);
+        writeMetadata(out, e);
+    }
+
+    private static void writeMetadata(ByteSink out, Element e) {
         out.writeLong(e.getVersion());
         out.writeLong(e.getCreationTime());
         out.writeLong(e.getLastAccessTime());
@@ -130,36 +194,63 @@ public final class EventCodec {
 
     /** Encodes a key-only event; {@code watch} (may be null) is told the classes serialized. */
     public static byte[] encodeKey(Op op, String cacheName, Object key, ClassWatch watch) throws IOException {
+        return encodeKey(op, cacheName, key, watch, null);
+    }
+
+    /**
+     * Encodes a key-only event: {@link Op#INVALIDATE} or {@link Op#REMOVE}; stamped when {@code hashes} is given
+     * (then {@code hashes[0]} receives the key's hash; see {@link #stamp}).
+     */
+    public static byte[] encodeKey(Op op, String cacheName, Object key, ClassWatch watch, int[] hashes)
+            throws IOException {
         if (op != Op.INVALIDATE && op != Op.REMOVE) {
             throw new IllegalArgumentException("not a key operation: " + op);
         }
         int keySize = ValueCodec.sizeOf(key);
-        return finish(start(op, cacheName, key, keySize < 0 ? 32 : keySize, watch));
+        return finish(start(op, cacheName, key, keySize < 0 ? 32 : keySize, watch, hashes));
     }
 
+    /** An unstamped removeAll. */
     public static byte[] encodeRemoveAll(String cacheName) throws IOException {
-        ByteSink out = header(Op.REMOVE_ALL, cacheName, 0);
-        return finish(out);
+        return finish(header(Op.REMOVE_ALL, cacheName, 0, false));
     }
 
-    private static ByteSink start(Op op, String cacheName, Object key, int sizeHint, ClassWatch watch)
-            throws IOException {
-        ByteSink out = header(op, cacheName, sizeHint);
+    /** A stamped removeAll (see {@link #stamp}). */
+    public static byte[] encodeStampedRemoveAll(String cacheName) {
+        return finish(header(Op.REMOVE_ALL, cacheName, STAMP_BYTES, true));
+    }
+
+    private static ByteSink start(Op op, String cacheName, Object key, int sizeHint, ClassWatch watch,
+                                  int[] hashes) throws IOException {
+        boolean stamped = hashes != null;
+        ByteSink out = header(op, cacheName, sizeHint + (stamped ? STAMP_BYTES : 0), stamped);
+        int keyAt = out.position();
         ValueCodec.write(out, key, watch);
+        if (stamped) {
+            hashes[0] = out.crc(keyAt, out.position());
+        }
         return out;
     }
 
-    /** Starts an event; {@code sizeHint} is the expected size of what follows the cache name. */
-    private static ByteSink header(Op op, String cacheName, int sizeHint) {
+    /**
+     * Starts an event; {@code sizeHint} is the expected size of what follows the cache name; a stamped event gets
+     * a zero stamp block.
+     */
+    private static ByteSink header(Op op, String cacheName, int sizeHint, boolean stamped) {
         byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
         if (name.length > 0xffff) {
             throw new IllegalArgumentException("cache name longer than 65535 bytes");
         }
         ByteSink out = new ByteSink(7 + name.length + sizeHint);
         out.writeInt(0);
-        out.write(op.code());
+        out.write(op.code() | (stamped ? STAMPED : 0));
         out.writeShort(name.length);
         out.write(name, 0, name.length);
+        if (stamped) {
+            out.writeLong(0);
+            out.writeLong(0);
+            out.writeInt(0);
+        }
         return out;
     }
 
@@ -282,7 +373,9 @@ public final class EventCodec {
      * Decodes a whole batch before anything is applied. An event whose key or value cannot be decoded — a class
      * outside the allow-list, a limit broken, a class missing on this node, a damaged serialized stream — is
      * replaced, in place, by what keeps this node from serving the data it would have changed: a local
-     * invalidation of its key, or of its whole cache when not even the key decodes; each is reported in
+     * invalidation of its key (with the event's stamp), or, when not even the key decodes, an invalidation without
+     * a key but with the hash of the key's bytes (the receiver invalidates the keys it knows by that hash); each
+     * is reported in
      * {@link DecodedBatch#rejections()}. Damage to the batch's own structure (header, lengths, an unknown
      * operation, a cache name) rejects the whole batch.
      */
@@ -328,15 +421,32 @@ public final class EventCodec {
         List<Rejection> rejections = Collections.emptyList();
         for (int i = 0; i < count; i++) {
             ByteSource ev = in.slice(in.readLength("event"), "event");
-            Op op = Op.of(ev.readByte("operation"));
+            int rawOp = ev.readByte("operation");
+            Op op = Op.of(rawOp & ~STAMPED);
             String cache = ev.readUtf8(ev.readShort("cache name length"), "cache name");
+            long stamp = 0;
+            long origin = 0;
+            int valueHash = 0;
+            if ((rawOp & STAMPED) != 0) {
+                stamp = ev.readLong("stamp");
+                origin = ev.readLong("origin");
+                valueHash = ev.readInt("value hash");
+                if (stamp <= 0) {
+                    throw new MalformedFrameException("impossible stamp " + stamp + " in " + op + " event for cache "
+                            + cache);
+                }
+            }
             Object[] key = new Object[1];
+            int[] hashes = new int[2];
             try {
-                events.add(decodeEvent(op, cache, ev, limits, key));
+                ReplicationEvent decodedEvent = decodeEvent(op, cache, ev, limits, key, hashes, stamp == 0);
+                events.add(decodedEvent.stamped(stamp, origin, stamp != 0 ? valueHash : hashes[1], hashes[0]));
             } catch (MalformedFrameException e) {
-                // the event's own bytes are delimited: the rest of the batch is still in step
-                ReplicationEvent instead = key[0] != null ? ReplicationEvent.ofKey(Op.INVALIDATE, cache, key[0])
-                        : ReplicationEvent.removeAll(cache);
+                // the event's own bytes are delimited: the rest of the batch is still in step. The key's write is
+                // recorded without its value (a ghost, when stamped); when not even the key decoded, nothing is
+                // changed here: anti-entropy finds the key that differs
+                ReplicationEvent instead = ReplicationEvent.ofKey(Op.INVALIDATE, cache, key[0])
+                        .stamped(stamp, origin, valueHash, hashes[0]);
                 if (rejections.isEmpty()) {
                     rejections = new ArrayList<>(2);
                 }
@@ -369,23 +479,39 @@ public final class EventCodec {
         return Collections.unmodifiableSet(names);
     }
 
-    /** @param decodedKey receives the key as soon as it is decoded, for the invalidation of a failed event */
+    /**
+     * @param decodedKey receives the key as soon as it is decoded, for the invalidation of a failed event
+     * @param hashes receives the CRC-32 of the key's encoded bytes, and of the value's when {@code hashValue}
+     */
     private static ReplicationEvent decodeEvent(Op op, String cache, ByteSource in, CodecLimits limits,
-            Object[] decodedKey) throws MalformedFrameException {
+            Object[] decodedKey, int[] hashes, boolean hashValue) throws MalformedFrameException {
         if (op == Op.REMOVE_ALL) {
             end(in);
             return new ReplicationEvent(op, cache, null, null, 0, 0, 0, 0, 0, 0, 0, true);
         }
-        Object key = ValueCodec.read(in, limits, "key");
+        int keyAt = in.position();
+        Object key;
+        try {
+            key = ValueCodec.read(in, limits, "key");
+        } catch (MalformedFrameException e) {
+            // the key's bytes were read (its class refused or missing here): their hash still names the key
+            hashes[0] = in.crc(keyAt, in.position());
+            throw e;
+        }
         if (key == null) {
             throw new MalformedFrameException("null key in " + op + " event for cache " + cache);
         }
+        hashes[0] = in.crc(keyAt, in.position());
         decodedKey[0] = key;
         if (op != Op.PUT) {
             end(in);
             return new ReplicationEvent(op, cache, key, null, 0, 0, 0, 0, 0, 0, 0, true);
         }
+        int valueAt = in.position();
         Object value = ValueCodec.read(in, limits, "value");
+        if (hashValue) {
+            hashes[1] = in.crc(valueAt, in.position());
+        }
         long version = in.readLong("version");
         long creation = in.readLong("creation time");
         long access = in.readLong("last access time");
@@ -407,8 +533,8 @@ public final class EventCodec {
 
     /**
      * An event that could not be decoded, and the local invalidation that took its place in
-     * {@link DecodedBatch#events()}: of its key ({@link Op#INVALIDATE}) or, when not even the key decoded, of its
-     * whole cache ({@link Op#REMOVE_ALL}).
+     * {@link DecodedBatch#events()}: of its key ({@link Op#INVALIDATE}), with a {@code null} key when not even the
+     * key decoded.
      */
     public static final class Rejection {
         private final String cacheName;

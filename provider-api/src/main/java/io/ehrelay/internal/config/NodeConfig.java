@@ -30,6 +30,10 @@ public final class NodeConfig {
     public static final String CLUSTER_SECRET = "clusterSecret";
     public static final String REGISTER_JMX = "registerJmx";
     public static final String PEER_OUTBOUND_MAX_BYTES = "peerOutboundMaxBytes";
+    public static final String ANTI_ENTROPY_INTERVAL_MILLIS = "antiEntropyIntervalMillis";
+    public static final String ANTI_ENTROPY_MAX_BYTES = "antiEntropyMaxBytesPerRound";
+    public static final String TOMBSTONE_RETENTION_MILLIS = "tombstoneRetentionMillis";
+    public static final String MAX_TOMBSTONES = "maxTombstones";
 
     /** A batch's bytes beyond {@code batchMaxBytes} (its header), with room to spare. */
     static final long BATCH_SLACK_BYTES = 64 * 1024;
@@ -51,6 +55,10 @@ public final class NodeConfig {
     private final long peerOutboundMaxBytes;
     private final UnauthenticatedPeers unauthenticatedPeers;
     private final io.ehrelay.spi.ClusterSecret clusterSecret;
+    private final long antiEntropyIntervalMillis;
+    private final long antiEntropyMaxBytes;
+    private final long tombstoneRetentionMillis;
+    private final int maxTombstones;
 
     private NodeConfig(PropertyReader r, String manualPeersProperty) {
         queueMaxBytes = r.bytesIn(QUEUE_MAX_BYTES, 64L << 20, 1024, 1L << 40);
@@ -80,6 +88,15 @@ public final class NodeConfig {
         discovery = DiscoveryConfig.read(r, manualPeersProperty);
         peerOutboundMaxBytes = r.bytesIn(PEER_OUTBOUND_MAX_BYTES, 16L << 20, 4096, 1L << 34);
         clusterSecret = readSecret(r);
+        antiEntropyIntervalMillis = r.longIn(ANTI_ENTROPY_INTERVAL_MILLIS, 10_000, 0, 86_400_000);
+        antiEntropyMaxBytes = r.bytesIn(ANTI_ENTROPY_MAX_BYTES, 4L << 20, 64 * 1024, 1L << 30);
+        tombstoneRetentionMillis = r.longIn(TOMBSTONE_RETENTION_MILLIS, 600_000, 1000, 30L * 86_400_000);
+        maxTombstones = r.intIn(MAX_TOMBSTONES, 100_000, 0, Integer.MAX_VALUE);
+        if (antiEntropyIntervalMillis > 0 && tombstoneRetentionMillis < 3 * antiEntropyIntervalMillis) {
+            throw r.invalid(TOMBSTONE_RETENTION_MILLIS, Long.toString(tombstoneRetentionMillis), "at least 3 x "
+                    + ANTI_ENTROPY_INTERVAL_MILLIS + " (" + 3 * antiEntropyIntervalMillis + "): a removed key must "
+                    + "stay known for a few anti-entropy rounds, or a peer that missed the remove puts it back");
+        }
         unauthenticatedPeers = UnauthenticatedPeers.read(r, clusterSecret != null);
         if (batchMaxBytes > limits.maxFrameBytes()) {
             throw r.invalid(BATCH_MAX_BYTES, Integer.toString(batchMaxBytes),
@@ -108,6 +125,14 @@ public final class NodeConfig {
     }
 
     public long queueMaxBytes() { return queueMaxBytes; }
+    /** How often each peer's digests are compared; 0: never. */
+    public long antiEntropyIntervalMillis() { return antiEntropyIntervalMillis; }
+    /** At most this many bytes of entries are fetched from one peer for one cache in one round. */
+    public long antiEntropyMaxBytes() { return antiEntropyMaxBytes; }
+    /** How long a removed key's tombstone is kept, from its writer's stamp. */
+    public long tombstoneRetentionMillis() { return tombstoneRetentionMillis; }
+    /** Per cache, at most this many tombstones and versions of keys the cache does not hold. */
+    public int maxTombstones() { return maxTombstones; }
     public int queueMaxEvents() { return queueMaxEvents; }
     public OverflowPolicy overflowPolicy() { return overflowPolicy; }
     public long overflowBlockMillis() { return overflowBlockMillis; }

@@ -4,18 +4,22 @@ import java.nio.charset.StandardCharsets;
 
 import io.ehrelay.internal.metrics.CacheMetrics;
 
-/** A cache's handle on the node: its metrics and its queue lane. Immutable. */
+/** A cache's handle on the node: its metrics, its queue lane and the order of its writes. */
 public final class CacheBinding {
     final String cacheName;
     final byte[] nameUtf8;
     final CacheMetrics metrics;
     final int lane;
+    /** The newest write of each key (see {@link Ordering}). */
+    final VersionTable versions = new VersionTable();
 
     CacheBinding(String cacheName, CacheMetrics metrics, int lane) {
         this.cacheName = cacheName;
         this.nameUtf8 = cacheName.getBytes(StandardCharsets.UTF_8);
         this.metrics = metrics;
         this.lane = lane;
+        metrics.gauge("tombstones", (com.codahale.metrics.Gauge<Integer>) versions::tombstones);
+        metrics.gauge("versions", (com.codahale.metrics.Gauge<Integer>) versions::size);
     }
 
     public String cacheName() {

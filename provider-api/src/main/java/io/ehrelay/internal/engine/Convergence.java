@@ -2,7 +2,6 @@ package io.ehrelay.internal.engine;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,17 +17,17 @@ import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Ehcache;
 
 /**
- * How nodes that missed events become equal again. The receive path reports a gap (batches of a peer that never
- * arrived, or a batch flagged "the sender lost events"); this class decides who reloads from whom and runs the
- * resync: every replicated cache is reloaded from the peer through {@link StateTransfer}, the peer's elements
- * replace this node's and elements it does not hold are removed, except keys that live events or local writes
- * changed meanwhile (tracked per cache by a {@link ResyncTrack}).
+ * How nodes that missed events become equal again, at once rather than at the next anti-entropy round. The
+ * receive path reports a gap (batches of a peer that never arrived, or a batch flagged "the sender lost
+ * events"); this node then pulls every replicated cache's content from the peer through {@link StateTransfer}
+ * — elements, tombstones and ghosts with their stamps — and keeps, key by key, the newer write
+ * ({@link Ordering}): nothing newer that arrived or was written meanwhile is undone, and nothing is removed
+ * wholesale.
  *
- * <p>The policy: the node that missed events resynchronises from the peer, unless both sides missed each
- * other's (a partition healed with writes on both sides — this node owes the peer when a send to it failed or an
- * event was dropped): then the node whose endpoint sorts first is the reference, and the other one resyncs from
- * it. Resyncs run on the node's background thread, at most one queued per peer; counted in {@code resyncs} /
- * {@code resyncFailures}, {@code gaps}. Thread-safe.
+ * <p>When both sides missed each other's events (a partition healed with writes on both sides — this node owes
+ * the peer when a send to it failed or an event was dropped), each pulls from the other: this node marks its
+ * lanes lost so that the peer resyncs from it too. Resyncs run on the node's background thread, at most one
+ * queued per peer; counted in {@code resyncs} / {@code resyncFailures}, {@code gaps}. Thread-safe.
  */
 final class Convergence {
 
@@ -49,8 +48,6 @@ final class Convergence {
     private final Set<String> owes = ConcurrentHashMap.newKeySet();
     /** Peers a resync from is queued or running. */
     private final Set<String> resyncPending = ConcurrentHashMap.newKeySet();
-    /** Caches being resynchronised, and what live events touched meanwhile. */
-    private final Map<String, ResyncTrack> resyncing = new ConcurrentHashMap<>();
 
     Convergence(String cacheManagerName, Transport transport, Supplier<List<Peer>> peers, ReplicationMetrics metrics,
                 CacheBindings caches, BooleanSupplier running, Runnable markLostAll) {
@@ -91,19 +88,6 @@ final class Convergence {
         return owes.contains(endpoint);
     }
 
-    /** The resync track of {@code cacheName} while one runs, or {@code null}. */
-    ResyncTrack track(String cacheName) {
-        return resyncing.isEmpty() ? null : resyncing.get(cacheName);
-    }
-
-    /** The application changed {@code key} ({@code null}: all): a running resync must not undo it. */
-    void touchLocal(String cacheName, Object key) {
-        ResyncTrack track = track(cacheName);
-        if (track != null) {
-            track.touchLocal(key);
-        }
-    }
-
     /**
      * This node missed events of {@code fromPeer}: batches that never arrived ({@code missedBatches}) or events
      * the peer itself lost ({@code peerLost}). Applies the policy described on the class.
@@ -121,16 +105,13 @@ final class Convergence {
             mutual = true;
             owes.clear();
         }
-        if (mutual && transport.localEndpoint().compareTo(peer) < 0) {
-            LOG.warn("ehrelay: CacheManager {} and {} both missed each other's events ({} batches from it missed{}); "
-                    + "this node is the reference: {} resynchronises from it", cacheManagerName, peer,
-                    missedBatches, peerLost ? ", it lost events" : "", peer);
+        if (mutual) {
+            // the peer misses this node's events too: its next batch from here tells it to pull from this node
             markLostAll.run();
-            return;
         }
         LOG.warn("ehrelay: CacheManager {} missed events of {} ({} batches missed{}{}); resynchronising from it",
                 cacheManagerName, peer, missedBatches, peerLost ? ", it lost events" : "",
-                mutual ? ", and it missed this node's: it is the reference" : "");
+                mutual ? ", and it missed this node's: it resynchronises from this node too" : "");
         resyncFrom(peer);
     }
 
@@ -157,7 +138,6 @@ final class Convergence {
             Peer peer = new Peer(peerEndpoint);
             List<String> failed = new ArrayList<>();
             long total = 0;
-            long removed = 0;
             for (String name : caches.replicatedCaches()) {
                 Ehcache cache = caches.resolve(name);
                 Membership ms = membership;
@@ -165,19 +145,12 @@ final class Convergence {
                     continue;
                 }
                 AtomicLong loaded = new AtomicLong();
-                ResyncTrack track = new ResyncTrack();
-                resyncing.put(name, track);
                 Throwable failure;
                 try {
-                    failure = st.fetch(peer, cache, 1 << 20, 600_000, track, loaded);
-                    if (failure == null) {
-                        removed += track.removeOthers(cache);
-                    }
+                    failure = st.fetch(peer, cache, 1 << 20, 600_000, loaded);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
-                } finally {
-                    resyncing.remove(name, track);
                 }
                 if (failure != null) {
                     failed.add(name + " (" + SendRound.describe(failure) + ")");
@@ -186,8 +159,8 @@ final class Convergence {
             }
             if (failed.isEmpty()) {
                 metrics.meter("resyncs").mark();
-                LOG.info("ehrelay: CacheManager {} resynchronised from {}: {} elements loaded, {} it did not hold "
-                        + "removed", cacheManagerName, peerEndpoint, total, removed);
+                LOG.info("ehrelay: CacheManager {} resynchronised from {}: {} entries compared, the newer write of "
+                        + "each key kept", cacheManagerName, peerEndpoint, total);
             } else {
                 metrics.meter("resyncFailures").mark();
                 LOG.warn("ehrelay: CacheManager {} could not resynchronise from {}: {}", cacheManagerName,

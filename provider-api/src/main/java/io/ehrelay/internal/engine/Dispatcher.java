@@ -60,6 +60,8 @@ final class Dispatcher {
     private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private final Clock clock;
     private final Membership membership;
+    /** Run by lane 0's loop (at least every 100 ms): starts anti-entropy rounds when due. */
+    private final Runnable tick;
     private volatile boolean stopping;
 
     /**
@@ -67,7 +69,8 @@ final class Dispatcher {
      */
     Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
                ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn,
-               java.util.function.Consumer<Peer> undelivered, Clock clock, Membership membership) {
+               java.util.function.Consumer<Peer> undelivered, Clock clock, Membership membership, Runnable tick) {
+        this.tick = tick;
         this.clock = clock;
         this.membership = membership;
         this.undelivered = undelivered;
@@ -163,6 +166,9 @@ final class Dispatcher {
         long lastBeat = clock.nanoTime();
         try {
             while (true) {
+                if (lane == 0) {
+                    tick.run();
+                }
                 List<ReplicationQueue.Entry> batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(),
                         linger, previous == null ? POLL_NANOS : 0);
                 if (batch.isEmpty()) {
@@ -254,7 +260,7 @@ final class Dispatcher {
             included.add(e);
         } else {
             try {
-                EventCodec.writePut(buffer, e.cacheName, e.element);
+                EventCodec.writePut(buffer, e.cacheName, e.element, e.stamp, e.origin, e.valueHash);
                 included.add(e);
             } catch (IOException | RuntimeException ex) {
                 buffer.truncate(starts[included.size()]);

@@ -32,12 +32,15 @@ final class Inbound implements InboundHandler {
     private final RateLimitedLog warn;
     private final Clock clock;
     private final Invalidations invalidations;
+    private final Ordering ordering;
     private volatile StateTransfer state;
+    private volatile AntiEntropy antiEntropy;
     private volatile Membership membership;
     private volatile java.util.function.Function<String, String> endpointOf = from -> from;
 
     Inbound(String cacheManagerName, CacheBindings caches, ReplicationMetrics metrics, CodecLimits limits,
-            Convergence convergence, RateLimitedLog warn, Clock clock) {
+            Convergence convergence, RateLimitedLog warn, Clock clock, Ordering ordering) {
+        this.ordering = ordering;
         this.cacheManagerName = cacheManagerName;
         this.caches = caches;
         this.metrics = metrics;
@@ -47,6 +50,10 @@ final class Inbound implements InboundHandler {
         this.clock = clock;
         this.invalidations = new Invalidations(metrics, limits.allowList(), warn);
         metrics.meter("duplicateBatches");
+    }
+
+    Invalidations invalidations() {
+        return invalidations;
     }
 
     void setStateTransfer(StateTransfer stateTransfer) {
@@ -113,8 +120,9 @@ final class Inbound implements InboundHandler {
 
     @Override
     public void onUndecodable(String fromPeer, String cacheName, String rejectedClass, String why) {
-        ReplicationEvent clear = ReplicationEvent.removeAll(cacheName);
-        applyOne(fromPeer, clear, new EventCodec.Rejection(cacheName, null, clear,
+        // the key is unknown: nothing is changed here (no whole-cache clear); counted and logged
+        ReplicationEvent none = ReplicationEvent.ofKey(io.ehrelay.spi.Op.INVALIDATE, cacheName, null);
+        applyOne(fromPeer, none, new EventCodec.Rejection(cacheName, null, none,
                 new io.ehrelay.codec.RejectedClassException(rejectedClass, why)));
     }
 
@@ -125,7 +133,15 @@ final class Inbound implements InboundHandler {
 
     @Override
     public StateCursor openState(String cacheName) {
+        AntiEntropy ae = antiEntropy;
+        if (ae != null && AntiEntropy.isRequest(cacheName)) {
+            return ae.open(cacheName);
+        }
         return state.open(cacheName);
+    }
+
+    void setAntiEntropy(AntiEntropy antiEntropy) {
+        this.antiEntropy = antiEntropy;
     }
 
     /**
@@ -209,36 +225,28 @@ final class Inbound implements InboundHandler {
         CacheMetrics m = metrics.cache(ev.cacheName());
         tally.switchTo(m);
         tally.received++;
-        boolean measured = rejection == null; // an invalidation is counted in invalidated, not in applied
-        ResyncTrack track = convergence.track(ev.cacheName());
-        if (track != null) {
-            synchronized (track) { // a live event and the snapshot's element for the same key never interleave
-                track.touch(ev, stream, seq);
-                applyNow(fromPeer, cache, m, ev, measured, tally);
+        CacheBinding binding = caches.bind(ev.cacheName());
+        if (rejection != null && ev.key() == null) {
+            // not even the key decoded: the keys this node wrote whose bytes hash alike are invalidated (the key
+            // itself, unless two keys collide); a key this node never wrote it cannot hold
+            if (ev.keyHash() != 0) {
+                for (Object key : binding.versions.keysWithHash(ev.keyHash())) {
+                    applyNow(fromPeer, binding, cache, m, ReplicationEvent.ofKey(io.ehrelay.spi.Op.INVALIDATE,
+                            ev.cacheName(), key).stamped(ev.stamp(), ev.origin(), ev.valueHash(), ev.keyHash()),
+                            false, tally);
+                }
             }
             return;
         }
-        applyNow(fromPeer, cache, m, ev, measured, tally);
+        boolean measured = rejection == null; // an invalidation is counted in invalidated, not in applied
+        applyNow(fromPeer, binding, cache, m, ev, measured, tally);
     }
 
-    private void applyNow(String fromPeer, Ehcache cache, CacheMetrics m, ReplicationEvent ev, boolean measured,
-                          Tally tally) {
+    private void applyNow(String fromPeer, CacheBinding binding, Ehcache cache, CacheMetrics m, ReplicationEvent ev,
+                          boolean measured, Tally tally) {
         long t0 = clock.nanoTime();
         try {
-            switch (ev.op()) {
-                case PUT:
-                    cache.put(ev.toElement(), true);
-                    break;
-                case INVALIDATE:
-                case REMOVE:
-                    cache.remove(ev.key(), true);
-                    break;
-                case REMOVE_ALL:
-                    cache.removeAll(true);
-                    break;
-                default:
-                    throw new IllegalStateException("unhandled " + ev.op());
-            }
+            ordering.apply(binding, cache, ev);
         } catch (RuntimeException e) {
             invalidations.applyFailed(fromPeer, cache, m, ev, e);
             return;

@@ -17,8 +17,9 @@ import net.sf.ehcache.Ehcache;
 
 /**
  * What a node does with a received event it cannot apply, so that it never goes on serving data another node
- * changed: it removes the event's key from the local cache — or, when not even the key could be decoded, every
- * element of the cache — without replicating the removal, counts it in {@code invalidated}, and says why.
+ * changed: it removes the event's key from the local cache (keeping the write's version, so that anti-entropy does
+ * not fetch it again) without replicating the removal, counts it in {@code invalidated}, and says why. When not
+ * even the key could be decoded nothing is removed: anti-entropy finds the key that differs.
  *
  * <p>A class the allow-list refused is logged at WARN <b>once per class and cache</b>, never rate-limited away,
  * with the exact {@code allowedClasses} setting that admits it (a preset where one does). The distinct messages
@@ -59,8 +60,8 @@ final class Invalidations {
         } else {
             metrics.markRejected();
         }
-        String what = r.invalidation().op() == Op.REMOVE_ALL ? "every element of the cache (not even the key "
-                + "could be decoded)" : "its key " + r.invalidation().key();
+        String what = r.invalidation().key() == null ? "the key this node wrote whose bytes match (not even the key "
+                + "could be decoded; nothing else)" : "its key " + r.invalidation().key();
         if (cls != null) {
             String tellKey = r.cacheName() + '\u0000' + cls;
             if (told.size() < MAX_DISTINCT && told.add(tellKey)) {

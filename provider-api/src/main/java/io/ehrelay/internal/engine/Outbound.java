@@ -19,6 +19,7 @@ import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheException;
+import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 
 /**
@@ -34,8 +35,10 @@ import net.sf.ehcache.Element;
  * whatever its serialization throws, an {@code Error} included (a {@code StackOverflowError} from a deep graph,
  * an {@code OutOfMemoryError} from a huge value, anything a {@code writeObject} throws) — is counted in
  * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds; the
- * peers are sent what keeps them from serving what it changed instead: an invalidation of its key, or when not
- * even the key can be encoded, a removeAll of the cache. A key that is not {@code Serializable} at all is another
+ * peers are sent what keeps them from serving what it changed instead: an invalidation of its key (a key that
+ * cannot be encoded was never sent, so the peers are left alone). Every event is stamped by {@link Ordering}
+ * under its key's lock, after checking that the cache still holds what the application wrote (a remote write
+ * that replaced it is the newer one). A key that is not {@code Serializable} at all is another
  * matter: as with stock Ehcache, its put, update or remove is not replicated — no peer can hold that key (it was
  * never sent), so the peers are left alone — and it is counted in {@code notReplicated} and said in one WARN per
  * cache. The classes serialized are checked against this node's own allow-list as they are written
@@ -57,11 +60,13 @@ final class Outbound {
     private final RateLimitedLog warn;
     private final Clock clock;
     private final SentClasses sentClasses;
+    private final Ordering ordering;
 
     Outbound(String cacheManagerName, NodeConfig config, ReplicationQueue queue,
              java.util.function.Function<String, List<Peer>> peers,
              Transport transport, ReplicationMetrics metrics, BooleanSupplier running, Convergence convergence,
-             RateLimitedLog warn, Clock clock, SentClasses sentClasses) {
+             RateLimitedLog warn, Clock clock, SentClasses sentClasses, Ordering ordering) {
+        this.ordering = ordering;
         this.cacheManagerName = cacheManagerName;
         this.config = config;
         this.queue = queue;
@@ -82,56 +87,81 @@ final class Outbound {
     private final io.ehrelay.spi.TransportMetrics.Count overflowWaits;
     private final java.util.concurrent.atomic.AtomicLong waitedMicros = new java.util.concurrent.atomic.AtomicLong();
 
-    /** Replicates a put or update with its value ({@code replicate*ViaCopy=true}). */
-    void put(CacheBinding binding, Element element, ReplicatorConfig rc) {
+    /**
+     * Replicates a put or update with its value ({@code replicate*ViaCopy=true}), stamped by {@link Ordering};
+     * nothing is sent when a remote write replaced the element before this node was told.
+     */
+    void put(CacheBinding binding, Ehcache cache, Element element, ReplicatorConfig rc) {
         if (keyNotSerializable(binding, element.getObjectKey())) {
             return;
         }
         if (rc.asynchronous()) {
             int size = EventCodec.putSize(binding.nameUtf8, element);
             if (size >= 0) {
-                offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
-                        clock.nanoTime()));
+                int keyHash;
+                int valueHash;
+                try {
+                    keyHash = EventCodec.hashOf(element.getObjectKey());
+                    valueHash = EventCodec.hashOf(element.getObjectValue());
+                } catch (IOException e) {
+                    throw new IllegalStateException("fast-path types always encode", e);
+                }
+                Version v = ordering.localPut(binding, cache, element.getObjectKey(), element, keyHash, valueHash);
+                if (v != null) {
+                    offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
+                            clock.nanoTime(), v.stamp, v.origin, valueHash));
+                }
                 return;
             }
         }
         byte[] event;
+        int[] hashes = new int[2];
         try {
-            event = EventCodec.encodePut(binding.cacheName, element, sentClasses.forCache(binding.cacheName));
+            event = EventCodec.encodePut(binding.cacheName, element, sentClasses.forCache(binding.cacheName), hashes);
         } catch (IOException | RuntimeException | Error e) {
             unencodable(binding, element.getObjectKey(), e);
             // the peers must not keep serving what this put replaced: they drop the key instead
-            keyEvent(binding, Op.INVALIDATE, element.getObjectKey(), rc);
+            keyEvent(binding, cache, Op.INVALIDATE, element, element.getObjectKey(), rc);
             return;
         }
+        Version v = ordering.localPut(binding, cache, element.getObjectKey(), element, hashes[0], hashes[1]);
+        if (v == null) {
+            return;
+        }
+        EventCodec.stamp(event, v.stamp, v.origin, hashes[1]);
         route(binding, event, rc);
     }
 
-    /** Replicates a key-only event: a remove, or an invalidation ({@code replicate*ViaCopy=false}). */
-    void keyEvent(CacheBinding binding, Op op, Object key, ReplicatorConfig rc) {
+    /**
+     * Replicates a key-only event, stamped: a remove, or an invalidation ({@code replicate*ViaCopy=false}, or a
+     * value that cannot be encoded) of the put of {@code element}.
+     */
+    void keyEvent(CacheBinding binding, Ehcache cache, Op op, Element element, Object key, ReplicatorConfig rc) {
         if (keyNotSerializable(binding, key)) {
             return;
         }
         byte[] event;
+        int[] hashes = new int[2];
         try {
-            event = EventCodec.encodeKey(op, binding.cacheName, key, sentClasses.forCache(binding.cacheName));
+            event = EventCodec.encodeKey(op, binding.cacheName, key, sentClasses.forCache(binding.cacheName), hashes);
         } catch (IOException | RuntimeException | Error e) {
+            // a key no peer can be told about (nor was before: its puts could not be encoded either)
             unencodable(binding, key, e);
-            // a key no peer can be told about: they drop every element of the cache instead
-            removeAll(binding, rc);
             return;
         }
+        Version v = op == Op.REMOVE ? ordering.localRemove(binding, cache, key, hashes[0])
+                : ordering.localPut(binding, cache, key, element, hashes[0], 0);
+        if (v == null) {
+            return;
+        }
+        EventCodec.stamp(event, v.stamp, v.origin, 0);
         route(binding, event, rc);
     }
 
-    void removeAll(CacheBinding binding, ReplicatorConfig rc) {
-        byte[] event;
-        try {
-            event = EventCodec.encodeRemoveAll(binding.cacheName);
-        } catch (IOException e) {
-            unencodable(binding, "(all)", e);
-            return;
-        }
+    void removeAll(CacheBinding binding, Ehcache cache, ReplicatorConfig rc) {
+        Version v = ordering.localClear(binding, cache);
+        byte[] event = EventCodec.encodeStampedRemoveAll(binding.cacheName);
+        EventCodec.stamp(event, v.stamp, v.origin, 0);
         route(binding, event, rc);
     }
 

@@ -93,6 +93,8 @@ public final class ReplicationNode {
     private MulticastHeartbeat heartbeat;
     private Convergence convergence;
     private Outbound outbound;
+    private Ordering ordering;
+    private AntiEntropy antiEntropy;
     private SentClasses sentClasses;
     private Inbound inbound;
     private StateTransfer stateTransfer;
@@ -168,11 +170,16 @@ public final class ReplicationNode {
                 () -> dispatcher.markLostAll());
         sentClasses = new SentClasses(nodeConfig.limits().allowList(), nodeConfig.learnAllowedClasses());
         membership = new Membership(cm, nodeTransport, caches::liveReplicatedCaches, clock);
+        ordering = new Ordering(clock, nodeConfig.tombstoneRetentionMillis(), warn);
         outbound = new Outbound(cm, nodeConfig, queue, this::peersHolding, nodeTransport, metrics, this::isAlive,
-                convergence, warn, clock, sentClasses);
-        inbound = new Inbound(cm, caches, metrics, nodeConfig.limits(), convergence, warn, clock);
+                convergence, warn, clock, sentClasses, ordering);
+        inbound = new Inbound(cm, caches, metrics, nodeConfig.limits(), convergence, warn, clock, ordering);
         stateTransfer = new StateTransfer(cm, caches, nodeTransport, metrics, nodeConfig.limits(), this::peers,
-                () -> dispatcher, inbound, () -> state == State.STOPPED, threads.factory("bootstrap"), warn, clock);
+                () -> dispatcher, inbound, () -> state == State.STOPPED, threads.factory("bootstrap"), warn, clock,
+                ordering);
+        antiEntropy = new AntiEntropy(cm, nodeConfig, nodeTransport, caches, this::peersHolding, stateTransfer,
+                ordering, metrics, clock, this::isAlive, warn);
+        inbound.setAntiEntropy(antiEntropy);
         convergence.setStateTransfer(stateTransfer);
         convergence.setMembership(membership);
         inbound.setStateTransfer(stateTransfer);
@@ -219,7 +226,7 @@ public final class ReplicationNode {
                 membership.peersChanged(peers);
             });
             dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
-                    threads.factory("dispatcher"), warn, convergence::owe, clock, membership);
+                    threads.factory("dispatcher"), warn, convergence::owe, clock, membership, antiEntropy::tick);
             dispatcher.start();
             if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
                 heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
@@ -619,26 +626,22 @@ public final class ReplicationNode {
         }
     }
 
-    /** The application changed {@code key} ({@code null}: removed all): a running resync must not undo it. */
-    public void touchLocal(String cacheName, Object key) {
-        Convergence c = convergence;
-        if (c != null) {
-            c.touchLocal(cacheName, key);
-        }
-    }
-
     /** Replicates a put or update with its value (see {@link Outbound} for where it is encoded). */
-    public void replicatePut(CacheBinding binding, Element element, ReplicatorConfig rc) {
-        outbound.put(binding, element, rc);
+    public void replicatePut(CacheBinding binding, Ehcache cache, Element element, ReplicatorConfig rc) {
+        outbound.put(binding, cache, element, rc);
     }
 
-    /** Replicates a remove ({@link Op#REMOVE}) or an invalidation ({@link Op#INVALIDATE}) of {@code key}. */
-    public void replicateKey(CacheBinding binding, Op op, Object key, ReplicatorConfig rc) {
-        outbound.keyEvent(binding, op, key, rc);
+    /**
+     * Replicates a remove ({@link Op#REMOVE}) or an invalidation ({@link Op#INVALIDATE}) of {@code key}; for an
+     * invalidation, {@code element} is the element put.
+     */
+    public void replicateKey(CacheBinding binding, Ehcache cache, Op op, Element element, Object key,
+                             ReplicatorConfig rc) {
+        outbound.keyEvent(binding, cache, op, element, key, rc);
     }
 
-    public void replicateRemoveAll(CacheBinding binding, ReplicatorConfig rc) {
-        outbound.removeAll(binding, rc);
+    public void replicateRemoveAll(CacheBinding binding, Ehcache cache, ReplicatorConfig rc) {
+        outbound.removeAll(binding, cache, rc);
     }
 
     /** Loads {@code cache} from a peer (see {@link StateTransfer}). */

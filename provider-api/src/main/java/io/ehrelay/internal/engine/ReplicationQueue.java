@@ -46,15 +46,27 @@ final class ReplicationQueue {
             this.cacheName = null;
             this.size = bytes.length;
             this.enqueuedNanos = enqueuedNanos;
+            this.stamp = 0;
+            this.origin = 0;
+            this.valueHash = 0;
         }
 
-        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos) {
+        /** A fast-path put: its stamp, origin and value hash, written by the dispatcher with the element. */
+        final long stamp;
+        final long origin;
+        final int valueHash;
+
+        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, long stamp,
+              long origin, int valueHash) {
             this.cache = cache;
             this.bytes = null;
             this.element = element;
             this.cacheName = cacheName;
             this.size = size;
             this.enqueuedNanos = enqueuedNanos;
+            this.stamp = stamp;
+            this.origin = origin;
+            this.valueHash = valueHash;
         }
     }
 

@@ -57,6 +57,7 @@ final class StateTransfer {
     private final ThreadFactory threads;
     private final RateLimitedLog warn;
     private final Clock clock;
+    private final Ordering ordering;
     private ThreadPoolExecutor background;
 
     /** How long a bootstrap waits for its peers to take the announcement that this node holds the cache. */
@@ -71,7 +72,9 @@ final class StateTransfer {
 
     StateTransfer(String cacheManagerName, CacheBindings caches, Transport transport, ReplicationMetrics metrics,
                   CodecLimits limits, Supplier<List<Peer>> peers, Supplier<Dispatcher> dispatcher, Inbound inbound,
-                  BooleanSupplier stopped, ThreadFactory threads, RateLimitedLog warn, Clock clock) {
+                  BooleanSupplier stopped, ThreadFactory threads, RateLimitedLog warn, Clock clock,
+                  Ordering ordering) {
+        this.ordering = ordering;
         this.cacheManagerName = cacheManagerName;
         this.caches = caches;
         this.transport = transport;
@@ -105,32 +108,76 @@ final class StateTransfer {
         Dispatcher d = dispatcher.get();
         long markStream = binding == null || d == null ? 0 : d.stream(binding.lane);
         long markSeq = markStream == 0 ? 0 : d.lastSeq(binding.lane);
-        Iterator<?> keys = new ArrayList<Object>(cache.getKeys()).iterator();
+        VersionTable versions = binding == null ? null : binding.versions;
+        // the cache's keys, then the keys it only has versions of (tombstones, ghosts); the last removeAll first
+        java.util.LinkedHashSet<Object> all = new java.util.LinkedHashSet<Object>(cache.getKeys());
+        Version cleared = versions == null ? null : versions.cleared();
+        if (versions != null) {
+            all.addAll(versions.keys());
+        }
+        Iterator<?> keys = all.iterator();
+        boolean[] clearedSent = {cleared == null};
         return maxChunkBytes -> {
             m.servedByCurrentThread();
             List<byte[]> parts = new ArrayList<>();
             int size = 0;
-            while (keys.hasNext() && size < maxChunkBytes) {
-                Object key = keys.next();
-                Element e = cache.getQuiet(key);
-                if (e == null || e.isExpired()) {
-                    continue;
-                }
-                byte[] ev;
-                try {
-                    ev = EventCodec.encodePut(cacheName, e);
-                } catch (IOException | RuntimeException | Error ex) {
-                    m.onUnencodableInSnapshot();
-                    warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded "
-                            + "for bootstrap and is skipped (counted in unencodable): {}", key, cacheName,
-                            ex.toString());
-                    continue;
-                }
+            if (!clearedSent[0]) {
+                byte[] ev = EventCodec.encodeStampedRemoveAll(cacheName);
+                EventCodec.stamp(ev, cleared.stamp, cleared.origin, 0);
                 parts.add(ev);
                 size += ev.length;
+                clearedSent[0] = true;
+            }
+            while (keys.hasNext() && size < maxChunkBytes) {
+                byte[] ev = entry(cacheName, cache, versions, keys.next(), m);
+                if (ev != null) {
+                    parts.add(ev);
+                    size += ev.length;
+                }
             }
             return parts.isEmpty() ? null : EventCodec.snapshotBatch(parts, size, markStream, markSeq);
         };
+    }
+
+    /**
+     * The newest write of {@code key} this node knows, encoded: a stamped put of the element it holds, a stamped
+     * remove (a tombstone), a stamped invalidation (a version without the value); an unstamped put for an element
+     * written before its cache replicated. {@code null} when there is nothing to say or it cannot be encoded.
+     */
+    byte[] entry(String cacheName, Ehcache cache, VersionTable versions, Object key, CacheMetrics m) {
+        Version v = versions == null ? null : versions.get(key);
+        Element e = cache.getQuiet(key);
+        if (e != null && e.isExpired()) {
+            e = null;
+        }
+        try {
+            if (v == null) {
+                return e == null ? null : EventCodec.encodePut(cacheName, e);
+            }
+            if (v.removed || e == null || v.valueHash == 0) {
+                if (e != null && v.removed) {
+                    return null; // an application write not stamped yet: it will be replicated itself
+                }
+                byte[] ev = EventCodec.encodeKey(v.removed ? Op.REMOVE : Op.INVALIDATE, cacheName, key, null,
+                        new int[2]);
+                EventCodec.stamp(ev, v.stamp, v.origin, v.valueHash);
+                return ev;
+            }
+            int[] hashes = new int[2];
+            byte[] ev = EventCodec.encodePut(cacheName, e, null, hashes);
+            if (hashes[1] != v.valueHash) {
+                // the cache holds another value than the version says: an application write not stamped yet
+                return null;
+            }
+            EventCodec.stamp(ev, v.stamp, v.origin, v.valueHash);
+            return ev;
+        } catch (IOException | RuntimeException | Error ex) {
+            m.onUnencodableInSnapshot();
+            warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded "
+                    + "for a peer's state transfer and is skipped (counted in unencodable): {}", key, cacheName,
+                    ex.toString());
+            return null;
+        }
     }
 
     // ---- loading ---------------------------------------------------------------------------------------------
@@ -210,7 +257,7 @@ final class StateTransfer {
                 AtomicLong loaded = new AtomicLong();
                 Throwable failure;
                 try {
-                    failure = fetch(peer, cache, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), null, loaded);
+                    failure = fetch(peer, cache, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), loaded);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
@@ -265,26 +312,32 @@ final class StateTransfer {
     }
 
     /**
-     * Asks {@code peer} for {@code cache}'s content and applies it, counting the elements in {@code loaded}.
+     * Asks {@code peer} for {@code cache}'s content and applies it key by key, keeping the newer write
+     * ({@link Ordering}); counts the entries in {@code loaded} and the keys changed in {@code keysRepaired}
+     * (a bootstrap of an empty cache counts none: nothing was repaired).
      *
-     * @param resync a resync's track (the peer's elements replace this node's), or {@code null} for a bootstrap
-     *               (live elements stay)
      * @return why it failed, or {@code null}
      */
-    Throwable fetch(Peer peer, Ehcache cache, int maxChunkBytes, long timeoutMillis, ResyncTrack resync,
-                    AtomicLong loaded) throws InterruptedException {
+    Throwable fetch(Peer peer, Ehcache cache, int maxChunkBytes, long timeoutMillis, AtomicLong loaded)
+            throws InterruptedException {
+        return fetch(peer, cache.getName(), cache, maxChunkBytes, timeoutMillis, loaded, cache.getSize() > 0);
+    }
+
+    /** As above, asking for {@code request} (a cache name, or an anti-entropy request for it). */
+    Throwable fetch(Peer peer, String request, Ehcache cache, int maxChunkBytes, long timeoutMillis,
+                    AtomicLong loaded, boolean countRepairs) throws InterruptedException {
         CacheMetrics m = metrics.cache(cache.getName());
         CompletableFuture<Void> f;
         try {
-            f = transport.requestState(peer, cache.getName(), maxChunkBytes,
-                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, resync)));
+            f = transport.requestState(peer, request, maxChunkBytes,
+                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, countRepairs)));
         } catch (RuntimeException e) {
             f = Futures.failed(e);
         }
         return SendRound.await(f, timeoutMillis);
     }
 
-    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, ResyncTrack resync)
+    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean countRepairs)
             throws MalformedFrameException {
         EventCodec.DecodedBatch decoded;
         try {
@@ -294,27 +347,42 @@ final class StateTransfer {
             throw e;
         }
         m.servedByCurrentThread();
+        CacheBinding binding = caches.bind(cache.getName());
         int n = 0;
+        long repaired = 0;
         for (ReplicationEvent ev : decoded.events()) {
+            if (!ev.cacheName().equals(cache.getName())) {
+                throw new MalformedFrameException("state chunk holds " + ev + ", not an entry of " + cache.getName());
+            }
             EventCodec.Rejection rejected = decoded.rejectionOf(ev);
-            if (rejected != null && rejected.op() == Op.PUT && ev.cacheName().equals(cache.getName())) {
+            if (rejected != null) {
                 inbound.undecodable(fromPeer, rejected);
-                if (resync != null) {
-                    // the peer holds this key with a value this node cannot take: whatever it holds is out of date
-                    resync.invalidate(cache, ev);
-                } // bootstrapping: the element is simply missing here; live events may add it
+                if (ev.key() == null) {
+                    continue;
+                }
+            }
+            if (ev.stamp() == 0) {
+                if (ev.op() != Op.PUT) {
+                    throw new MalformedFrameException("state chunk holds an unstamped " + ev);
+                }
+                // written before its cache replicated on the peer: taken only where this node knows nothing newer
+                if (binding.versions.get(ev.key()) == null && cache.putIfAbsent(ev.toElement(), true) == null) {
+                    repaired++;
+                }
+                n++;
                 continue;
             }
-            if (ev.op() != Op.PUT || !ev.cacheName().equals(cache.getName())) {
-                throw new MalformedFrameException("bootstrap chunk holds " + ev + ", not a put for " + cache.getName());
-            }
-            if (resync != null) {
-                resync.offer(cache, ev.toElement(), decoded.stream(), decoded.seq());
-            } else {
-                // an element replicated live while bootstrapping is newer than the snapshot's: keep it
-                cache.putIfAbsent(ev.toElement(), true);
+            try {
+                if (ordering.apply(binding, cache, ev) == VersionTable.Outcome.APPLIED) {
+                    repaired++;
+                }
+            } catch (RuntimeException e) {
+                inbound.invalidations().applyFailed(fromPeer, cache, m, ev, e);
             }
             n++;
+        }
+        if (countRepairs) {
+            m.onRepaired(repaired);
         }
         return n;
     }

@@ -42,6 +42,13 @@ public final class CacheMetrics {
     private final Meter bootstrapFailures;
     private final Timer bootstrapDuration;
     private final Set<Thread> servingThreads = ConcurrentHashMap.newKeySet();
+    /** Per cache, then the CacheManager's total: the order of writes (see docs/reliability.md). */
+    private final Meter[] conflictsLocalWon;
+    private final Meter[] localWritesSuperseded;
+    private final Meter[] staleDiscarded;
+    private final Meter[] keysRepaired;
+    private final Meter[] antiEntropyRounds;
+    private final Meter[] antiEntropyRangesDifferent;
 
     CacheMetrics(ReplicationMetrics node, String cacheName) {
         this.node = node;
@@ -68,6 +75,60 @@ public final class CacheMetrics {
         bootstrapFailures = r.meter(name("bootstrapFailures"));
         bootstrapDuration = ReplicationMetrics.timer(r, name("bootstrapDuration"));
         r.register(name("threadsPerRegion"), (Gauge<Integer>) this::threadsPerRegion);
+        conflictsLocalWon = pair(r, "conflictsLocalWon");
+        localWritesSuperseded = pair(r, "localWritesSuperseded");
+        staleDiscarded = pair(r, "staleDiscarded");
+        keysRepaired = pair(r, "keysRepaired");
+        antiEntropyRounds = pair(r, "antiEntropyCacheRounds");
+        antiEntropyRangesDifferent = pair(r, "antiEntropyRangesDifferent");
+    }
+
+    private Meter[] pair(MetricRegistry r, String metric) {
+        return new Meter[] {r.meter(name(metric)), r.meter(node.name(metric))};
+    }
+
+    private static void mark(Meter[] pair, long n) {
+        pair[0].mark(n);
+        pair[1].mark(n);
+    }
+
+    /** A remote write older than this node's own write of the key arrived: the local write won. */
+    public void onConflictLocalWon() {
+        mark(conflictsLocalWon, 1);
+    }
+
+    /** A local write was replaced in the cache by a newer remote write before it could be replicated. */
+    public void onLocalWriteSuperseded() {
+        mark(localWritesSuperseded, 1);
+    }
+
+    /** A remote write older than what the key (or the cache's last removeAll) already holds: discarded. */
+    public void onStaleDiscarded() {
+        mark(staleDiscarded, 1);
+    }
+
+    /** Keys anti-entropy or a resync changed here because a peer held a newer write. */
+    public void onRepaired(long keys) {
+        if (keys > 0) {
+            mark(keysRepaired, keys);
+        }
+    }
+
+    /** Anti-entropy compared this cache with one peer. */
+    public void onAntiEntropyRound() {
+        mark(antiEntropyRounds, 1);
+    }
+
+    /** Anti-entropy found {@code leaves} of this cache's digest different from a peer's. */
+    public void onRangesDifferent(int leaves) {
+        mark(antiEntropyRangesDifferent, leaves);
+    }
+
+    /** Registers a gauge of this cache (its name is the metric's). */
+    public void gauge(String metric, Gauge<?> gauge) {
+        String n = name(metric);
+        node.registry().remove(n);
+        node.registry().register(n, gauge);
     }
 
     private String name(String metric) {

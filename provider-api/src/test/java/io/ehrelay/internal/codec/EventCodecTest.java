@@ -134,7 +134,7 @@ class EventCodecTest {
     }
 
     @Test
-    void aValueWhoseClassIsMissingHere_orAnUndecodableKey_isReplacedByAnInvalidation() throws Exception {
+    void aValueWhoseClassIsMissingHere_orAnUndecodableKey_isReplacedByAnInvalidationOfThatKeyOnly() throws Exception {
         // an allowed class this node cannot load (application version skew): the stream names AllowedValuX
         byte[] put = EventCodec.encodePut("c", new Element("k", new io.ehrelay.contract.AllowedValue("x", 1)));
         byte[] key = EventCodec.encodeKey(Op.REMOVE, "c", new io.ehrelay.contract.AllowedValue("y", 2));
@@ -148,7 +148,9 @@ class EventCodecTest {
         byte[] b = batch(put, key, EventCodec.encodePut("c", new Element("ok", "fine")));
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, limits);
         assertThat(d.events()).extracting(ReplicationEvent::op, ReplicationEvent::key)
-                .containsExactly(tuple(Op.INVALIDATE, "k"), tuple(Op.REMOVE_ALL, null), tuple(Op.PUT, "ok"));
+                .containsExactly(tuple(Op.INVALIDATE, "k"), tuple(Op.INVALIDATE, null), tuple(Op.PUT, "ok"));
+        assertThat(d.events().get(1).keyHash()).as("the undecodable key is still named by its bytes' hash")
+                .isNotZero();
         assertThat(d.rejections()).extracting(EventCodec.Rejection::op).containsExactly(Op.PUT, Op.REMOVE);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("not found");
         assertThat(d.rejections().get(0).rejectedClass()).as("allowed, just missing").isNull();

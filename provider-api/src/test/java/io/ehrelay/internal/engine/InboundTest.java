@@ -28,7 +28,7 @@ class InboundTest {
     private final Convergence convergence = mock(Convergence.class);
     private final CacheBindings caches = new CacheBindings(kit.cacheManager, kit.metrics, l -> false);
     private final Inbound inbound = new Inbound(kit.cacheManager.getName(), caches, kit.metrics,
-            kit.config.limits(), convergence, kit.warn, Clock.SYSTEM);
+            kit.config.limits(), convergence, kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn));
     private final Ehcache a = kit.cacheManager.getEhcache("a");
 
     @AfterEach

@@ -45,7 +45,8 @@ class OutboundTest {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 2, OverflowPolicy.DROP, 0);
     private final Outbound outbound = new Outbound("cm", kit.config, queue, cacheName -> peers, transport, kit.metrics,
-            running::get, convergence, kit.warn, clock, new SentClasses(kit.config.limits().allowList(), true));
+            running::get, convergence, kit.warn, clock, new SentClasses(kit.config.limits().allowList(), true),
+            new Ordering(clock, 600_000, kit.warn));
     private final CacheBinding binding = new CacheBindings(kit.cacheManager, kit.metrics, l -> false).bind("a");
 
     @AfterEach
@@ -67,14 +68,14 @@ class OutboundTest {
             throws Exception {
         when(transport.send(any(), any(), anyBoolean())).thenReturn(CompletableFuture.completedFuture(null));
         Element e = new Element("k", new Object());
-        assertThatCode(() -> outbound.put(binding, e, ASYNC)).doesNotThrowAnyException();
+        assertThatCode(() -> outbound.put(binding, null, e, ASYNC)).doesNotThrowAnyException();
         assertThat(binding.metrics().unencodableCount()).isEqualTo(1);
         assertThat(binding.metrics().failedCount()).as("still counted in failed until the next minor").isEqualTo(1);
         List<ReplicationQueue.Entry> queued = queue.take(0, 10, 1 << 20, 0, 0);
         assertThat(queued).hasSize(1);
-        assertThat(queued.get(0).bytes).as("an invalidation of the key takes the put's place")
-                .isEqualTo(EventCodec.encodeKey(Op.INVALIDATE, "a", "k"));
-        assertThatCode(() -> outbound.put(binding, e, SYNC)).doesNotThrowAnyException();
+        assertThat(decoded(queued.get(0).bytes)).as("an invalidation of the key takes the put's place")
+                .isEqualTo("INVALIDATE a/k stamped");
+        assertThatCode(() -> outbound.put(binding, null, e, SYNC)).doesNotThrowAnyException();
         verify(transport).send(any(), argThat(b -> b.eventCount() == 1), anyBoolean());
     }
 
@@ -99,20 +100,20 @@ class OutboundTest {
     void anErrorWhileSerializing_isCountedInUnencodable_andNeverReachesTheWriter() throws Exception {
         when(transport.send(any(), any(), anyBoolean())).thenReturn(CompletableFuture.completedFuture(null));
         for (ReplicatorConfig rc : java.util.Arrays.asList(ASYNC, SYNC)) {
-            assertThatCode(() -> outbound.put(binding, new Element("k", new Throws(true)), rc))
+            assertThatCode(() -> outbound.put(binding, null, new Element("k", new Throws(true)), rc))
                     .doesNotThrowAnyException();
-            assertThatCode(() -> outbound.put(binding, new Element("k", new Throws(false)), rc))
+            assertThatCode(() -> outbound.put(binding, null, new Element("k", new Throws(false)), rc))
                     .doesNotThrowAnyException();
             if (rc == ASYNC) {
                 assertThat(queue.take(0, 10, 1 << 20, 0, 0)).as("an invalidation of the key for each put")
-                        .extracting(q -> q.bytes).containsExactly(EventCodec.encodeKey(Op.INVALIDATE, "a", "k"),
-                                EventCodec.encodeKey(Op.INVALIDATE, "a", "k"));
+                        .extracting(q -> decoded(q.bytes)).containsExactly("INVALIDATE a/k stamped",
+                                "INVALIDATE a/k stamped");
             }
-            assertThatCode(() -> outbound.keyEvent(binding, Op.REMOVE, new Throws(true), rc))
+            assertThatCode(() -> outbound.keyEvent(binding, null, Op.REMOVE, null, new Throws(true), rc))
                     .doesNotThrowAnyException();
             if (rc == ASYNC) {
-                assertThat(queue.take(0, 10, 1 << 20, 0, 0)).as("a key that cannot be encoded: a removeAll")
-                        .extracting(q -> q.bytes).containsExactly(EventCodec.encodeRemoveAll("a"));
+                assertThat(queue.take(0, 10, 1 << 20, 0, 0)).as("a key that cannot be encoded was never sent: "
+                        + "nothing for the peers, no removeAll").isEmpty();
             }
         }
         assertThat(binding.metrics().unencodableCount()).isEqualTo(6);
@@ -122,9 +123,9 @@ class OutboundTest {
     void aKeyThatIsNotSerializable_isNotReplicated_asStock_andCountedInNotReplicated() throws Exception {
         Object key = new Object();
         for (ReplicatorConfig rc : java.util.Arrays.asList(ASYNC, SYNC)) {
-            assertThatCode(() -> outbound.put(binding, new Element(key, "v"), rc)).doesNotThrowAnyException();
-            assertThatCode(() -> outbound.keyEvent(binding, Op.INVALIDATE, key, rc)).doesNotThrowAnyException();
-            assertThatCode(() -> outbound.keyEvent(binding, Op.REMOVE, key, rc)).doesNotThrowAnyException();
+            assertThatCode(() -> outbound.put(binding, null, new Element(key, "v"), rc)).doesNotThrowAnyException();
+            assertThatCode(() -> outbound.keyEvent(binding, null, Op.INVALIDATE, null, key, rc)).doesNotThrowAnyException();
+            assertThatCode(() -> outbound.keyEvent(binding, null, Op.REMOVE, null, key, rc)).doesNotThrowAnyException();
         }
         assertThat(queue.take(0, 10, 1 << 20, 0, 0)).as("nothing for the peers, no removeAll").isEmpty();
         verify(transport, org.mockito.Mockito.never()).send(any(), any(), anyBoolean());
@@ -136,7 +137,7 @@ class OutboundTest {
     @Test
     void anAsynchronousPutOfFastPathTypes_isQueuedWithItsExactSize_unencoded() throws Exception {
         Element e = new Element(42L, new byte[] {1, 2, 3});
-        outbound.put(binding, e, ASYNC);
+        outbound.put(binding, null, e, ASYNC);
         List<ReplicationQueue.Entry> taken = queue.take(0, 10, 1 << 20, 0, 0);
         assertThat(taken).hasSize(1);
         assertThat(taken.get(0).element).isSameAs(e);
@@ -146,16 +147,28 @@ class OutboundTest {
     @Test
     void anAsynchronousPutOfOtherTypes_isQueuedAsItsBytes() throws Exception {
         Element e = new Element("k", "v");
-        outbound.put(binding, e, ASYNC);
+        outbound.put(binding, null, e, ASYNC);
         List<ReplicationQueue.Entry> taken = queue.take(0, 10, 1 << 20, 0, 0);
         assertThat(taken.get(0).element).isNull();
-        assertThat(taken.get(0).bytes).isEqualTo(EventCodec.encodePut("a", e));
+        assertThat(decoded(taken.get(0).bytes)).isEqualTo("PUT a/k stamped");
+    }
+
+    /** An encoded event as "OP cache/key stamped|unstamped". */
+    private static String decoded(byte[] event) {
+        try {
+            io.ehrelay.spi.ReplicationEvent ev = EventCodec.decodeBatch(EventCodec.singletonBatch(event), 0,
+                    EventCodec.BATCH_HEADER_BYTES + event.length, io.ehrelay.internal.codec.CodecLimits.defaults())
+                    .events().get(0);
+            return ev + (ev.stamp() > 0 ? " stamped" : " unstamped");
+        } catch (io.ehrelay.spi.MalformedFrameException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test
     void aFullQueue_dropsAndCounts_andEveryPeerIsOwedAResync() {
         for (int i = 0; i < 3; i++) {
-            outbound.keyEvent(binding, Op.REMOVE, "k" + i, ASYNC);
+            outbound.keyEvent(binding, null, Op.REMOVE, null, "k" + i, ASYNC);
         }
         assertThat(binding.metrics().droppedCount()).isEqualTo(1);
         verify(convergence).oweAll(peers);
@@ -164,7 +177,7 @@ class OutboundTest {
     @Test
     void beforeStartOrAfterStop_eventsAreDropped_andNobodyIsOwed() {
         running.set(false);
-        outbound.removeAll(binding, ASYNC);
+        outbound.removeAll(binding, null, ASYNC);
         assertThat(binding.metrics().droppedCount()).isEqualTo(1);
         verify(convergence, never()).oweAll(any());
     }
@@ -174,7 +187,7 @@ class OutboundTest {
         CompletableFuture<Void> refused = new CompletableFuture<>();
         refused.completeExceptionally(new IOException("connection refused"));
         when(transport.send(any(), any(), anyBoolean())).thenReturn(refused);
-        assertThatThrownBy(() -> outbound.put(binding, new Element("k", "v"), SYNC))
+        assertThatThrownBy(() -> outbound.put(binding, null, new Element("k", "v"), SYNC))
                 .isInstanceOf(CacheException.class)
                 .hasMessageContaining("syncTimeoutMillis=500")
                 .hasMessageContaining("p:1 (IOException: connection refused)");
@@ -186,7 +199,7 @@ class OutboundTest {
         when(transport.send(any(), any(), anyBoolean())).thenReturn(new CompletableFuture<>());
         ReplicatorConfig count = replicator("replicateAsynchronously", "false", "syncTimeoutMillis", "50",
                 "syncFailurePolicy", "count");
-        assertThatCode(() -> outbound.keyEvent(binding, Op.INVALIDATE, "k", count)).doesNotThrowAnyException();
+        assertThatCode(() -> outbound.keyEvent(binding, null, Op.INVALIDATE, null, "k", count)).doesNotThrowAnyException();
         assertThat(binding.metrics().failedCount()).isEqualTo(1);
     }
 
@@ -196,7 +209,7 @@ class OutboundTest {
             clock.advanceMillis(800); // a transport that cannot bound its call, answering late
             return CompletableFuture.completedFuture(null);
         });
-        assertThatThrownBy(() -> outbound.put(binding, new Element("k", "v"), SYNC))
+        assertThatThrownBy(() -> outbound.put(binding, null, new Element("k", "v"), SYNC))
                 .hasMessageContaining("acknowledged after 800 ms");
         assertThat(binding.metrics().sentCount()).isZero();
     }
@@ -204,7 +217,7 @@ class OutboundTest {
     @Test
     void aSynchronousPutAcknowledgedInTime_isCountedAsSent() {
         when(transport.send(any(), any(), anyBoolean())).thenReturn(CompletableFuture.completedFuture(null));
-        outbound.put(binding, new Element("k", "v"), SYNC);
+        outbound.put(binding, null, new Element("k", "v"), SYNC);
         assertThat(binding.metrics().sentCount()).isEqualTo(1);
     }
 }

@@ -1,0 +1,429 @@
+package io.ehrelay.internal.engine;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.ehrelay.internal.Futures;
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.config.NodeConfig;
+import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.ReplicationEvent;
+import io.ehrelay.spi.Transport;
+import net.sf.ehcache.Ehcache;
+
+/**
+ * Anti-entropy: every {@code antiEntropyIntervalMillis} this node compares each replicated cache with each peer
+ * that holds it and pulls the peer's newer writes. A round per cache and peer:
+ * <ol>
+ *   <li>the peer's digest: its last removeAll and its {@value VersionTable#LEAVES} leaves (8 KB, whatever the
+ *       cache's size); equal leaves end the round;</li>
+ *   <li>the entries of up to {@value #MAX_LEAVES_PER_ROUND} differing leaves (at most
+ *       {@code antiEntropyMaxBytesPerRound}): each key's newest write the peer knows — element, tombstone or
+ *       version without value — applied here when newer ({@link Ordering}), counted in {@code keysRepaired}.</li>
+ * </ol>
+ * Only pulls: the peer's own round pulls what this node holds newer, so two rounds make both sides equal. The
+ * requests travel as state requests whose name starts with {@link #PREFIX}, so every transport carries them
+ * unchanged. Rounds run on the node's background thread, started from the dispatcher's loop; before each,
+ * tombstones past their retention are dropped. Thread-safe.
+ */
+final class AntiEntropy {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AntiEntropy.class);
+
+    /** State requests with this prefix are anti-entropy requests (no cache name starts with a NUL). */
+    static final String PREFIX = "\u0000ehrelay-ae\u0000";
+    private static final String DIGEST = PREFIX + "digest\u0000";
+    private static final String ENTRIES = PREFIX + "entries\u0000";
+    static final int MAX_LEAVES_PER_ROUND = 64;
+    private static final int DIGEST_FORMAT = 1;
+    private static final long REQUEST_TIMEOUT_MILLIS = 30_000;
+
+    private final String cacheManagerName;
+    private final NodeConfig config;
+    private final Transport transport;
+    private final CacheBindings caches;
+    private final Function<String, List<Peer>> peersHolding;
+    private final StateTransfer state;
+    private final Ordering ordering;
+    private final ReplicationMetrics metrics;
+    private final CodecLimits limits;
+    private final Clock clock;
+    private final BooleanSupplier running;
+    private final RateLimitedLog warn;
+    private final AtomicBoolean roundQueued = new AtomicBoolean();
+    private volatile long nextRoundNanos;
+    /** Per peer endpoint: when its every cache was last found equal (wall-clock ms). */
+    private final Map<String, Long> lastAgreement = new java.util.concurrent.ConcurrentHashMap<>();
+    private final AtomicLong bytesFetched = new AtomicLong();
+
+    AntiEntropy(String cacheManagerName, NodeConfig config, Transport transport, CacheBindings caches,
+                Function<String, List<Peer>> peersHolding, StateTransfer state, Ordering ordering,
+                ReplicationMetrics metrics, Clock clock, BooleanSupplier running, RateLimitedLog warn) {
+        this.cacheManagerName = cacheManagerName;
+        this.config = config;
+        this.transport = transport;
+        this.caches = caches;
+        this.peersHolding = peersHolding;
+        this.state = state;
+        this.ordering = ordering;
+        this.metrics = metrics;
+        this.limits = config.limits();
+        this.clock = clock;
+        this.running = running;
+        this.warn = warn;
+        this.nextRoundNanos = clock.nanoTime() + jittered(config.antiEntropyIntervalMillis());
+        metrics.meter("antiEntropyRounds");
+        metrics.meter("antiEntropyFailures");
+        metrics.gauge("antiEntropyBytes", bytesFetched::get);
+    }
+
+    private static long jittered(long millis) {
+        long nanos = TimeUnit.MILLISECONDS.toNanos(millis);
+        return nanos - nanos / 10 + ThreadLocalRandom.current().nextLong(nanos / 5 + 1);
+    }
+
+    /** Called often (the dispatcher's loop): queues a round on the background thread when one is due. */
+    void tick() {
+        long interval = config.antiEntropyIntervalMillis();
+        if (interval <= 0 || clock.nanoTime() - nextRoundNanos < 0 || !running.getAsBoolean()
+                || !roundQueued.compareAndSet(false, true)) {
+            return;
+        }
+        nextRoundNanos = clock.nanoTime() + jittered(interval);
+        state.inBackground(() -> {
+            try {
+                round(false);
+            } finally {
+                roundQueued.set(false);
+            }
+        });
+    }
+
+    /** When every cache was last found equal with {@code endpoint}, wall-clock ms, or {@code null}. */
+    Long lastAgreement(String endpoint) {
+        return lastAgreement.get(endpoint);
+    }
+
+    /**
+     * One round with every peer, on the calling thread.
+     *
+     * @param report whether to log the result at INFO (an operator's check) rather than only what was repaired
+     * @return per peer endpoint, how many keys differed (both ways) in the leaves compared
+     */
+    Map<String, Long> round(boolean report) {
+        Map<String, Long> differing = new LinkedHashMap<>();
+        Map<String, Boolean> agreed = new HashMap<>();
+        for (String name : caches.replicatedCaches()) {
+            Ehcache cache = caches.resolve(name);
+            CacheBinding binding = cache == null ? null : caches.bind(name);
+            if (binding == null) {
+                continue;
+            }
+            binding.versions.sweep(ordering.horizon(), config.maxTombstones(), key -> isHeld(cache, key));
+            for (Peer peer : peersHolding.apply(name)) {
+                if (!running.getAsBoolean()) {
+                    return differing;
+                }
+                long found;
+                try {
+                    found = compare(peer, cache, binding);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return differing;
+                } catch (Exception e) {
+                    metrics.meter("antiEntropyFailures").mark();
+                    warn.warn("ae:" + peer.endpoint(), "ehrelay: anti-entropy of cache {} of CacheManager {} with {} "
+                            + "failed (counted in antiEntropyFailures): {}", name, cacheManagerName, peer,
+                            SendRound.describe(e));
+                    agreed.put(peer.endpoint(), false);
+                    differing.merge(peer.endpoint(), -1L, (a, b) -> a < 0 ? a : b);
+                    continue;
+                }
+                if (found != 0) {
+                    agreed.put(peer.endpoint(), false);
+                } else {
+                    agreed.putIfAbsent(peer.endpoint(), true);
+                }
+                differing.merge(peer.endpoint(), found, (a, b) -> a < 0 ? a : a + b);
+            }
+        }
+        long now = clock.currentTimeMillis();
+        for (Map.Entry<String, Boolean> e : agreed.entrySet()) {
+            if (e.getValue()) {
+                lastAgreement.put(e.getKey(), now);
+            }
+        }
+        metrics.meter("antiEntropyRounds").mark();
+        if (report) {
+            LOG.info("ehrelay: anti-entropy check of CacheManager {}: keys differing per peer {} (-1: the check "
+                    + "failed)", cacheManagerName, differing);
+        }
+        return differing;
+    }
+
+    private static boolean isHeld(Ehcache cache, Object key) {
+        try {
+            return cache.isKeyInCache(key);
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** Compares one cache with one peer and pulls its newer writes; returns the keys that differed. */
+    private long compare(Peer peer, Ehcache cache, CacheBinding binding) throws Exception {
+        String name = cache.getName();
+        CacheMetrics m = binding.metrics;
+        m.onAntiEntropyRound();
+        byte[] digest = fetchOne(peer, DIGEST + name);
+        ByteBuffer in = ByteBuffer.wrap(digest);
+        if (digest.length != 1 + 16 + 4 + 8 * VersionTable.LEAVES || in.get() != DIGEST_FORMAT
+                || in.getInt(17) != VersionTable.LEAVES) {
+            throw new MalformedFrameException("anti-entropy digest of " + digest.length + " bytes from " + peer);
+        }
+        long clearedStamp = in.getLong();
+        long clearedOrigin = in.getLong();
+        in.getInt();
+        long differing = 0;
+        if (clearedStamp != 0) {
+            Version theirs = new Version(clearedStamp, clearedOrigin, 0, 0, true);
+            if (theirs.newerThan(binding.versions.cleared())) {
+                ReplicationEvent clear = ReplicationEvent.removeAll(name).stamped(clearedStamp, clearedOrigin, 0, 0);
+                if (ordering.apply(binding, cache, clear) == VersionTable.Outcome.APPLIED) {
+                    m.onRepaired(1);
+                    differing++;
+                }
+            }
+        }
+        long[] mine = binding.versions.leaves();
+        List<Integer> different = new ArrayList<>();
+        for (int i = 0; i < VersionTable.LEAVES; i++) {
+            if (in.getLong() != mine[i]) {
+                different.add(i);
+            }
+        }
+        if (different.isEmpty()) {
+            return differing;
+        }
+        m.onRangesDifferent(different.size());
+        boolean[] leafSet = new boolean[VersionTable.LEAVES];
+        int start = ThreadLocalRandom.current().nextInt(different.size());
+        for (int i = 0; i < Math.min(MAX_LEAVES_PER_ROUND, different.size()); i++) {
+            leafSet[different.get((start + i) % different.size())] = true;
+        }
+        Map<Object, Version> local = new HashMap<>();
+        for (Map.Entry<Object, Version> e : binding.versions.entries(leafSet)) {
+            local.put(e.getKey(), e.getValue());
+        }
+        long[] counts = new long[2]; // differing keys the peer sent, keys repaired
+        String request = ENTRIES + config.antiEntropyMaxBytes() + "\u0000" + bitmap(leafSet) + "\u0000" + name;
+        Throwable failure = SendRound.await(request(peer, request, chunk -> {
+            EventCodec.DecodedBatch batch;
+            try {
+                batch = EventCodec.decodeBatch(chunk, 0, chunk.length, limits);
+            } catch (MalformedFrameException e) {
+                metrics.markMalformedFrame();
+                throw e;
+            }
+            for (ReplicationEvent ev : batch.events()) {
+                if (!ev.cacheName().equals(name) || ev.op() == Op.REMOVE_ALL) {
+                    throw new MalformedFrameException("anti-entropy entries hold " + ev);
+                }
+                if (ev.key() == null || ev.stamp() == 0) {
+                    continue; // a key this node cannot decode (counted by the codec's rejection), or not stamped
+                }
+                Version theirs = new Version(ev.stamp(), ev.origin(), ev.keyHash(),
+                        ev.op() == Op.REMOVE ? 0 : ev.valueHash(), ev.op() == Op.REMOVE);
+                Version ours = local.remove(ev.key());
+                if (ours != null && ours.compareTo(theirs) == 0) {
+                    continue;
+                }
+                counts[0]++;
+                if (theirs.newerThan(ours)) {
+                    try {
+                        if (ordering.apply(binding, cache, batch.rejectionOf(ev) != null
+                                ? ReplicationEvent.ofKey(Op.INVALIDATE, name, ev.key()).stamped(ev.stamp(),
+                                        ev.origin(), ev.valueHash(), ev.keyHash()) : ev)
+                                == VersionTable.Outcome.APPLIED) {
+                            counts[1]++;
+                        }
+                    } catch (RuntimeException e) {
+                        try {
+                            cache.remove(ev.key(), true);
+                        } catch (RuntimeException ignored) {
+                            // the key keeps its version; the next round tries again
+                        }
+                    }
+                }
+            }
+        }), REQUEST_TIMEOUT_MILLIS);
+        if (failure != null) {
+            throw failure instanceof Exception ? (Exception) failure : new RuntimeException(failure);
+        }
+        // keys of those leaves this node knows and the peer sent nothing for: the peer lacks them (its own round
+        // pulls them), unless they are settled tombstones
+        long theyLack = 0;
+        for (Version v : local.values()) {
+            if (!v.removed || v.stamp >= ordering.horizon()) {
+                theyLack++;
+            }
+        }
+        m.onRepaired(counts[1]);
+        differing += counts[0] + theyLack;
+        if (counts[1] > 0) {
+            warn.warn("ae-repaired:" + name, "ehrelay: anti-entropy repaired {} keys of cache {} of CacheManager {} "
+                    + "from {} ({} leaves of {} differed; counted in keysRepaired)", counts[1], name,
+                    cacheManagerName, peer, different.size(), VersionTable.LEAVES);
+        }
+        return differing;
+    }
+
+    private byte[] fetchOne(Peer peer, String request) throws Exception {
+        List<byte[]> chunks = new ArrayList<>(1);
+        Throwable failure = SendRound.await(request(peer, request, chunks::add), REQUEST_TIMEOUT_MILLIS);
+        if (failure != null) {
+            throw failure instanceof Exception ? (Exception) failure : new RuntimeException(failure);
+        }
+        if (chunks.size() != 1) {
+            throw new MalformedFrameException(chunks.size() + " chunks for an anti-entropy digest from " + peer);
+        }
+        return chunks.get(0);
+    }
+
+    private CompletableFuture<Void> request(Peer peer, String request, InboundHandler.ChunkSink sink) {
+        try {
+            return transport.requestState(peer, request, 1 << 20, chunk -> {
+                bytesFetched.addAndGet(chunk.length);
+                sink.accept(chunk);
+            });
+        } catch (RuntimeException e) {
+            return Futures.failed(e);
+        }
+    }
+
+    private static String bitmap(boolean[] leaves) {
+        StringBuilder sb = new StringBuilder(leaves.length / 4);
+        for (int i = 0; i < leaves.length; i += 4) {
+            int nibble = (leaves[i] ? 8 : 0) | (leaves[i + 1] ? 4 : 0) | (leaves[i + 2] ? 2 : 0) | (leaves[i + 3] ? 1 : 0);
+            sb.append(Character.forDigit(nibble, 16));
+        }
+        return sb.toString();
+    }
+
+    private static boolean[] leavesOf(String hex) {
+        if (hex.length() != VersionTable.LEAVES / 4) {
+            throw new IllegalArgumentException("anti-entropy request with a leaf set of " + hex.length() + " digits");
+        }
+        boolean[] out = new boolean[VersionTable.LEAVES];
+        for (int i = 0; i < hex.length(); i++) {
+            int nibble = Character.digit(hex.charAt(i), 16);
+            if (nibble < 0) {
+                throw new IllegalArgumentException("anti-entropy request with a malformed leaf set");
+            }
+            for (int b = 0; b < 4; b++) {
+                out[i * 4 + b] = (nibble & (8 >> b)) != 0;
+            }
+        }
+        return out;
+    }
+
+    // ---- serving a peer's round --------------------------------------------------------------------------------
+
+    /** Whether a state request is an anti-entropy request. */
+    static boolean isRequest(String name) {
+        return name.startsWith(PREFIX);
+    }
+
+    /**
+     * Serves a peer's anti-entropy request.
+     *
+     * @throws IllegalArgumentException for a malformed request, or a cache this node does not replicate
+     */
+    InboundHandler.StateCursor open(String request) {
+        if (request.startsWith(DIGEST)) {
+            String name = request.substring(DIGEST.length());
+            CacheBinding binding = binding(name);
+            ByteBuffer out = ByteBuffer.allocate(1 + 16 + 4 + 8 * VersionTable.LEAVES);
+            Version cleared = binding.versions.cleared();
+            out.put((byte) DIGEST_FORMAT);
+            out.putLong(cleared == null ? 0 : cleared.stamp).putLong(cleared == null ? 0 : cleared.origin);
+            out.putInt(VersionTable.LEAVES);
+            for (long leaf : binding.versions.leaves()) {
+                out.putLong(leaf);
+            }
+            byte[] bytes = out.array();
+            boolean[] sent = {false};
+            return max -> {
+                if (sent[0]) {
+                    return null;
+                }
+                sent[0] = true;
+                return bytes;
+            };
+        }
+        if (request.startsWith(ENTRIES)) {
+            String[] parts = request.substring(ENTRIES.length()).split("\u0000", 3);
+            if (parts.length != 3) {
+                throw new IllegalArgumentException("malformed anti-entropy request");
+            }
+            long maxBytes;
+            try {
+                maxBytes = Math.max(64 * 1024, Math.min(1L << 30, Long.parseLong(parts[0])));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("malformed anti-entropy request");
+            }
+            boolean[] leafSet = leavesOf(parts[1]);
+            String name = parts[2];
+            CacheBinding binding = binding(name);
+            Ehcache cache = caches.resolve(name);
+            CacheMetrics m = binding.metrics;
+            java.util.Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(leafSet).iterator();
+            long[] total = {0};
+            return maxChunkBytes -> {
+                m.servedByCurrentThread();
+                List<byte[]> parts2 = new ArrayList<>();
+                int size = 0;
+                while (entries.hasNext() && size < maxChunkBytes && total[0] < maxBytes) {
+                    byte[] ev = state.entry(name, cache, binding.versions, entries.next().getKey(), m);
+                    if (ev != null) {
+                        parts2.add(ev);
+                        size += ev.length;
+                        total[0] += ev.length;
+                    }
+                }
+                return parts2.isEmpty() ? null : EventCodec.batch(parts2, size);
+            };
+        }
+        throw new IllegalArgumentException("unknown anti-entropy request");
+    }
+
+    private CacheBinding binding(String name) {
+        Ehcache cache = caches.resolve(name);
+        CacheBinding binding = cache == null ? null : caches.bound(name);
+        if (binding == null) {
+            throw new IllegalArgumentException("CacheManager " + cacheManagerName + StateTransfer.NO_LIVE_CACHE + name
+                    + "' replicated here");
+        }
+        return binding;
+    }
+}

@@ -1,0 +1,162 @@
+package io.ehrelay.internal.engine;
+
+import java.security.SecureRandom;
+import java.util.Arrays;
+
+import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
+
+/**
+ * The order of every replicated write, on one node: stamps the application's writes ({@link Hlc} and this
+ * node's origin id) and applies remote ones by compare-and-write against each cache's {@link VersionTable}, so
+ * that every node keeps, for each key, the same newest write whatever order the writes arrive in. Counts what
+ * it decides in the cache's metrics: {@code conflictsLocalWon}, {@code localWritesSuperseded},
+ * {@code staleDiscarded}. Thread-safe.
+ */
+final class Ordering {
+
+    private final Hlc hlc;
+    private final long self;
+    private final Clock clock;
+    private final long retentionMillis;
+    private final RateLimitedLog warn;
+
+    Ordering(Clock clock, long retentionMillis, RateLimitedLog warn) {
+        this.clock = clock;
+        this.hlc = new Hlc(clock);
+        this.retentionMillis = retentionMillis;
+        this.warn = warn;
+        long id = 0;
+        SecureRandom random = new SecureRandom();
+        while (id == 0) {
+            id = random.nextLong();
+        }
+        this.self = id;
+    }
+
+    /** This node's origin id: the tie-break of its writes, new on every start. */
+    long self() {
+        return self;
+    }
+
+    long retentionMillis() {
+        return retentionMillis;
+    }
+
+    /** Stamps below it are older than the tombstone retention. */
+    long horizon() {
+        return Hlc.stampAt(clock.currentTimeMillis() - retentionMillis);
+    }
+
+    // ---- the application's writes, told after the cache holds them -------------------------------------------
+
+    /**
+     * A put or update: stamped and recorded unless the cache already holds another element for the key (a remote
+     * write replaced it before this node was told; counted in {@code localWritesSuperseded}).
+     *
+     * @param valueHash the hash of the value's encoded bytes, or 0 when it is replicated as an invalidation
+     * @return the version, or {@code null} when superseded (nothing is to be replicated)
+     */
+    Version localPut(CacheBinding b, Ehcache cache, Object key, Element element, int keyHash, int valueHash) {
+        Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, () -> {
+            Element now = cache == null || element == null ? null : cache.getQuiet(key);
+            // absent: evicted or expired at once; the write is still the newest of the key
+            return now == null || now == element || sameValue(now.getObjectValue(), element.getObjectValue());
+        });
+        if (v == null) {
+            b.metrics.onLocalWriteSuperseded();
+        }
+        return v;
+    }
+
+    /** A remove: a tombstone, unless a remote write put the key back before this node was told. */
+    Version localRemove(CacheBinding b, Ehcache cache, Object key, int keyHash) {
+        Version v = b.versions.local(key, keyHash, 0, true, hlc, self,
+                () -> cache == null || cache.getQuiet(key) == null);
+        if (v == null) {
+            b.metrics.onLocalWriteSuperseded();
+        }
+        return v;
+    }
+
+    /**
+     * A removeAll: every key whose version is older goes, and older writes are refused from now on. Elements a
+     * remote write put back meanwhile are removed again (their writes are older than this one).
+     */
+    Version localClear(CacheBinding b, Ehcache cache) {
+        Version v = new Version(hlc.next(), self, 0, 0, true);
+        b.versions.clear(v, cache == null ? java.util.Collections.emptyList() : cache.getKeys(),
+                key -> cache.remove(key, true));
+        return v;
+    }
+
+    private static boolean sameValue(Object a, Object b) {
+        if (a == b) {
+            return true;
+        }
+        if (a instanceof byte[] && b instanceof byte[]) {
+            return Arrays.equals((byte[]) a, (byte[]) b);
+        }
+        return a != null && a.equals(b);
+    }
+
+    // ---- writes of other nodes ---------------------------------------------------------------------------------
+
+    /**
+     * Applies a remote write (live, bootstrap, resync or repair) if it is newer than what its key holds: a put
+     * writes the element, a remove leaves a tombstone, an invalidation leaves a ghost (the version without the
+     * value), a removeAll clears every older key. An unstamped write (a stock node's) is stamped on arrival: the
+     * last to arrive wins, as with stock Ehcache. The caller counts {@code applied}; store failures propagate
+     * (the version is recorded; the caller removes the key instead).
+     *
+     * @return what became of it
+     */
+    VersionTable.Outcome apply(CacheBinding b, Ehcache cache, ReplicationEvent ev) {
+        long stamp = ev.stamp();
+        long origin = ev.origin();
+        if (stamp == 0) {
+            stamp = hlc.next();
+            origin = 0;
+        } else {
+            hlc.observe(stamp);
+            long ahead = hlc.aheadMillis(stamp);
+            if (ahead > 60_000) {
+                warn.warn("clockskew", "ehrelay: a write of cache {} carries a stamp {} s ahead of this node's clock "
+                        + "(origin {}): check the clocks of the nodes; writes here are now ordered after it",
+                        ev.cacheName(), ahead / 1000, Long.toHexString(origin));
+            }
+        }
+        VersionTable t = b.versions;
+        VersionTable.Outcome outcome;
+        if (ev.op() == Op.REMOVE_ALL) {
+            Version v = new Version(stamp, origin, 0, 0, true);
+            outcome = t.clear(v, cache.getKeys(), key -> cache.remove(key, true)) ? VersionTable.Outcome.APPLIED
+                    : VersionTable.Outcome.STALE;
+        } else {
+            boolean removed = ev.op() == Op.REMOVE;
+            Version v = new Version(stamp, origin, ev.keyHash(), removed ? 0 : ev.valueHash(), removed);
+            Object key = ev.key();
+            outcome = t.offer(key, v, self, horizon(), ev.op() == Op.PUT ? () -> cache.put(ev.toElement(), true)
+                    : () -> cache.remove(key, true));
+        }
+        count(b.metrics, outcome);
+        return outcome;
+    }
+
+    static void count(CacheMetrics m, VersionTable.Outcome outcome) {
+        switch (outcome) {
+            case LOCAL_WON:
+                m.onConflictLocalWon();
+                break;
+            case STALE:
+                m.onStaleDiscarded();
+                break;
+            default:
+                break;
+        }
+    }
+}

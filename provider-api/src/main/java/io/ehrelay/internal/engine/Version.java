@@ -1,0 +1,60 @@
+package io.ehrelay.internal.engine;
+
+/**
+ * The newest write of one key a node knows: its stamp ({@link Hlc}), the id of the node that made it (the
+ * tie-break), hashes of the key's and the value's encoded bytes, and whether it removed the key (a tombstone).
+ * Every node orders two writes of a key the same way, whatever order they arrive in ({@link #compareTo}): by
+ * stamp, then origin, then a tombstone before a put, then value hash. Immutable.
+ */
+final class Version implements Comparable<Version> {
+
+    final long stamp;
+    final long origin;
+    final int keyHash;
+    final int valueHash;
+    final boolean removed;
+
+    Version(long stamp, long origin, int keyHash, int valueHash, boolean removed) {
+        this.stamp = stamp;
+        this.origin = origin;
+        this.keyHash = keyHash;
+        this.valueHash = valueHash;
+        this.removed = removed;
+    }
+
+    @Override
+    public int compareTo(Version o) {
+        int c = Long.compare(stamp, o.stamp);
+        if (c == 0) {
+            c = Long.compare(origin, o.origin);
+        }
+        if (c == 0) {
+            c = Boolean.compare(removed, o.removed);
+        }
+        if (c == 0) {
+            c = Integer.compare(valueHash, o.valueHash);
+        }
+        return c;
+    }
+
+    /** Whether this write is newer than {@code o} (always, when {@code o} is null). */
+    boolean newerThan(Version o) {
+        return o == null || compareTo(o) > 0;
+    }
+
+    /** This version's share of its digest leaf: equal on two nodes exactly when they hold the same write. */
+    long digest() {
+        long h = stamp * 0x9E3779B97F4A7C15L;
+        h ^= Long.rotateLeft(origin * 0xC2B2AE3D27D4EB4FL, 17);
+        h ^= ((long) keyHash << 32) ^ (valueHash & 0xffffffffL);
+        h ^= removed ? 0x5851F42D4C957F2DL : 0;
+        h ^= h >>> 29;
+        h *= 0xBF58476D1CE4E5B9L;
+        return h ^ (h >>> 32);
+    }
+
+    @Override
+    public String toString() {
+        return (removed ? "removed@" : "put@") + Long.toHexString(stamp) + "/" + Long.toHexString(origin);
+    }
+}

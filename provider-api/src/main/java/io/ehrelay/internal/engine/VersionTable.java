@@ -1,0 +1,296 @@
+package io.ehrelay.internal.engine;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * One cache's order of writes: for each key, the newest write this node knows ({@link Version}), kept while the
+ * key is held, as a <em>tombstone</em> after a remove, and as a <em>ghost</em> (version without value) after an
+ * invalidation, an eviction or a value this node could not take. A write is applied only when it is newer than
+ * what its key holds — compare-and-write under the key's lock, so a remote write and the check of a local one
+ * never interleave — and only when it is newer than the cache's last removeAll ({@link #cleared()}).
+ *
+ * <p>For anti-entropy the versions are summed into {@value #LEAVES} leaves by key hash, each the XOR of its
+ * versions' {@linkplain Version#digest() digests}, updated on every change: two nodes hold the same writes
+ * exactly when their leaves (and their last removeAll) are equal, and comparing them costs 8 KB whatever the
+ * size of the cache.
+ *
+ * <p>Bounds: tombstones are dropped once their stamp is older than the retention (by every node at about the
+ * same time, since the stamp is the writer's); a tombstone older than that is not recorded again. Tombstones and
+ * ghosts together are held to {@code maxTombstones}; beyond it the oldest go first. Thread-safe.
+ */
+final class VersionTable {
+
+    static final int LEAVES = 1024;
+    static final int STRIPES = 256;
+
+    /** What became of a remote write. */
+    enum Outcome {
+        /** newer than what the key held: written */
+        APPLIED,
+        /** the key already holds this very write */
+        SAME,
+        /** older than this node's own newer write of the key: the local write won */
+        LOCAL_WON,
+        /** older than another node's write the key holds, or than a removeAll: discarded */
+        STALE
+    }
+
+    private final Map<Object, Version> versions = new ConcurrentHashMap<>();
+    private final AtomicLongArray leaves = new AtomicLongArray(LEAVES);
+    private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
+    private final AtomicInteger tombstones = new AtomicInteger();
+    private final AtomicInteger ghosts = new AtomicInteger();
+    private volatile Version cleared;
+
+    VersionTable() {
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new ReentrantLock();
+        }
+    }
+
+    static int leafOf(int keyHash) {
+        int h = keyHash ^ (keyHash >>> 16);
+        return h & (LEAVES - 1);
+    }
+
+    private ReentrantLock lockOf(int keyHash) {
+        return stripes[leafOf(keyHash) & (STRIPES - 1)];
+    }
+
+    Version get(Object key) {
+        return versions.get(key);
+    }
+
+    /** The newest removeAll this node applied, or {@code null}. */
+    Version cleared() {
+        return cleared;
+    }
+
+    /**
+     * A write from another node (live, bootstrap, resync or repair): when {@code v} is newer than the key's
+     * version and than the last removeAll, runs {@code storeWrite} and records {@code v}, all under the key's
+     * lock.
+     *
+     * @param self this node's origin id: an older write against one of its own counts as {@link Outcome#LOCAL_WON}
+     * @param horizon stamps below it are past the tombstone retention: such a tombstone is not recorded anew
+     * @param storeWrite writes the cache; if it throws, {@code v} is still recorded (the caller removes the key
+     *                   from the cache instead, leaving a ghost) and the exception propagates
+     */
+    Outcome offer(Object key, Version v, long self, long horizon, Runnable storeWrite) {
+        ReentrantLock lock = lockOf(v.keyHash);
+        lock.lock();
+        try {
+            Version cur = versions.get(key);
+            if (cur != null && !v.newerThan(cur)) {
+                return cur.compareTo(v) == 0 ? Outcome.SAME : cur.origin == self ? Outcome.LOCAL_WON : Outcome.STALE;
+            }
+            Version c = cleared;
+            if (c != null && !v.newerThan(c) || cur == null && v.removed && v.stamp < horizon) {
+                return Outcome.STALE;
+            }
+            try {
+                storeWrite.run();
+            } finally {
+                record(key, cur, v);
+            }
+            return Outcome.APPLIED;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A write of this node's application, already in the cache: stamps and records it, under the key's lock,
+     * unless {@code stillCurrent} says the cache no longer holds what the application wrote (a remote write
+     * replaced it before this node was told: that write, already recorded, is then the newer one).
+     *
+     * @return the recorded version, or {@code null} when superseded
+     */
+    Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self,
+                  BooleanSupplier stillCurrent) {
+        ReentrantLock lock = lockOf(keyHash);
+        lock.lock();
+        try {
+            if (!stillCurrent.getAsBoolean()) {
+                return null;
+            }
+            Version v = new Version(hlc.next(), self, keyHash, valueHash, removed);
+            record(key, versions.get(key), v);
+            return v;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A removeAll stamped {@code v}: when newer than the last one, every key whose version is older loses it and
+     * is removed from the cache ({@code dropFromStore}), and writes older than {@code v} are refused from now on.
+     * Holds every key lock while it runs.
+     *
+     * @param storeKeys the keys the cache holds now: those without a version go too
+     * @return whether {@code v} was newer than the last removeAll
+     */
+    boolean clear(Version v, Iterable<?> storeKeys, Consumer<Object> dropFromStore) {
+        for (ReentrantLock l : stripes) {
+            l.lock();
+        }
+        try {
+            Version c = cleared;
+            if (c != null && !v.newerThan(c)) {
+                return false;
+            }
+            cleared = v;
+            for (Object key : storeKeys) {
+                Version kv = versions.get(key);
+                if (kv == null || v.newerThan(kv)) {
+                    dropFromStore.accept(key);
+                }
+            }
+            for (Map.Entry<Object, Version> e : new ArrayList<>(versions.entrySet())) {
+                if (v.newerThan(e.getValue())) {
+                    record(e.getKey(), e.getValue(), null);
+                }
+            }
+            return true;
+        } finally {
+            for (int i = stripes.length - 1; i >= 0; i--) {
+                stripes[i].unlock();
+            }
+        }
+    }
+
+    /** Replaces {@code key}'s version {@code old} by {@code v} ({@code null}: drops it); caller holds its lock. */
+    private void record(Object key, Version old, Version v) {
+        int keyHash = v != null ? v.keyHash : old.keyHash;
+        long delta = 0;
+        if (old != null) {
+            delta ^= old.digest();
+            if (old.removed) {
+                tombstones.decrementAndGet();
+            }
+        }
+        if (v != null) {
+            versions.put(key, v);
+            delta ^= v.digest();
+            if (v.removed) {
+                tombstones.incrementAndGet();
+            }
+        } else {
+            versions.remove(key);
+        }
+        int leaf = leafOf(keyHash);
+        long prev;
+        do {
+            prev = leaves.get(leaf);
+        } while (!leaves.compareAndSet(leaf, prev, prev ^ delta));
+    }
+
+    /** A copy of the leaves. */
+    long[] leaves() {
+        long[] out = new long[LEAVES];
+        for (int i = 0; i < LEAVES; i++) {
+            out[i] = leaves.get(i);
+        }
+        return out;
+    }
+
+    /** The keys and versions of the given leaves. */
+    List<Map.Entry<Object, Version>> entries(boolean[] leafSet) {
+        List<Map.Entry<Object, Version>> out = new ArrayList<>();
+        for (Map.Entry<Object, Version> e : versions.entrySet()) {
+            if (leafSet[leafOf(e.getValue().keyHash)]) {
+                out.add(new java.util.AbstractMap.SimpleImmutableEntry<>(e.getKey(), e.getValue()));
+            }
+        }
+        return out;
+    }
+
+    /** The keys whose encoded bytes hash to {@code keyHash} (usually one; a scan of the table). */
+    List<Object> keysWithHash(int keyHash) {
+        List<Object> out = new ArrayList<>(1);
+        for (Map.Entry<Object, Version> e : versions.entrySet()) {
+            if (e.getValue().keyHash == keyHash) {
+                out.add(e.getKey());
+            }
+        }
+        return out;
+    }
+
+    /** The keys this table holds a version of (a weakly consistent view). */
+    java.util.Set<Object> keys() {
+        return versions.keySet();
+    }
+
+    int size() {
+        return versions.size();
+    }
+
+    int tombstones() {
+        return tombstones.get();
+    }
+
+    /**
+     * Drops tombstones whose stamp is below {@code horizon}, and, while tombstones and ghosts (versions of keys the
+     * cache does not hold, told by {@code held}) number more than {@code max}, the oldest of them.
+     *
+     * @return how many versions were dropped
+     */
+    int sweep(long horizon, int max, Predicate<Object> held) {
+        int dropped = 0;
+        List<Object> spare = new ArrayList<>();
+        List<Long> spareStamps = new ArrayList<>();
+        for (Map.Entry<Object, Version> e : versions.entrySet()) {
+            Version v = e.getValue();
+            if (v.removed && v.stamp < horizon) {
+                dropped += drop(e.getKey(), v);
+            } else if (v.removed || !held.test(e.getKey())) {
+                spare.add(e.getKey());
+                spareStamps.add(v.stamp);
+            }
+        }
+        ghosts.set(spare.size() - tombstones.get());
+        if (spare.size() > max) {
+            long[] stamps = new long[spareStamps.size()];
+            for (int i = 0; i < stamps.length; i++) {
+                stamps[i] = spareStamps.get(i);
+            }
+            Arrays.sort(stamps);
+            long below = stamps[spare.size() - max];
+            for (Object key : spare) {
+                Version v = versions.get(key);
+                if (v != null && v.stamp < below && (v.removed || !held.test(key))) {
+                    dropped += drop(key, v);
+                }
+            }
+        }
+        return dropped;
+    }
+
+    int ghosts() {
+        return Math.max(0, ghosts.get());
+    }
+
+    private int drop(Object key, Version v) {
+        ReentrantLock lock = lockOf(v.keyHash);
+        lock.lock();
+        try {
+            if (versions.get(key) != v) {
+                return 0;
+            }
+            record(key, v, null);
+            return 1;
+        } finally {
+            lock.unlock();
+        }
+    }
+}
