@@ -9,6 +9,8 @@ import javax.management.ObjectName;
  * <pre>
  * io.ehrelay:type=CacheManager,cacheManager=&lt;cm&gt;,transport=&lt;t&gt;,name=&lt;metric&gt;
  * io.ehrelay:type=Cache,cacheManager=&lt;cm&gt;,transport=&lt;t&gt;,cache=&lt;cache&gt;,name=&lt;metric&gt;
+ * io.ehrelay:type=Peer,cacheManager=&lt;cm&gt;,transport=&lt;t&gt;,peer=&lt;endpoint&gt;,name=&lt;metric&gt;
+ * io.ehrelay:type=Convergence,cacheManager=&lt;cm&gt;,transport=&lt;t&gt;   (operation checkNow)
  * </pre>
  *
  * A value containing a character that JMX reserves ({@code , = : " * ? \n}) is quoted with
@@ -29,6 +31,17 @@ public final class ObjectNames {
     public static String cacheMetric(String cacheManager, String transport, String cache, String metric) {
         return DOMAIN + ":type=Cache,cacheManager=" + value(cacheManager) + ",transport=" + value(transport)
                 + ",cache=" + value(cache) + ",name=" + value(metric);
+    }
+
+    /** A metric of one peer as this node sees it. */
+    public static String peerMetric(String cacheManager, String transport, String peer, String metric) {
+        return DOMAIN + ":type=Peer,cacheManager=" + value(cacheManager) + ",transport=" + value(transport)
+                + ",peer=" + value(peer) + ",name=" + value(metric);
+    }
+
+    /** The MBean whose operation {@code checkNow} runs an anti-entropy check with every peer. */
+    public static String convergence(String cacheManager, String transport) {
+        return DOMAIN + ":type=Convergence,cacheManager=" + value(cacheManager) + ",transport=" + value(transport);
     }
 
     public static ObjectName of(String name) {

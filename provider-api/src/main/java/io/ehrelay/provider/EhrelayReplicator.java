@@ -64,14 +64,16 @@ class EhrelayReplicator implements CacheReplicator {
     @Override
     public void notifyElementRemoved(Ehcache cache, Element element) throws CacheException {
         if (config.replicateRemovals() && element != null && alive) {
-            node.replicateKey(bindingFor(cache), cache, Op.REMOVE, element, element.getObjectKey(), config);
+            CacheBinding b = bindingFor(cache); // sets node
+            node.replicateKey(b, cache, Op.REMOVE, element, element.getObjectKey(), config);
         }
     }
 
     @Override
     public void notifyRemoveAll(Ehcache cache) {
         if (config.replicateRemovals() && alive) {
-            node.replicateRemoveAll(bindingFor(cache), cache, config);
+            CacheBinding b = bindingFor(cache); // sets node
+            node.replicateRemoveAll(b, cache, config);
         }
     }
 

@@ -82,16 +82,19 @@ class RmiHostileInputTest {
     }
 
     @Test
-    void aStockPeersPutOfARefusedClass_invalidatesTheCache_sinceItsKeyIsUnknown() throws Exception {
+    void aStockPeersPutOfARefusedClass_isRefusedAndCounted_andClearsNothing() throws Exception {
         CachePeer peer = (CachePeer) registry.lookup("async");
         node.getCache("async").put(new Element("old", "value"), true);
+        node.getCache("async").put(new Element("other", "value"), true);
         Jmx jmx = cluster.jmx(node);
         assertThatThrownBy(() -> peer.put(new Element("old", new Gadget("x")))).isInstanceOf(RemoteException.class);
         assertThat(Gadget.readObjectRan).isFalse();
-        assertThat(node.getCache("async").get("old")).as("the value the refused put replaced is not served")
-                .isNull();
-        assertThat(jmx.cacheCount("async", "invalidated")).isEqualTo(1);
+        // the JDK refuses the whole element, key included: which key changed is unknown, and the cache is not
+        // cleared for it (a stock node's write of a class the allow-list refuses is said in a WARN naming the
+        // allowedClasses setting that admits it)
+        assertThat(node.getCache("async").getSize()).isEqualTo(2);
         assertThat(jmx.cacheCount("async", "rejected")).isEqualTo(1);
+        assertThat(jmx.cacheCount("async", "invalidated")).isZero();
     }
 
     @Test

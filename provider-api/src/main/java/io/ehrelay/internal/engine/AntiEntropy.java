@@ -47,7 +47,7 @@ import net.sf.ehcache.Ehcache;
  * unchanged. Rounds run on the node's background thread, started from the dispatcher's loop; before each,
  * tombstones past their retention are dropped. Thread-safe.
  */
-final class AntiEntropy {
+final class AntiEntropy implements ConvergenceMBean {
 
     private static final Logger LOG = LoggerFactory.getLogger(AntiEntropy.class);
 
@@ -96,6 +96,7 @@ final class AntiEntropy {
         metrics.meter("antiEntropyRounds");
         metrics.meter("antiEntropyFailures");
         metrics.gauge("antiEntropyBytes", bytesFetched::get);
+        metrics.gauge("differingKeys", () -> differingKeys);
     }
 
     private static long jittered(long millis) {
@@ -118,6 +119,42 @@ final class AntiEntropy {
                 roundQueued.set(false);
             }
         });
+    }
+
+    private volatile long differingKeys;
+
+    @Override
+    public String checkNow() {
+        Map<String, Long> found = round(true);
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, Long> e : found.entrySet()) {
+            sb.append(sb.length() == 0 ? "" : " ").append(e.getKey()).append('=').append(e.getValue());
+        }
+        return sb.length() == 0 ? "no peers" : sb.toString();
+    }
+
+    @Override
+    public String getLastAgreement() {
+        StringBuilder sb = new StringBuilder();
+        for (Peer p : allPeers()) {
+            Long at = lastAgreement.get(p.endpoint());
+            sb.append(sb.length() == 0 ? "" : " ").append(p.endpoint()).append('=')
+                    .append(at == null ? "never" : java.time.Instant.ofEpochMilli(at).toString());
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public long getDifferingKeys() {
+        return differingKeys;
+    }
+
+    private List<Peer> allPeers() {
+        java.util.LinkedHashSet<Peer> out = new java.util.LinkedHashSet<>();
+        for (String name : caches.replicatedCaches()) {
+            out.addAll(peersHolding.apply(name));
+        }
+        return new ArrayList<>(out);
     }
 
     /** When every cache was last found equal with {@code endpoint}, wall-clock ms, or {@code null}. */
@@ -175,6 +212,11 @@ final class AntiEntropy {
             }
         }
         metrics.meter("antiEntropyRounds").mark();
+        long total = 0;
+        for (long n : differing.values()) {
+            total += Math.max(0, n);
+        }
+        differingKeys = total;
         if (report) {
             LOG.info("ehrelay: anti-entropy check of CacheManager {}: keys differing per peer {} (-1: the check "
                     + "failed)", cacheManagerName, differing);

@@ -64,6 +64,11 @@ final class CacheBindings {
         return b;
     }
 
+    /** Every binding so far. */
+    java.util.Collection<CacheBinding> all() {
+        return bindings.values();
+    }
+
     CacheBinding bound(String cacheName) {
         return bindings.get(cacheName);
     }

@@ -62,6 +62,7 @@ final class Dispatcher {
     private final Membership membership;
     /** Run by lane 0's loop (at least every 100 ms): starts anti-entropy rounds when due. */
     private final Runnable tick;
+    private final PeerStats peerStats;
     private volatile boolean stopping;
 
     /**
@@ -69,8 +70,10 @@ final class Dispatcher {
      */
     Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
                ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn,
-               java.util.function.Consumer<Peer> undelivered, Clock clock, Membership membership, Runnable tick) {
+               java.util.function.Consumer<Peer> undelivered, Clock clock, Membership membership, Runnable tick,
+               PeerStats peerStats) {
         this.tick = tick;
+        this.peerStats = peerStats;
         this.clock = clock;
         this.membership = membership;
         this.undelivered = undelivered;
@@ -310,7 +313,14 @@ final class Dispatcher {
         }
         SendRound round = perTarget == null ? SendRound.start(transport, targets, bytes, false)
                 : SendRound.start(transport, targets, perTarget, false);
-        return new InFlight(included, round, buffer.position(), buffer, lane, leftOut, perTarget);
+        InFlight f = new InFlight(included, round, buffer.position(), buffer, lane, leftOut, perTarget);
+        if (!included.isEmpty()) {
+            long oldest = included.get(0).enqueuedNanos; // a lane is first in, first out
+            for (Peer p : targets) {
+                peerStats.sent(p.endpoint(), f, included.size(), f.bytes, oldest);
+            }
+        }
+        return f;
     }
 
     private static List<String> cacheNames(List<ReplicationQueue.Entry> events) {
@@ -359,6 +369,7 @@ final class Dispatcher {
         f.round.settle(config::sendTimeoutMillis, (peer, failure) -> {
             int t = target[0]++;
             boolean[] out = f.leftOut == null ? null : f.leftOut[t];
+            peerStats.settled(peer.endpoint(), f, f.events.size(), f.bytes, failure == null);
             if (failure == null) {
                 long now = clock.nanoTime();
                 unconfirmed[f.lane].remove(peer.endpoint());

@@ -35,6 +35,8 @@ final class Inbound implements InboundHandler {
     private final Ordering ordering;
     private volatile StateTransfer state;
     private volatile AntiEntropy antiEntropy;
+    private volatile PeerStats peerStats;
+    private final java.util.Map<String, String> endpoints = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile Membership membership;
     private volatile java.util.function.Function<String, String> endpointOf = from -> from;
 
@@ -82,6 +84,10 @@ final class Inbound implements InboundHandler {
             throw e;
         }
         long stream = decoded.stream();
+        PeerStats stats = peerStats;
+        if (stats != null) {
+            stats.contact(endpointCached(fromPeer));
+        }
         if (decoded.isMembership()) {
             Membership ms = membership;
             String endpoint = endpointOf.apply(fromPeer);
@@ -138,6 +144,25 @@ final class Inbound implements InboundHandler {
             return ae.open(cacheName);
         }
         return state.open(cacheName);
+    }
+
+    void setPeerStats(PeerStats stats) {
+        this.peerStats = stats;
+    }
+
+    /** The endpoint of a transport's sender name, remembered (at most a few thousand names). */
+    private String endpointCached(String fromPeer) {
+        String e = endpoints.get(fromPeer);
+        if (e == null) {
+            e = endpointOf.apply(fromPeer);
+            if (e != null) {
+                if (endpoints.size() > 4096) {
+                    endpoints.clear();
+                }
+                endpoints.put(fromPeer, e);
+            }
+        }
+        return e;
     }
 
     void setAntiEntropy(AntiEntropy antiEntropy) {
@@ -234,6 +259,7 @@ final class Inbound implements InboundHandler {
                     applyNow(fromPeer, binding, cache, m, ReplicationEvent.ofKey(io.ehrelay.spi.Op.INVALIDATE,
                             ev.cacheName(), key).stamped(ev.stamp(), ev.origin(), ev.valueHash(), ev.keyHash()),
                             false, tally);
+                    m.onInvalidated();
                 }
             }
             return;
@@ -245,13 +271,15 @@ final class Inbound implements InboundHandler {
     private void applyNow(String fromPeer, CacheBinding binding, Ehcache cache, CacheMetrics m, ReplicationEvent ev,
                           boolean measured, Tally tally) {
         long t0 = clock.nanoTime();
+        VersionTable.Outcome outcome;
         try {
-            ordering.apply(binding, cache, ev);
+            outcome = ordering.apply(binding, cache, ev);
         } catch (RuntimeException e) {
             invalidations.applyFailed(fromPeer, cache, m, ev, e);
             return;
         }
-        if (measured) {
+        // a write older than what the key holds is counted by Ordering (conflictsLocalWon, staleDiscarded)
+        if (measured && outcome == VersionTable.Outcome.APPLIED) {
             tally.applied++;
             tally.applyNanos += clock.nanoTime() - t0;
         }

@@ -56,7 +56,9 @@ final class Invalidations {
             if (r.reason() instanceof io.ehrelay.codec.RejectedClassException) {
                 m.onRejected();
             }
-            m.onInvalidated();
+            if (r.invalidation().key() != null) {
+                m.onInvalidated(); // without a key, each key found by its hash is counted where it is removed
+            }
         } else {
             metrics.markRejected();
         }

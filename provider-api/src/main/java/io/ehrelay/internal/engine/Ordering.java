@@ -118,6 +118,13 @@ final class Ordering {
     VersionTable.Outcome apply(CacheBinding b, Ehcache cache, ReplicationEvent ev) {
         long stamp = ev.stamp();
         long origin = ev.origin();
+        if (stamp == 0 && ev.op() == Op.REMOVE_ALL) {
+            // unordered (a stock node's, or a peer clearing this node's copy of a cache it was not sent): every
+            // element and version goes; what the writers hold newer comes back with their events or
+            // anti-entropy, and no epoch refuses it
+            b.versions.forget(() -> cache.removeAll(true));
+            return VersionTable.Outcome.APPLIED;
+        }
         if (stamp == 0) {
             stamp = hlc.next();
             origin = 0;
@@ -153,6 +160,7 @@ final class Ordering {
                 m.onConflictLocalWon();
                 break;
             case STALE:
+            case SAME:
                 m.onStaleDiscarded();
                 break;
             default:

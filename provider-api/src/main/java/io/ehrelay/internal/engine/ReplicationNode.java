@@ -95,6 +95,7 @@ public final class ReplicationNode {
     private Outbound outbound;
     private Ordering ordering;
     private AntiEntropy antiEntropy;
+    private PeerStats peerStats;
     private SentClasses sentClasses;
     private Inbound inbound;
     private StateTransfer stateTransfer;
@@ -180,6 +181,10 @@ public final class ReplicationNode {
         antiEntropy = new AntiEntropy(cm, nodeConfig, nodeTransport, caches, this::peersHolding, stateTransfer,
                 ordering, metrics, clock, this::isAlive, warn);
         inbound.setAntiEntropy(antiEntropy);
+        metrics.addOperations(io.ehrelay.metrics.ObjectNames.convergence(cm, transportName), antiEntropy,
+                ConvergenceMBean.class);
+        peerStats = new PeerStats(metrics, clock, queue::oldestEnqueuedNanos, antiEntropy);
+        inbound.setPeerStats(peerStats);
         convergence.setStateTransfer(stateTransfer);
         convergence.setMembership(membership);
         inbound.setStateTransfer(stateTransfer);
@@ -192,6 +197,8 @@ public final class ReplicationNode {
         metrics.gauge("peersKnown", () -> directory.peers().size());
         metrics.gauge("peersReachable", this::reachablePeers);
         metrics.gauge("threads", threads::live);
+        metrics.gauge("tombstones", () -> caches.all().stream().mapToLong(b -> b.versions.tombstones()).sum());
+        metrics.gauge("versions", () -> caches.all().stream().mapToLong(b -> b.versions.size()).sum());
         metrics.meter("unauthorized");
         if (sentClasses.learning()) {
             metrics.gauge("learnedAllowedClasses", sentClasses::learnedSetting);
@@ -224,9 +231,12 @@ public final class ReplicationNode {
             directory.onChange(peers -> {
                 transport.peersChanged(peers);
                 membership.peersChanged(peers);
+                peerStats.peersChanged(peers);
             });
+            peerStats.peersChanged(directory.peers());
             dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
-                    threads.factory("dispatcher"), warn, convergence::owe, clock, membership, antiEntropy::tick);
+                    threads.factory("dispatcher"), warn, convergence::owe, clock, membership, antiEntropy::tick,
+                    peerStats);
             dispatcher.start();
             if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
                 heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,

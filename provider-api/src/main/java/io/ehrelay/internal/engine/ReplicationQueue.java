@@ -251,6 +251,25 @@ final class ReplicationQueue {
     }
 
     /** Removes and returns everything still queued (after {@link #close()}, for counting what is lost). */
+    /** The enqueue time (nanoTime) of the oldest event queued, or {@link Long#MAX_VALUE} when empty. */
+    long oldestEnqueuedNanos() {
+        lock.lock();
+        try {
+            long oldest = 0;
+            boolean any = false;
+            for (ArrayDeque<Entry> lane : lanes) {
+                Entry e = lane.peekFirst();
+                if (e != null && (!any || e.enqueuedNanos - oldest < 0)) {
+                    oldest = e.enqueuedNanos;
+                    any = true;
+                }
+            }
+            return any ? oldest : Long.MAX_VALUE;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     List<Entry> clear() {
         lock.lock();
         try {

@@ -169,6 +169,26 @@ final class VersionTable {
         }
     }
 
+    /**
+     * Forgets every version (the last removeAll stays) and runs {@code clearStore}, holding every key lock: an
+     * unordered clear.
+     */
+    void forget(Runnable clearStore) {
+        for (ReentrantLock l : stripes) {
+            l.lock();
+        }
+        try {
+            clearStore.run();
+            for (Map.Entry<Object, Version> e : new ArrayList<>(versions.entrySet())) {
+                record(e.getKey(), e.getValue(), null);
+            }
+        } finally {
+            for (int i = stripes.length - 1; i >= 0; i--) {
+                stripes[i].unlock();
+            }
+        }
+    }
+
     /** Replaces {@code key}'s version {@code old} by {@code v} ({@code null}: drops it); caller holds its lock. */
     private void record(Object key, Version old, Version v) {
         int keyHash = v != null ? v.keyHash : old.keyHash;

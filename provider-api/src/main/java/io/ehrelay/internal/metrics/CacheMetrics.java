@@ -312,6 +312,12 @@ public final class CacheMetrics {
 
     // read accessors, for tests and the node's own logic
 
+    /** The count of this cache's meter {@code metric}, 0 when there is none. */
+    public long meterCount(String metric) {
+        Meter m = node.registry().getMeters().get(name(metric));
+        return m == null ? 0 : m.getCount();
+    }
+
     public long sentCount() { return sent.getCount(); }
     public long droppedCount() { return dropped.getCount(); }
     public long failedCount() { return failed.getCount(); }

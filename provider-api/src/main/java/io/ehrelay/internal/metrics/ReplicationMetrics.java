@@ -186,11 +186,52 @@ public final class ReplicationMetrics implements TransportMetrics {
 
     /** Exposes every metric, present and future, as an MBean of {@code server}; idempotent per server. */
     public void registerWith(MBeanServer server) {
-        reporters.computeIfAbsent(server, s -> JmxExport.start(registry, s));
+        reporters.computeIfAbsent(server, s -> {
+            for (Map.Entry<String, javax.management.StandardMBean> e : operations.entrySet()) {
+                registerOperations(s, e.getKey(), e.getValue());
+            }
+            return JmxExport.start(registry, s);
+        });
+    }
+
+    /** MBeans with operations (not metrics), registered with every server the metrics are. */
+    private final Map<String, javax.management.StandardMBean> operations = new ConcurrentHashMap<>();
+
+    /** Adds an MBean with operations, named {@code objectName}, to every server the metrics are exposed on. */
+    public <T> void addOperations(String objectName, T implementation, Class<T> type) {
+        javax.management.StandardMBean bean;
+        try {
+            bean = new javax.management.StandardMBean(implementation, type);
+        } catch (javax.management.NotCompliantMBeanException e) {
+            throw new IllegalArgumentException(e);
+        }
+        operations.put(objectName, bean);
+        for (MBeanServer server : reporters.keySet()) {
+            registerOperations(server, objectName, bean);
+        }
+    }
+
+    private static void registerOperations(MBeanServer server, String objectName, javax.management.StandardMBean b) {
+        try {
+            server.registerMBean(b, ObjectNames.of(objectName));
+        } catch (javax.management.JMException | RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(ReplicationMetrics.class).warn("ehrelay: could not register the MBean "
+                    + "{}: {}", objectName, e.toString());
+        }
     }
 
     /** Unregisters every MBean and removes all metrics. */
     public void close() {
+        for (MBeanServer server : reporters.keySet()) {
+            for (String name : operations.keySet()) {
+                try {
+                    server.unregisterMBean(ObjectNames.of(name));
+                } catch (javax.management.JMException | RuntimeException e) {
+                    // not registered there, or already gone
+                }
+            }
+        }
+        operations.clear();
         reporters.values().forEach(JmxExport::stop);
         reporters.clear();
         registry.removeMatching(MetricFilter.ALL);

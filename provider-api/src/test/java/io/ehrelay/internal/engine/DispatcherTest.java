@@ -38,7 +38,7 @@ class DispatcherTest {
     private final Membership membership = new Membership("cm", new RecordingTransport(), () -> localCaches, clock);
     private final Dispatcher dispatcher = new Dispatcher(queue, kit.config, () -> Collections.singletonList(peer),
             scripted, kit.metrics, Executors.defaultThreadFactory(), kit.warn, p -> undelivered.add(p.endpoint()),
-            clock, membership, () -> { });
+            clock, membership, () -> { }, new PeerStats(kit.metrics, clock, () -> Long.MAX_VALUE, null));
     private final CacheMetrics cache = kit.metrics.cache("a");
 
     @AfterEach

@@ -1,0 +1,201 @@
+package io.ehrelay.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The order of writes as a model: the same stamped writes applied in every order give one state — the same
+ * cache content, the same versions and the same digest leaves — and that state is the newest write of each key.
+ */
+class VersionTableTest {
+
+    private static final long SELF = 1;
+
+    /** A write of the model: a put (value), a remove, an invalidation, or a removeAll (key null). */
+    private static final class Write {
+        final String key;
+        final String value;
+        final Version version;
+        final boolean invalidate;
+
+        Write(String key, String value, Version version, boolean invalidate) {
+            this.key = key;
+            this.value = value;
+            this.version = version;
+            this.invalidate = invalidate;
+        }
+
+        @Override
+        public String toString() {
+            return (key == null ? "removeAll" : key) + "=" + value + " " + version + (invalidate ? " (inv)" : "");
+        }
+    }
+
+    private static int hash(String s) {
+        return s == null ? 0 : s.hashCode() | 1;
+    }
+
+    /** Applies {@code writes} in order to a fresh table and a map standing for the cache. */
+    private static Object[] applyAll(List<Write> writes) {
+        VersionTable t = new VersionTable();
+        Map<String, String> store = new TreeMap<>();
+        for (Write w : writes) {
+            if (w.key == null) {
+                t.clear(w.version, new ArrayList<>(store.keySet()), k -> store.remove(k));
+            } else {
+                t.offer(w.key, w.version, SELF, 0, () -> {
+                    if (w.value == null) {
+                        store.remove(w.key);
+                    } else {
+                        store.put(w.key, w.value);
+                    }
+                });
+            }
+        }
+        return new Object[] {store, java.util.Arrays.toString(t.leaves()), String.valueOf(t.cleared()), t.size()};
+    }
+
+    private static List<Write> randomWrites(Random r) {
+        List<Write> writes = new ArrayList<>();
+        java.util.Set<Long> used = new java.util.HashSet<>();
+        int n = 3 + r.nextInt(10);
+        for (int i = 0; i < n; i++) {
+            long stamp;
+            long origin;
+            do {
+                stamp = 1 + r.nextInt(6); // few stamps: ties between nodes are the rule, not the exception
+                origin = 1 + r.nextInt(3);
+            } while (!used.add(stamp * 10 + origin)); // a node never issues one stamp twice
+            int kind = r.nextInt(10);
+            String key = "k" + r.nextInt(3);
+            if (kind == 0) {
+                writes.add(new Write(null, null, new Version(stamp, origin, 0, 0, true), false));
+            } else if (kind <= 2) {
+                writes.add(new Write(key, null, new Version(stamp, origin, hash(key), 0, true), false));
+            } else if (kind == 3) {
+                writes.add(new Write(key, null, new Version(stamp, origin, hash(key), 77, false), true));
+            } else {
+                String value = "v" + stamp + "/" + origin;
+                writes.add(new Write(key, value, new Version(stamp, origin, hash(key), hash(value), false), false));
+            }
+        }
+        return writes;
+    }
+
+    /** The oracle: each key holds the value of its newest write, unless a newer remove, invalidation or removeAll. */
+    private static Map<String, String> expected(List<Write> writes) {
+        Map<String, String> out = new TreeMap<>();
+        for (String key : new String[] {"k0", "k1", "k2"}) {
+            Write newest = null;
+            for (Write w : writes) {
+                if ((w.key == null || w.key.equals(key)) && (newest == null || w.version.newerThan(newest.version))) {
+                    newest = w;
+                }
+            }
+            if (newest != null && newest.key != null && newest.value != null) {
+                out.put(key, newest.value);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void theSameStampedWrites_inEveryOrder_giveOneState_theNewestWriteOfEachKey() {
+        long seed = System.nanoTime();
+        Random r = new Random(seed);
+        for (int round = 0; round < 400; round++) {
+            List<Write> writes = randomWrites(r);
+            Object[] first = applyAll(writes);
+            assertThat(first[0]).as("seed %d, writes %s", seed, writes).isEqualTo(expected(writes));
+            for (int p = 0; p < 20; p++) {
+                List<Write> shuffled = new ArrayList<>(writes);
+                Collections.shuffle(shuffled, r);
+                assertThat(applyAll(shuffled)).as("seed %d, writes %s in the order %s", seed, writes, shuffled)
+                        .isEqualTo(first);
+            }
+        }
+    }
+
+    @Test
+    void aWriteAppliedTwice_isTheSame_andAnOlderOneAgainstALocalWrite_isALocalWin() {
+        VersionTable t = new VersionTable();
+        Version remote = new Version(10, 2, 5, 6, false);
+        assertThat(t.offer("k", remote, SELF, 0, () -> { })).isEqualTo(VersionTable.Outcome.APPLIED);
+        assertThat(t.offer("k", remote, SELF, 0, () -> { })).isEqualTo(VersionTable.Outcome.SAME);
+        assertThat(t.offer("k", new Version(9, 3, 5, 7, false), SELF, 0, () -> { }))
+                .isEqualTo(VersionTable.Outcome.STALE);
+        Hlc hlc = new Hlc(new io.ehrelay.testing.ManualClock());
+        hlc.observe(10);
+        Version local = t.local("k", 5, 8, false, hlc, SELF, () -> true);
+        assertThat(local.stamp).as("after what it saw").isGreaterThan(10);
+        assertThat(t.offer("k", new Version(10, 9, 5, 7, false), SELF, 0, () -> { }))
+                .isEqualTo(VersionTable.Outcome.LOCAL_WON);
+        assertThat(t.local("k", 5, 9, false, hlc, SELF, () -> false)).as("superseded in the cache").isNull();
+    }
+
+    @Test
+    void digests_areEqualExactlyWhenTheVersionsAre_includingSameStampDifferentValue() {
+        VersionTable a = new VersionTable();
+        VersionTable b = new VersionTable();
+        for (int i = 0; i < 1000; i++) {
+            Version v = new Version(100 + i, 7, ("k" + i).hashCode(), i, false);
+            a.offer("k" + i, v, SELF, 0, () -> { });
+            b.offer("k" + i, v, SELF, 0, () -> { });
+        }
+        assertThat(a.leaves()).isEqualTo(b.leaves());
+        int k = ("k5").hashCode();
+        b.offer("k5", new Version(105, 7, k, 999, false), SELF, 0, () -> { }); // same stamp, another value: newer
+        long[] la = a.leaves();
+        long[] lb = b.leaves();
+        int differing = 0;
+        for (int i = 0; i < la.length; i++) {
+            if (la[i] != lb[i]) {
+                differing++;
+                assertThat(i).isEqualTo(VersionTable.leafOf(k));
+            }
+        }
+        assertThat(differing).isEqualTo(1);
+    }
+
+    @Test
+    void tombstones_pastTheRetention_areDropped_andNotRecordedAgain() {
+        VersionTable t = new VersionTable();
+        t.offer("old", new Version(10, 2, 1, 0, true), SELF, 0, () -> { });
+        t.offer("new", new Version(50, 2, 2, 0, true), SELF, 0, () -> { });
+        t.offer("held", new Version(5, 2, 3, 4, false), SELF, 0, () -> { });
+        assertThat(t.tombstones()).isEqualTo(2);
+        assertThat(t.sweep(20, 100, key -> key.equals("held"))).isEqualTo(1);
+        assertThat(t.tombstones()).isEqualTo(1);
+        assertThat(t.get("held")).as("an element still held keeps its version").isNotNull();
+        assertThat(t.offer("old", new Version(10, 2, 1, 0, true), SELF, 20, () -> { }))
+                .as("a tombstone older than the horizon is not recorded anew").isEqualTo(VersionTable.Outcome.STALE);
+        assertThat(t.get("old")).isNull();
+    }
+
+    @Test
+    void tombstonesAndGhosts_beyondTheBound_goOldestFirst() {
+        VersionTable t = new VersionTable();
+        for (int i = 1; i <= 100; i++) {
+            t.offer("k" + i, new Version(i, 2, i, 0, i % 2 == 0), SELF, 0, () -> { });
+        }
+        // odd keys: versions of keys the cache does not hold (ghosts); even: tombstones
+        t.sweep(0, 40, key -> false);
+        assertThat(t.size()).isEqualTo(40);
+        assertThat(t.get("k100")).isNotNull();
+        assertThat(t.get("k1")).isNull();
+        Map<Object, Version> left = new HashMap<>();
+        for (Object key : t.keys()) {
+            left.put(key, t.get(key));
+        }
+        assertThat(left.values()).allMatch(v -> v.stamp > 60);
+    }
+}
