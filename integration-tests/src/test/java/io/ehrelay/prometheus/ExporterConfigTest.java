@@ -92,6 +92,10 @@ class ExporterConfigTest {
         /** The MBeans of this metric: the CacheManager's, and a cache's when its scope has one. */
         List<String> beans() {
             List<String> b = new ArrayList<>();
+            if (scope.equals("Peer")) {
+                b.add(ObjectNames.peerMetric("node-a", "tcp", "10.0.0.6:40001", name));
+                return b;
+            }
             if (!scope.equals("Cache")) {
                 b.add(ObjectNames.cacheManagerMetric("node-a", "tcp", name));
             }

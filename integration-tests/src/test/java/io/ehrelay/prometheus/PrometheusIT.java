@@ -194,7 +194,7 @@ class PrometheusIT {
             String rules = awaitBody(api + "/api/v1/rules?type=alert", deadline,
                     b -> b.contains("\"health\":\"ok\"") && !b.contains("\"health\":\"unknown\""), promLog);
             assertThat(rules).doesNotContain("\"health\":\"err\"");
-            assertThat(Pattern.compile("\"health\":\"ok\"").matcher(rules).results().count()).isEqualTo(10);
+            assertThat(Pattern.compile("\"health\":\"ok\"").matcher(rules).results().count()).isEqualTo(12);
             // and none fires on a healthy pair (a queue alert may be pending while the load ran: only "firing")
             assertThat(query(api, "ALERTS{alertstate=\"firing\"}")).isEmpty();
 

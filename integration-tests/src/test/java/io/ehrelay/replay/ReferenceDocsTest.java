@@ -257,6 +257,7 @@ class ReferenceDocsTest {
     @Test
     void everyMetricARunningNodeRegisters_isInMetricsMd_andNoOther() throws Exception {
         Set<String> documented = documentedMetrics();
+        Set<String> convergenceBeans = new TreeSet<>();
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         Set<String> registered = new TreeSet<>();
         Set<String> undocumented = new TreeSet<>();
@@ -283,10 +284,18 @@ class ReferenceDocsTest {
                         continue;
                     }
                     String type = n.getKeyProperty("type");
-                    assertThat(type).as("%s: type of %s", transport, n).isIn("CacheManager", "Cache");
+                    assertThat(type).as("%s: type of %s", transport, n).isIn("CacheManager", "Cache", "Peer",
+                            "Convergence");
                     Set<String> keys = new TreeSet<>(n.getKeyPropertyList().keySet());
+                    if ("Convergence".equals(type)) {
+                        // not a metric: the MBean with the checkNow operation, named on the page
+                        assertThat(keys).isEqualTo(Set.of("type", "cacheManager", "transport"));
+                        convergenceBeans.add(transport);
+                        continue;
+                    }
                     assertThat(keys).as("the documented ObjectName keys of %s", n).isEqualTo("Cache".equals(type)
                             ? Set.of("type", "cacheManager", "transport", "cache", "name")
+                            : "Peer".equals(type) ? Set.of("type", "cacheManager", "transport", "peer", "name")
                             : Set.of("type", "cacheManager", "transport", "name"));
                     String metric = n.getKeyProperty("name");
                     registered.add(metric);
@@ -326,6 +335,10 @@ class ReferenceDocsTest {
             auto.shutdown();
         }
         assertThat(undocumented).as("MBeans a running node registers that docs/metrics.md does not list").isEmpty();
+        assertThat(convergenceBeans).as("transports whose nodes register the Convergence MBean")
+                .containsExactlyInAnyOrderElementsOf(PREFIX.keySet());
+        assertThat(Files.readString(ROOT.resolve("docs/metrics.md"))).contains(
+                "io.ehrelay:type=Convergence,cacheManager=<cm>,transport=<transport>").contains("`checkNow`");
         Set<String> never = new TreeSet<>(documented);
         never.removeAll(registered);
         assertThat(never).as("metrics docs/metrics.md lists that no transport registered").isEmpty();

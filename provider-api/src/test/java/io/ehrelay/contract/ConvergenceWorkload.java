@@ -56,6 +56,15 @@ public final class ConvergenceWorkload {
     public static Result run(List<Ehcache> caches, int keys, long millis, int threadsPerCache,
                              int opsPerSecondPerCache, double removeFraction, boolean removeAll, long seed)
             throws InterruptedException {
+        double[] fractions = new double[caches.size()];
+        java.util.Arrays.fill(fractions, removeFraction);
+        return run(caches, keys, millis, threadsPerCache, opsPerSecondPerCache, fractions, removeAll, seed);
+    }
+
+    /** As above, with a share of removes per cache (1: the writers of that cache only remove). */
+    public static Result run(List<Ehcache> caches, int keys, long millis, int threadsPerCache,
+                             int opsPerSecondPerCache, double[] removeFractions, boolean removeAll, long seed)
+            throws InterruptedException {
         AtomicLong puts = new AtomicLong();
         AtomicLong removes = new AtomicLong();
         AtomicLong clears = new AtomicLong();
@@ -65,6 +74,7 @@ public final class ConvergenceWorkload {
         long intervalNanos = TimeUnit.SECONDS.toNanos(1) * threadsPerCache / Math.max(1, opsPerSecondPerCache);
         for (int c = 0; c < caches.size(); c++) {
             Ehcache cache = caches.get(c);
+            double removeFraction = removeFractions[c];
             for (int t = 0; t < threadsPerCache; t++) {
                 String writer = "n" + c + "t" + t;
                 boolean clearing = removeAll && t == 0;

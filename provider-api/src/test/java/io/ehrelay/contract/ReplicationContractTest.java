@@ -1101,7 +1101,7 @@ public abstract class ReplicationContractTest {
         assertThat(cluster.jmx(a).cacheCount("async", "keysRepaired")).isEqualTo(3);
         assertThat(cluster.jmx(b).cacheCount("async", "keysRepaired")).isEqualTo(1);
         Await.until(() -> cluster.jmx(a).managerCount("antiEntropyRounds") > 0, () -> "no round counted");
-        assertThat(cluster.jmx(a).cacheCount("async", "antiEntropyRangesDifferent")).isPositive();
+        assertThat(cluster.jmx(a).cacheCount("async", "antiEntropyMismatches")).isPositive();
     }
 
     // ---- metrics -------------------------------------------------------------------------------------------

@@ -24,6 +24,12 @@ final class Ordering {
     private final Clock clock;
     private final long retentionMillis;
     private final RateLimitedLog warn;
+    /**
+     * {@code -Dehrelay.ordering=arrival}: remote writes are applied in the order they arrive, as stock Ehcache
+     * does, never compared. Only for the convergence suite's negative control, which shows what ordering prevents.
+     */
+    static final String ARRIVAL_PROPERTY = "ehrelay.ordering";
+    private final boolean arrivalOrder = "arrival".equals(System.getProperty(ARRIVAL_PROPERTY));
 
     Ordering(Clock clock, long retentionMillis, RateLimitedLog warn) {
         this.clock = clock;
@@ -36,6 +42,11 @@ final class Ordering {
             id = random.nextLong();
         }
         this.self = id;
+        if (arrivalOrder) {
+            org.slf4j.LoggerFactory.getLogger(Ordering.class).warn("ehrelay: -D{}=arrival: remote writes are applied "
+                    + "in arrival order, NOT ordered; nodes can end with different data (for tests only)",
+                    ARRIVAL_PROPERTY);
+        }
     }
 
     /** This node's origin id: the tie-break of its writes, new on every start. */
@@ -145,6 +156,9 @@ final class Ordering {
                     : VersionTable.Outcome.STALE;
         } else {
             boolean removed = ev.op() == Op.REMOVE;
+            if (arrivalOrder) {
+                stamp = hlc.next(); // the last to arrive wins
+            }
             Version v = new Version(stamp, origin, ev.keyHash(), removed ? 0 : ev.valueHash(), removed);
             Object key = ev.key();
             outcome = t.offer(key, v, self, horizon(), ev.op() == Op.PUT ? () -> cache.put(ev.toElement(), true)

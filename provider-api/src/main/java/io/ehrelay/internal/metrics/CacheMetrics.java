@@ -48,7 +48,7 @@ public final class CacheMetrics {
     private final Meter[] staleDiscarded;
     private final Meter[] keysRepaired;
     private final Meter[] antiEntropyRounds;
-    private final Meter[] antiEntropyRangesDifferent;
+    private final Meter[] antiEntropyMismatches;
 
     CacheMetrics(ReplicationMetrics node, String cacheName) {
         this.node = node;
@@ -79,8 +79,8 @@ public final class CacheMetrics {
         localWritesSuperseded = pair(r, "localWritesSuperseded");
         staleDiscarded = pair(r, "staleDiscarded");
         keysRepaired = pair(r, "keysRepaired");
-        antiEntropyRounds = pair(r, "antiEntropyCacheRounds");
-        antiEntropyRangesDifferent = pair(r, "antiEntropyRangesDifferent");
+        antiEntropyRounds = pair(r, "antiEntropyComparisons");
+        antiEntropyMismatches = pair(r, "antiEntropyMismatches");
     }
 
     private Meter[] pair(MetricRegistry r, String metric) {
@@ -121,7 +121,7 @@ public final class CacheMetrics {
 
     /** Anti-entropy found {@code leaves} of this cache's digest different from a peer's. */
     public void onRangesDifferent(int leaves) {
-        mark(antiEntropyRangesDifferent, leaves);
+        mark(antiEntropyMismatches, leaves);
     }
 
     /** Registers a gauge of this cache (its name is the metric's). */
