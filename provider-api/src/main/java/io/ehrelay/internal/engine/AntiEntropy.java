@@ -92,7 +92,8 @@ final class AntiEntropy implements ConvergenceMBean {
         this.clock = clock;
         this.running = running;
         this.warn = warn;
-        this.nextRoundNanos = clock.nanoTime() + jittered(config.antiEntropyIntervalMillis());
+        this.nextRoundNanos = clock.nanoTime() + jittered(config.antiEntropyIntervalMillis() > 0
+                ? config.antiEntropyIntervalMillis() : 10_000);
         metrics.meter("antiEntropyRounds");
         metrics.meter("antiEntropyFailures");
         metrics.gauge("antiEntropyBytes", bytesFetched::get);
@@ -107,14 +108,19 @@ final class AntiEntropy implements ConvergenceMBean {
     /** Called often (the dispatcher's loop): queues a round on the background thread when one is due. */
     void tick() {
         long interval = config.antiEntropyIntervalMillis();
-        if (interval <= 0 || clock.nanoTime() - nextRoundNanos < 0 || !running.getAsBoolean()
+        if (clock.nanoTime() - nextRoundNanos < 0 || !running.getAsBoolean()
                 || !roundQueued.compareAndSet(false, true)) {
             return;
         }
-        nextRoundNanos = clock.nanoTime() + jittered(interval);
+        // without anti-entropy, tombstones are still dropped on the same schedule (10 s)
+        nextRoundNanos = clock.nanoTime() + jittered(interval > 0 ? interval : 10_000);
         state.inBackground(() -> {
             try {
-                round(false);
+                if (interval > 0) {
+                    round(false);
+                } else {
+                    sweepAll();
+                }
             } finally {
                 roundQueued.set(false);
             }
@@ -177,7 +183,7 @@ final class AntiEntropy implements ConvergenceMBean {
             if (binding == null) {
                 continue;
             }
-            binding.versions.sweep(ordering.horizon(), config.maxTombstones(), key -> isHeld(cache, key));
+            sweep(binding, cache);
             for (Peer peer : peersHolding.apply(name)) {
                 if (!running.getAsBoolean()) {
                     return differing;
@@ -222,6 +228,27 @@ final class AntiEntropy implements ConvergenceMBean {
                     + "failed)", cacheManagerName, differing);
         }
         return differing;
+    }
+
+    private void sweep(CacheBinding binding, Ehcache cache) {
+        int size;
+        try {
+            size = cache.getSize();
+        } catch (RuntimeException e) {
+            size = 0;
+        }
+        binding.versions.sweep(ordering.horizon(), config.maxTombstones(), key -> isHeld(cache, key), size);
+    }
+
+    /** Drops tombstones past their retention and ghosts beyond the bound, in every cache (no comparison). */
+    private void sweepAll() {
+        for (String name : caches.replicatedCaches()) {
+            Ehcache cache = caches.resolve(name);
+            CacheBinding binding = cache == null ? null : caches.bound(name);
+            if (binding != null) {
+                sweep(binding, cache);
+            }
+        }
     }
 
     private static boolean isHeld(Ehcache cache, Object key) {
@@ -446,7 +473,8 @@ final class AntiEntropy implements ConvergenceMBean {
                 List<byte[]> parts2 = new ArrayList<>();
                 int size = 0;
                 while (entries.hasNext() && size < maxChunkBytes && total[0] < maxBytes) {
-                    byte[] ev = state.entry(name, cache, binding.versions, entries.next().getKey(), m);
+                    byte[] ev = StateTransfer.entry(name, cache, binding.versions, entries.next().getKey(), m,
+                            warn);
                     if (ev != null) {
                         parts2.add(ev);
                         size += ev.length;

@@ -139,6 +139,10 @@ final class Ordering {
         if (stamp == 0) {
             stamp = hlc.next();
             origin = 0;
+            if (ev.op() != Op.REMOVE_ALL && ev.keyHash() == 0) {
+                // handed over decoded (a stock node's call): the hashes every node computes from the bytes
+                ev.stamped(0, 0, ev.op() == Op.PUT ? hashOrZero(ev.value()) : 0, hashOrZero(ev.key()));
+            }
         } else {
             hlc.observe(stamp);
             long ahead = hlc.aheadMillis(stamp);
@@ -166,6 +170,14 @@ final class Ordering {
         }
         count(b.metrics, outcome);
         return outcome;
+    }
+
+    private static int hashOrZero(Object v) {
+        try {
+            return io.ehrelay.internal.codec.EventCodec.hashOf(v);
+        } catch (java.io.IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     static void count(CacheMetrics m, VersionTable.Outcome outcome) {

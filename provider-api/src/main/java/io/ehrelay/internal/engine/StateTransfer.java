@@ -129,7 +129,7 @@ final class StateTransfer {
                 clearedSent[0] = true;
             }
             while (keys.hasNext() && size < maxChunkBytes) {
-                byte[] ev = entry(cacheName, cache, versions, keys.next(), m);
+                byte[] ev = entry(cacheName, cache, versions, keys.next(), m, warn);
                 if (ev != null) {
                     parts.add(ev);
                     size += ev.length;
@@ -144,7 +144,8 @@ final class StateTransfer {
      * remove (a tombstone), a stamped invalidation (a version without the value); an unstamped put for an element
      * written before its cache replicated. {@code null} when there is nothing to say or it cannot be encoded.
      */
-    byte[] entry(String cacheName, Ehcache cache, VersionTable versions, Object key, CacheMetrics m) {
+    static byte[] entry(String cacheName, Ehcache cache, VersionTable versions, Object key, CacheMetrics m,
+                        RateLimitedLog warn) {
         Version v = versions == null ? null : versions.get(key);
         Element e = cache.getQuiet(key);
         if (e != null && e.isExpired()) {

@@ -265,20 +265,24 @@ final class VersionTable {
      *
      * @return how many versions were dropped
      */
-    int sweep(long horizon, int max, Predicate<Object> held) {
+    int sweep(long horizon, int max, Predicate<Object> held, int heldCount) {
         int dropped = 0;
         List<Object> spare = new ArrayList<>();
         List<Long> spareStamps = new ArrayList<>();
+        // versions beyond the keys held are tombstones or ghosts: only when they may exceed the bound is each
+        // key looked up in the cache
+        boolean lookUp = versions.size() - Math.max(0, heldCount) > max;
         for (Map.Entry<Object, Version> e : versions.entrySet()) {
             Version v = e.getValue();
             if (v.removed && v.stamp < horizon) {
                 dropped += drop(e.getKey(), v);
-            } else if (v.removed || !held.test(e.getKey())) {
+            } else if (v.removed || lookUp && !held.test(e.getKey())) {
                 spare.add(e.getKey());
                 spareStamps.add(v.stamp);
             }
         }
-        ghosts.set(spare.size() - tombstones.get());
+        ghosts.set(lookUp ? spare.size() - tombstones.get() : Math.max(0, versions.size() - heldCount
+                - tombstones.get()));
         if (spare.size() > max) {
             long[] stamps = new long[spareStamps.size()];
             for (int i = 0; i < stamps.length; i++) {

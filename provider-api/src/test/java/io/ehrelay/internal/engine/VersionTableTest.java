@@ -173,7 +173,7 @@ class VersionTableTest {
         t.offer("new", new Version(50, 2, 2, 0, true), SELF, 0, () -> { });
         t.offer("held", new Version(5, 2, 3, 4, false), SELF, 0, () -> { });
         assertThat(t.tombstones()).isEqualTo(2);
-        assertThat(t.sweep(20, 100, key -> key.equals("held"))).isEqualTo(1);
+        assertThat(t.sweep(20, 100, key -> key.equals("held"), 1)).isEqualTo(1);
         assertThat(t.tombstones()).isEqualTo(1);
         assertThat(t.get("held")).as("an element still held keeps its version").isNotNull();
         assertThat(t.offer("old", new Version(10, 2, 1, 0, true), SELF, 20, () -> { }))
@@ -188,7 +188,7 @@ class VersionTableTest {
             t.offer("k" + i, new Version(i, 2, i, 0, i % 2 == 0), SELF, 0, () -> { });
         }
         // odd keys: versions of keys the cache does not hold (ghosts); even: tombstones
-        t.sweep(0, 40, key -> false);
+        t.sweep(0, 40, key -> false, 0);
         assertThat(t.size()).isEqualTo(40);
         assertThat(t.get("k100")).isNotNull();
         assertThat(t.get("k1")).isNull();

@@ -1,0 +1,75 @@
+package io.ehrelay.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.Mockito.mock;
+
+import java.util.Collections;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Transport;
+import net.sf.ehcache.Element;
+
+/** The serving side of anti-entropy: what a peer's requests get, and what malformed ones get. */
+class AntiEntropyTest {
+
+    private final EngineTestKit kit = new EngineTestKit();
+    private final CacheBindings caches = new CacheBindings(kit.cacheManager, kit.metrics, l -> true);
+    private final Ordering ordering = new Ordering(Clock.SYSTEM, 600_000, kit.warn);
+    private final AntiEntropy ae = new AntiEntropy("cm", kit.config, mock(Transport.class), caches,
+            name -> Collections.emptyList(), null, ordering, kit.metrics, Clock.SYSTEM, () -> true, kit.warn);
+
+    @AfterEach
+    void close() {
+        kit.close();
+    }
+
+    @Test
+    void aDigest_isOneChunkOfTheLeaves_whateverTheCachesSize() throws Exception {
+        CacheBinding a = caches.bind("a");
+        for (int i = 0; i < 5000; i++) {
+            Element e = new Element("k" + i, "v");
+            kit.cacheManager.getEhcache("a").put(e, true);
+            ordering.localPut(a, kit.cacheManager.getEhcache("a"), e.getObjectKey(), e, EventCodec.hashOf("k" + i),
+                    EventCodec.hashOf("v"));
+        }
+        InboundHandler.StateCursor c = ae.open(AntiEntropy.PREFIX + "digest\u0000a");
+        byte[] digest = c.next(1 << 20);
+        assertThat(digest).hasSize(1 + 16 + 4 + 8 * VersionTable.LEAVES);
+        assertThat(c.next(1 << 20)).isNull();
+    }
+
+    @Test
+    void malformedOrUnknownRequests_areRefusedWithAClearError() {
+        caches.bind("a");
+        for (String bad : new String[] {"digest\u0000nosuchcache", "entries\u0000x\u0000y", "entries\u00004096\u0000zz"
+                + "\u0000a", "entries\u00004096\u0000" + "g".repeat(256) + "\u0000a", "other\u0000a"}) {
+            assertThatThrownBy(() -> ae.open(AntiEntropy.PREFIX + bad)).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void entries_ofTheAskedLeaves_areStampedEvents() throws Exception {
+        CacheBinding a = caches.bind("a");
+        Element e = new Element("k", "v");
+        kit.cacheManager.getEhcache("a").put(e, true);
+        Version v = ordering.localPut(a, kit.cacheManager.getEhcache("a"), "k", e, EventCodec.hashOf("k"),
+                EventCodec.hashOf("v"));
+        char[] bits = new char[VersionTable.LEAVES / 4];
+        java.util.Arrays.fill(bits, 'f');
+        InboundHandler.StateCursor c = ae.open(AntiEntropy.PREFIX + "entries\u00004096\u0000" + new String(bits)
+                + "\u0000a");
+        byte[] chunk = c.next(1 << 20);
+        EventCodec.DecodedBatch d = EventCodec.decodeBatch(chunk, 0, chunk.length, kit.config.limits());
+        assertThat(d.events()).hasSize(1);
+        assertThat(d.events().get(0).stamp()).isEqualTo(v.stamp);
+        assertThat(d.events().get(0).origin()).isEqualTo(ordering.self());
+        assertThat(d.events().get(0).value()).isEqualTo("v");
+    }
+}
