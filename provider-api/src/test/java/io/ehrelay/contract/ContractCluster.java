@@ -21,7 +21,7 @@ public final class ContractCluster implements AutoCloseable {
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final TransportFixture fixture;
-    private final List<CacheManager> managers = new ArrayList<>();
+    private final List<CacheManager> managers = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     public ContractCluster(TransportFixture fixture) {
         this.fixture = fixture;

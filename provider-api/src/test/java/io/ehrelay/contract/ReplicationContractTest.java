@@ -1101,6 +1101,14 @@ public abstract class ReplicationContractTest {
         assertThat(cluster.jmx(a).cacheCount("async", "keysRepaired")).isEqualTo(3);
         assertThat(cluster.jmx(b).cacheCount("async", "keysRepaired")).isEqualTo(1);
         Await.until(() -> cluster.jmx(a).managerCount("antiEntropyRounds") > 0, () -> "no round counted");
+        // an operator's check over JMX: nothing differs now, and it says so per peer
+        javax.management.ObjectName check = io.ehrelay.metrics.ObjectNames.of(
+                io.ehrelay.metrics.ObjectNames.convergence(a.getName(), fixture().transportName()));
+        Object report = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(check, "checkNow",
+                new Object[0], new String[0]);
+        assertThat(report).asString().matches("\\S+=0");
+        assertThat(Jmx.attribute(check, "DifferingKeys")).isEqualTo(0L);
+        assertThat(Jmx.attribute(check, "LastAgreement").toString()).doesNotContain("never");
         assertThat(cluster.jmx(a).cacheCount("async", "antiEntropyMismatches")).isPositive();
     }
 

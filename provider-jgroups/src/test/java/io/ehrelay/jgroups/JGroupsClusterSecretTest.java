@@ -68,8 +68,12 @@ class JGroupsClusterSecretTest {
         TransportFixture fixture = JGroupsFixtures.tcp();
         try (ContractCluster cluster = new ContractCluster(fixture); LogCapture log = LogCapture.start()) {
             CacheManager a = cluster.start("a", SECRET);
-            cluster.start("other", "clusterSecret=another-secret-of-16-chars", false);
+            // both at once: while they try to join, a is the only coordinator either can find (one started after
+            // the other gave up and became a coordinator itself could pick that one instead of a)
+            Thread other = new Thread(() -> cluster.start("other", "clusterSecret=another-secret-of-16-chars", false));
+            other.start();
             cluster.start("none", "", false);
+            other.join();
             String from = "ehrelay: CacheManager " + a.getName() + ": JGroups node ";
             String otherSecret = "encrypts with another key: its clusterSecret differs from this node's; set the same "
                     + "clusterSecret on every node (its messages are dropped and counted in unauthorized)";

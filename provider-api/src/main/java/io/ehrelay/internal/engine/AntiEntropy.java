@@ -38,9 +38,10 @@ import net.sf.ehcache.Ehcache;
  * <ol>
  *   <li>the peer's digest: its last removeAll and its {@value VersionTable#LEAVES} leaves (8 KB, whatever the
  *       cache's size); equal leaves end the round;</li>
- *   <li>the entries of up to {@value #MAX_LEAVES_PER_ROUND} differing leaves (at most
- *       {@code antiEntropyMaxBytesPerRound}): each key's newest write the peer knows — element, tombstone or
- *       version without value — applied here when newer ({@link Ordering}), counted in {@code keysRepaired}.</li>
+ *   <li>the entries of the differing leaves (at most {@code antiEntropyMaxBytesPerRound}, from a random leaf
+ *       on, so that the next round continues elsewhere): each key's newest write the peer knows — element,
+ *       tombstone or version without value — applied here when newer ({@link Ordering}), counted in
+ *       {@code keysRepaired}.</li>
  * </ol>
  * Only pulls: the peer's own round pulls what this node holds newer, so two rounds make both sides equal. The
  * requests travel as state requests whose name starts with {@link #PREFIX}, so every transport carries them
@@ -55,7 +56,6 @@ final class AntiEntropy implements ConvergenceMBean {
     static final String PREFIX = "\u0000ehrelay-ae\u0000";
     private static final String DIGEST = PREFIX + "digest\u0000";
     private static final String ENTRIES = PREFIX + "entries\u0000";
-    static final int MAX_LEAVES_PER_ROUND = 64;
     private static final int DIGEST_FORMAT = 1;
     private static final long REQUEST_TIMEOUT_MILLIS = 30_000;
 
@@ -296,9 +296,8 @@ final class AntiEntropy implements ConvergenceMBean {
         }
         m.onRangesDifferent(different.size());
         boolean[] leafSet = new boolean[VersionTable.LEAVES];
-        int start = ThreadLocalRandom.current().nextInt(different.size());
-        for (int i = 0; i < Math.min(MAX_LEAVES_PER_ROUND, different.size()); i++) {
-            leafSet[different.get((start + i) % different.size())] = true;
+        for (int leaf : different) {
+            leafSet[leaf] = true;
         }
         Map<Object, Version> local = new HashMap<>();
         for (Map.Entry<Object, Version> e : binding.versions.entries(leafSet)) {
@@ -466,7 +465,9 @@ final class AntiEntropy implements ConvergenceMBean {
             CacheBinding binding = binding(name);
             Ehcache cache = caches.resolve(name);
             CacheMetrics m = binding.metrics;
-            java.util.Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(leafSet).iterator();
+            // from a random leaf on: a round stopped by maxBytes is continued elsewhere by the next
+            java.util.Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(leafSet,
+                    ThreadLocalRandom.current().nextInt(VersionTable.LEAVES)).iterator();
             long[] total = {0};
             return maxChunkBytes -> {
                 m.servedByCurrentThread();

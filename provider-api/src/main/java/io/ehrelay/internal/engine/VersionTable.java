@@ -224,15 +224,35 @@ final class VersionTable {
         return out;
     }
 
-    /** The keys and versions of the given leaves. */
-    List<Map.Entry<Object, Version>> entries(boolean[] leafSet) {
-        List<Map.Entry<Object, Version>> out = new ArrayList<>();
+    /**
+     * The keys and versions of the given leaves, leaf by leaf from {@code firstLeaf} on (wrapping around): a
+     * reader that stops early (a byte bound) and starts elsewhere next time reaches every leaf.
+     */
+    List<Map.Entry<Object, Version>> entries(boolean[] leafSet, int firstLeaf) {
+        @SuppressWarnings("unchecked")
+        List<Map.Entry<Object, Version>>[] byLeaf = new List[LEAVES];
         for (Map.Entry<Object, Version> e : versions.entrySet()) {
-            if (leafSet[leafOf(e.getValue().keyHash)]) {
-                out.add(new java.util.AbstractMap.SimpleImmutableEntry<>(e.getKey(), e.getValue()));
+            int leaf = leafOf(e.getValue().keyHash);
+            if (leafSet[leaf]) {
+                if (byLeaf[leaf] == null) {
+                    byLeaf[leaf] = new ArrayList<>(2);
+                }
+                byLeaf[leaf].add(new java.util.AbstractMap.SimpleImmutableEntry<>(e.getKey(), e.getValue()));
+            }
+        }
+        List<Map.Entry<Object, Version>> out = new ArrayList<>();
+        for (int i = 0; i < LEAVES; i++) {
+            List<Map.Entry<Object, Version>> leaf = byLeaf[(firstLeaf + i) & (LEAVES - 1)];
+            if (leaf != null) {
+                out.addAll(leaf);
             }
         }
         return out;
+    }
+
+    /** The keys and versions of the given leaves. */
+    List<Map.Entry<Object, Version>> entries(boolean[] leafSet) {
+        return entries(leafSet, 0);
     }
 
     /** The keys whose encoded bytes hash to {@code keyHash} (usually one; a scan of the table). */
