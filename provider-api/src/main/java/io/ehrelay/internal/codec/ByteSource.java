@@ -100,12 +100,20 @@ public final class ByteSource {
 
     /** The CRC-32 of this source's bytes from {@code from} to {@code to} (positions), not moving it. */
     public int crc(int from, int to) {
-        ByteBuffer d = buf.duplicate();
-        d.limit(to).position(from);
-        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        crc.update(d);
+        java.util.zip.CRC32 crc = CRC.get();
+        crc.reset();
+        if (buf.hasArray()) {
+            crc.update(buf.array(), buf.arrayOffset() + from, to - from);
+        } else {
+            ByteBuffer d = buf.duplicate();
+            d.limit(to).position(from);
+            crc.update(d);
+        }
         return (int) crc.getValue();
     }
+
+    /** One CRC-32 per thread: the decoder hashes every key. */
+    private static final ThreadLocal<java.util.zip.CRC32> CRC = ThreadLocal.withInitial(java.util.zip.CRC32::new);
 
     public void skip(int n, String what) throws MalformedFrameException {
         need(n, what);

@@ -73,7 +73,9 @@ final class Ordering {
      * @return the version, or {@code null} when superseded (nothing is to be replicated)
      */
     Version localPut(CacheBinding b, Ehcache cache, Object key, Element element, int keyHash, int valueHash) {
-        Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, () -> {
+        // when the cache took it, as Ehcache stamps elements (never later than now, whatever the application set)
+        long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(), System.currentTimeMillis());
+        Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, writtenAt, () -> {
             Element now = cache == null || element == null ? null : cache.getQuiet(key);
             // absent: evicted or expired at once; the write is still the newest of the key
             return now == null || now == element || sameValue(now.getObjectValue(), element.getObjectValue());

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -45,8 +44,14 @@ final class VersionTable {
         STALE
     }
 
-    private final Map<Object, Version> versions = new ConcurrentHashMap<>();
-    private final AtomicLongArray leaves = new AtomicLongArray(LEAVES);
+    private final Map<Object, Version> versions = new ConcurrentHashMap<>(1024);
+    /** XOR of the digests of each leaf's versions; written under the leaf's stripe lock. */
+    private final long[] leaves = new long[LEAVES];
+    /**
+     * Per stripe, when a remote write was last applied there (System.currentTimeMillis, as Ehcache stamps an
+     * element's lastUpdateTime; written under the stripe's lock, after the cache write).
+     */
+    private final long[] lastRemoteMillis = new long[STRIPES];
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final AtomicInteger tombstones = new AtomicInteger();
     private final AtomicInteger ghosts = new AtomicInteger();
@@ -63,8 +68,12 @@ final class VersionTable {
         return h & (LEAVES - 1);
     }
 
+    private static int stripeOf(int keyHash) {
+        return leafOf(keyHash) & (STRIPES - 1);
+    }
+
     private ReentrantLock lockOf(int keyHash) {
-        return stripes[leafOf(keyHash) & (STRIPES - 1)];
+        return stripes[stripeOf(keyHash)];
     }
 
     Version get(Object key) {
@@ -87,25 +96,42 @@ final class VersionTable {
      *                   from the cache instead, leaving a ghost) and the exception propagates
      */
     Outcome offer(Object key, Version v, long self, long horizon, Runnable storeWrite) {
-        ReentrantLock lock = lockOf(v.keyHash);
+        int stripe = stripeOf(v.keyHash);
+        ReentrantLock lock = stripes[stripe];
         lock.lock();
         try {
-            Version cur = versions.get(key);
+            // one map operation in the usual case (the write is newer): put first, put back if it is not
+            Version cur = versions.put(key, v);
+            Outcome refused = null;
             if (cur != null && !v.newerThan(cur)) {
-                return cur.compareTo(v) == 0 ? Outcome.SAME : cur.origin == self ? Outcome.LOCAL_WON : Outcome.STALE;
+                refused = cur.compareTo(v) == 0 ? Outcome.SAME : cur.origin == self ? Outcome.LOCAL_WON : Outcome.STALE;
+            } else {
+                Version c = cleared;
+                if (c != null && !v.newerThan(c) || cur == null && v.removed && v.stamp < horizon) {
+                    refused = Outcome.STALE;
+                }
             }
-            Version c = cleared;
-            if (c != null && !v.newerThan(c) || cur == null && v.removed && v.stamp < horizon) {
-                return Outcome.STALE;
+            if (refused != null) {
+                restore(key, cur);
+                return refused;
             }
             try {
                 storeWrite.run();
             } finally {
-                record(key, cur, v);
+                account(cur, v, v.keyHash);
+                lastRemoteMillis[stripe] = System.currentTimeMillis();
             }
             return Outcome.APPLIED;
         } finally {
             lock.unlock();
+        }
+    }
+
+    private void restore(Object key, Version previous) {
+        if (previous == null) {
+            versions.remove(key);
+        } else {
+            versions.put(key, previous);
         }
     }
 
@@ -118,14 +144,31 @@ final class VersionTable {
      */
     Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self,
                   BooleanSupplier stillCurrent) {
-        ReentrantLock lock = lockOf(keyHash);
+        return local(key, keyHash, valueHash, removed, hlc, self, 0, stillCurrent);
+    }
+
+    /**
+     * As above; {@code writtenAtMillis} is when the cache took the write (the element's lastUpdateTime, 0 when
+     * unknown). The cache is asked ({@code stillCurrent}) only when another write of the key may have come after
+     * it: a remote write applied in the key's stripe, or a version of the key recorded, since that millisecond.
+     * Otherwise nothing was written after it but by writers whose own stamping comes later and checks.
+     */
+    Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self, long writtenAtMillis,
+                  BooleanSupplier stillCurrent) {
+        int stripe = stripeOf(keyHash);
+        ReentrantLock lock = stripes[stripe];
         lock.lock();
         try {
-            if (!stillCurrent.getAsBoolean()) {
+            Version v = new Version(hlc.next(), self, keyHash, valueHash, removed);
+            Version cur = versions.put(key, v); // put back below in the rare case the write was superseded
+            long since = writtenAtMillis - 1;
+            boolean mayBeSuperseded = removed || writtenAtMillis <= 0 || lastRemoteMillis[stripe] >= since
+                    || cur != null && Hlc.millisOf(cur.stamp) >= since;
+            if (mayBeSuperseded && !stillCurrent.getAsBoolean()) {
+                restore(key, cur);
                 return null;
             }
-            Version v = new Version(hlc.next(), self, keyHash, valueHash, removed);
-            record(key, versions.get(key), v);
+            account(cur, v, keyHash);
             return v;
         } finally {
             lock.unlock();
@@ -150,6 +193,7 @@ final class VersionTable {
                 return false;
             }
             cleared = v;
+            java.util.Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
             for (Object key : storeKeys) {
                 Version kv = versions.get(key);
                 if (kv == null || v.newerThan(kv)) {
@@ -179,6 +223,7 @@ final class VersionTable {
         }
         try {
             clearStore.run();
+            java.util.Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
             for (Map.Entry<Object, Version> e : new ArrayList<>(versions.entrySet())) {
                 record(e.getKey(), e.getValue(), null);
             }
@@ -191,7 +236,16 @@ final class VersionTable {
 
     /** Replaces {@code key}'s version {@code old} by {@code v} ({@code null}: drops it); caller holds its lock. */
     private void record(Object key, Version old, Version v) {
-        int keyHash = v != null ? v.keyHash : old.keyHash;
+        if (v != null) {
+            versions.put(key, v);
+        } else {
+            versions.remove(key);
+        }
+        account(old, v, v != null ? v.keyHash : old.keyHash);
+    }
+
+    /** The counts and the leaf of a version replaced in the map ({@code null}s: none); caller holds the lock. */
+    private void account(Version old, Version v, int keyHash) {
         long delta = 0;
         if (old != null) {
             delta ^= old.digest();
@@ -200,26 +254,27 @@ final class VersionTable {
             }
         }
         if (v != null) {
-            versions.put(key, v);
             delta ^= v.digest();
             if (v.removed) {
                 tombstones.incrementAndGet();
             }
-        } else {
-            versions.remove(key);
         }
-        int leaf = leafOf(keyHash);
-        long prev;
-        do {
-            prev = leaves.get(leaf);
-        } while (!leaves.compareAndSet(leaf, prev, prev ^ delta));
+        leaves[leafOf(keyHash)] ^= delta; // under the leaf's stripe lock
     }
 
     /** A copy of the leaves. */
     long[] leaves() {
         long[] out = new long[LEAVES];
-        for (int i = 0; i < LEAVES; i++) {
-            out[i] = leaves.get(i);
+        for (int stripe = 0; stripe < STRIPES; stripe++) {
+            ReentrantLock l = stripes[stripe];
+            l.lock();
+            try {
+                for (int leaf = stripe; leaf < LEAVES; leaf += STRIPES) {
+                    out[leaf] = leaves[leaf];
+                }
+            } finally {
+                l.unlock();
+            }
         }
         return out;
     }
