@@ -306,13 +306,7 @@ final class AntiEntropy implements ConvergenceMBean {
         long[] counts = new long[2]; // differing keys the peer sent, keys repaired
         String request = ENTRIES + config.antiEntropyMaxBytes() + "\u0000" + bitmap(leafSet) + "\u0000" + name;
         Throwable failure = SendRound.await(request(peer, request, chunk -> {
-            EventCodec.DecodedBatch batch;
-            try {
-                batch = EventCodec.decodeBatch(chunk, 0, chunk.length, limits);
-            } catch (MalformedFrameException e) {
-                metrics.markMalformedFrame();
-                throw e;
-            }
+            EventCodec.DecodedBatch batch = StateTransfer.decodeChunk(chunk, limits, metrics);
             for (ReplicationEvent ev : batch.events()) {
                 if (!ev.cacheName().equals(name) || ev.op() == Op.REMOVE_ALL) {
                     throw new MalformedFrameException("anti-entropy entries hold " + ev);

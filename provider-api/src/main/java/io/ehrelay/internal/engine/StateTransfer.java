@@ -338,15 +338,20 @@ final class StateTransfer {
         return SendRound.await(f, timeoutMillis);
     }
 
-    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean countRepairs)
+    /** Decodes a chunk a peer served (state transfer or anti-entropy); a damaged one is counted and thrown. */
+    static EventCodec.DecodedBatch decodeChunk(byte[] chunk, CodecLimits limits, ReplicationMetrics metrics)
             throws MalformedFrameException {
-        EventCodec.DecodedBatch decoded;
         try {
-            decoded = EventCodec.decodeBatch(chunk, 0, chunk.length, limits);
+            return EventCodec.decodeBatch(chunk, 0, chunk.length, limits);
         } catch (MalformedFrameException e) {
             metrics.markMalformedFrame();
             throw e;
         }
+    }
+
+    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean countRepairs)
+            throws MalformedFrameException {
+        EventCodec.DecodedBatch decoded = decodeChunk(chunk, limits, metrics);
         m.servedByCurrentThread();
         CacheBinding binding = caches.bind(cache.getName());
         int n = 0;
