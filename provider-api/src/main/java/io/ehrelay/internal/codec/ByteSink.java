@@ -109,10 +109,14 @@ public final class ByteSink extends OutputStream {
     /** Empties the sink for reuse, keeping its memory. */
     /** The CRC-32 of the bytes written from {@code from} to {@code to}. */
     public int crc(int from, int to) {
-        ByteBuffer d = buf.duplicate();
-        d.limit(to).position(from);
         java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        crc.update(d);
+        if (buf.hasArray()) {
+            crc.update(buf.array(), buf.arrayOffset() + from, to - from);
+        } else {
+            ByteBuffer d = buf.duplicate();
+            d.limit(to).position(from);
+            crc.update(d);
+        }
         return (int) crc.getValue();
     }
 

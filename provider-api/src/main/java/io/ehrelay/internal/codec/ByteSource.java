@@ -83,6 +83,29 @@ public final class ByteSource {
         return out;
     }
 
+    /**
+     * Reads {@code n} bytes of UTF-8; when they are the bytes of {@code previousUtf8}, returns {@code previous}
+     * without decoding (a batch names the same cache event after event).
+     */
+    public String readUtf8(int n, String what, byte[] previousUtf8, String previous) throws MalformedFrameException {
+        need(n, what);
+        if (previous != null && previousUtf8.length == n) {
+            int at = buf.position();
+            boolean same = true;
+            for (int i = 0; i < n; i++) {
+                if (buf.get(at + i) != previousUtf8[i]) {
+                    same = false;
+                    break;
+                }
+            }
+            if (same) {
+                buf.position(at + n);
+                return previous;
+            }
+        }
+        return readUtf8(n, what);
+    }
+
     public String readUtf8(int n, String what) throws MalformedFrameException {
         need(n, what);
         if (buf.hasArray()) {

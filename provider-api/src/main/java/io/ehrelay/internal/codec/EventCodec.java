@@ -165,11 +165,18 @@ public final class EventCodec {
             crc.update(b, 0, b.length);
             return (int) crc.getValue();
         }
-        int size = ValueCodec.sizeOf(v);
-        ByteSink out = new ByteSink(size < 0 ? 64 : size);
+        ByteSink out = HASH_SINK.get();
+        out.reset();
         ValueCodec.write(out, v);
-        return out.crc(0, out.position());
+        int crc = out.crc(0, out.position());
+        if (out.position() > 4096) {
+            HASH_SINK.remove(); // a large serialized value: not kept for the next one
+        }
+        return crc;
     }
+
+    /** Per thread, where {@link #hashOf} encodes what it hashes (keys and small values: no allocation). */
+    private static final ThreadLocal<ByteSink> HASH_SINK = ThreadLocal.withInitial(() -> new ByteSink(64));
 
     private static void writeValueAndMetadata(ByteSink out, Element e, ClassWatch watch) throws IOException {
         ValueCodec.write(out, e.getObjectValue(), watch);
@@ -419,11 +426,19 @@ public final class EventCodec {
         }
         List<ReplicationEvent> events = new ArrayList<>(count);
         List<Rejection> rejections = Collections.emptyList();
+        String lastName = null;
+        byte[] lastNameUtf8 = null;
+        Object[] key = new Object[1];
+        int[] hashes = new int[2];
         for (int i = 0; i < count; i++) {
             ByteSource ev = in.slice(in.readLength("event"), "event");
             int rawOp = ev.readByte("operation");
             Op op = Op.of(rawOp & ~STAMPED);
-            String cache = ev.readUtf8(ev.readShort("cache name length"), "cache name");
+            String cache = ev.readUtf8(ev.readShort("cache name length"), "cache name", lastNameUtf8, lastName);
+            if (cache != lastName) {
+                lastName = cache;
+                lastNameUtf8 = cache.getBytes(StandardCharsets.UTF_8);
+            }
             long stamp = 0;
             long origin = 0;
             int valueHash = 0;
@@ -436,8 +451,9 @@ public final class EventCodec {
                             + cache);
                 }
             }
-            Object[] key = new Object[1];
-            int[] hashes = new int[2];
+            key[0] = null;
+            hashes[0] = 0;
+            hashes[1] = 0;
             try {
                 ReplicationEvent decodedEvent = decodeEvent(op, cache, ev, limits, key, hashes, stamp == 0);
                 events.add(decodedEvent.stamped(stamp, origin, stamp != 0 ? valueHash : hashes[1], hashes[0]));

@@ -67,7 +67,9 @@ final class Ordering {
 
     /**
      * A put or update: stamped and recorded unless the cache already holds another element for the key (a remote
-     * write replaced it before this node was told; counted in {@code localWritesSuperseded}).
+     * write replaced it before this node was told; counted in {@code localWritesSuperseded}). When the cache no
+     * longer holds the key at all (a concurrent remove or removeAll, an eviction), the version has no value
+     * ({@code valueHash} 0) and the caller replicates an invalidation instead of the put.
      *
      * @param valueHash the hash of the value's encoded bytes, or 0 when it is replicated as an invalidation
      * @return the version, or {@code null} when superseded (nothing is to be replicated)
@@ -77,8 +79,11 @@ final class Ordering {
         long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(), System.currentTimeMillis());
         Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, writtenAt, () -> {
             Element now = cache == null || element == null ? null : cache.getQuiet(key);
-            // absent: evicted or expired at once; the write is still the newest of the key
-            return now == null || now == element || sameValue(now.getObjectValue(), element.getObjectValue());
+            if (now == null) {
+                return cache == null || element == null ? VersionTable.CURRENT : VersionTable.ABSENT;
+            }
+            return now == element || sameValue(now.getObjectValue(), element.getObjectValue())
+                    ? VersionTable.CURRENT : VersionTable.SUPERSEDED;
         });
         if (v == null) {
             b.metrics.onLocalWriteSuperseded();

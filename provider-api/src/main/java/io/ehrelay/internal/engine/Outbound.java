@@ -107,10 +107,15 @@ final class Outbound {
                     throw new IllegalStateException("fast-path types always encode", e);
                 }
                 Version v = ordering.localPut(binding, cache, element.getObjectKey(), element, keyHash, valueHash);
-                if (v != null) {
-                    offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
-                            clock.nanoTime(), v.stamp, v.origin, valueHash));
+                if (v == null) {
+                    return;
                 }
+                if (v.valueHash != valueHash) {
+                    invalidateInstead(binding, element.getObjectKey(), v, rc);
+                    return;
+                }
+                offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
+                        clock.nanoTime(), v.stamp, v.origin, valueHash));
                 return;
             }
         }
@@ -128,7 +133,27 @@ final class Outbound {
         if (v == null) {
             return;
         }
+        if (v.valueHash != hashes[1]) {
+            invalidateInstead(binding, element.getObjectKey(), v, rc);
+            return;
+        }
         EventCodec.stamp(event, v.stamp, v.origin, hashes[1]);
+        route(binding, event, rc);
+    }
+
+    /**
+     * The cache no longer held a put's key when it was stamped (removed or evicted meanwhile): the peers drop the
+     * key too, under the put's stamp, rather than hold a value this node does not.
+     */
+    private void invalidateInstead(CacheBinding binding, Object key, Version v, ReplicatorConfig rc) {
+        byte[] event;
+        try {
+            event = EventCodec.encodeKey(Op.INVALIDATE, binding.cacheName, key, null, new int[2]);
+        } catch (IOException | RuntimeException | Error e) {
+            unencodable(binding, key, e);
+            return;
+        }
+        EventCodec.stamp(event, v.stamp, v.origin, 0);
         route(binding, event, rc);
     }
 

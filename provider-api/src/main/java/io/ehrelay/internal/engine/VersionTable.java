@@ -144,17 +144,28 @@ final class VersionTable {
      */
     Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self,
                   BooleanSupplier stillCurrent) {
-        return local(key, keyHash, valueHash, removed, hlc, self, 0, stillCurrent);
+        return local(key, keyHash, valueHash, removed, hlc, self, 0,
+                () -> stillCurrent.getAsBoolean() ? CURRENT : SUPERSEDED);
     }
+
+    /** What the cache holds of an application's write when it is stamped: see {@link #local}. */
+    static final int CURRENT = 0;
+    static final int ABSENT = 1;
+    static final int SUPERSEDED = 2;
 
     /**
      * As above; {@code writtenAtMillis} is when the cache took the write (the element's lastUpdateTime, 0 when
-     * unknown). The cache is asked ({@code stillCurrent}) only when another write of the key may have come after
-     * it: a remote write applied in the key's stripe, or a version of the key recorded, since that millisecond.
-     * Otherwise nothing was written after it but by writers whose own stamping comes later and checks.
+     * unknown). The cache is asked ({@code check}) only when another write of the key may have come after it: a
+     * remote write applied in the key's stripe, a clear, or a version of the key recorded, since that millisecond;
+     * otherwise nothing was written after it but by writers whose own stamping comes later and checks.
+     * {@code check} answers {@link #CURRENT} (the cache holds the write), {@link #SUPERSEDED} (it holds another
+     * write of the key, recorded or about to be: nothing is recorded, {@code null} returned) or {@link #ABSENT}
+     * (the key was removed meanwhile — by a removeAll, a remove, or eviction: the write is recorded as a version
+     * without value, {@code valueHash} 0, and the caller replicates an invalidation, so that no node holds what
+     * this one does not).
      */
     Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self, long writtenAtMillis,
-                  BooleanSupplier stillCurrent) {
+                  java.util.function.IntSupplier check) {
         int stripe = stripeOf(keyHash);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
@@ -164,9 +175,16 @@ final class VersionTable {
             long since = writtenAtMillis - 1;
             boolean mayBeSuperseded = removed || writtenAtMillis <= 0 || lastRemoteMillis[stripe] >= since
                     || cur != null && Hlc.millisOf(cur.stamp) >= since;
-            if (mayBeSuperseded && !stillCurrent.getAsBoolean()) {
-                restore(key, cur);
-                return null;
+            if (mayBeSuperseded) {
+                int held = check.getAsInt();
+                if (held == SUPERSEDED) {
+                    restore(key, cur);
+                    return null;
+                }
+                if (held == ABSENT && valueHash != 0) {
+                    v = new Version(v.stamp, self, keyHash, 0, false);
+                    versions.put(key, v);
+                }
             }
             account(cur, v, keyHash);
             return v;

@@ -80,6 +80,19 @@ class OrderingTest {
         assertThat(cache.get("late")).isNull();
     }
 
+    @Test
+    void aPutWhoseKeyWasRemovedBeforeItWasStamped_isRecordedWithoutItsValue_soPeersDropTheKeyToo()
+            throws Exception {
+        Element e = new Element("k", "v");
+        cache.put(e, true);
+        cache.remove("k", true); // another thread's remove (or a removeAll) came in between
+        ordering.localRemove(binding, cache, "k", EventCodec.hashOf("k"));
+        Version v = ordering.localPut(binding, cache, "k", e, EventCodec.hashOf("k"), EventCodec.hashOf("v"));
+        assertThat(v.removed).isFalse();
+        assertThat(v.valueHash).as("a version without value: the put is replicated as an invalidation").isZero();
+        assertThat(binding.versions.get("k")).isSameAs(v);
+    }
+
     /**
      * The application's put lands in the cache before ehrelay is told; a remote write of the same key may land in
      * between. Whatever the interleaving, the cache must end holding what the key's version says — else this
