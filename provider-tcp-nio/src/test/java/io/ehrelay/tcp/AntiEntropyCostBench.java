@@ -15,7 +15,7 @@ import net.sf.ehcache.Element;
 /**
  * Benchmark (not a test): what an anti-entropy round costs when nothing differs. Two TCP nodes in this JVM hold
  * the same 100,000 entries of 1,280 B; the bench runs {@code checkNow} (a round with the peer over every
- * replicated cache, as the schedule does) 30 times and prints, per round, the bytes fetched and the process
+ * replicated cache, as the schedule does) 200 times and prints, per round, the bytes fetched and the process
  * CPU (both nodes: the asking and the serving side), median of the rounds. Run after
  * {@code ./mvnw -B -ntp -pl provider-tcp-nio -am test-compile} with the test class path
  * ({@code mvn dependency:build-classpath}): {@code java -cp … io.ehrelay.tcp.AntiEntropyCostBench}.
@@ -45,7 +45,7 @@ public final class AntiEntropyCostBench {
             List<Long> cpuMicros = new ArrayList<>();
             List<Long> bytes = new ArrayList<>();
             String result = "";
-            for (int round = 0; round < 30; round++) {
+            for (int round = 0; round < 200; round++) {
                 long bytes0 = ja.managerGauge("antiEntropyBytes").longValue();
                 long cpu0 = os.getProcessCpuTime();
                 result = (String) ManagementFactory.getPlatformMBeanServer().invoke(convergence, "checkNow",
@@ -53,12 +53,17 @@ public final class AntiEntropyCostBench {
                 cpuMicros.add((os.getProcessCpuTime() - cpu0) / 1000);
                 bytes.add(ja.managerGauge("antiEntropyBytes").longValue() - bytes0);
             }
+            long totalCpu = 0;
+            for (long c : cpuMicros) {
+                totalCpu += c;
+            }
             cpuMicros.sort(null);
             bytes.sort(null);
             System.out.println("anti-entropy round, " + entries + " equal entries in one cache (+" + (a.getCacheNames()
-                    .length - 1) + " other replicated caches), one peer, TCP: median " + bytes.get(15)
-                    + " bytes fetched and " + cpuMicros.get(15) + " us of process CPU per round (min "
-                    + cpuMicros.get(0) + ", max " + cpuMicros.get(29) + "); last check: " + result
+                    .length - 1) + " other replicated caches), one peer, TCP: median " + bytes.get(bytes.size() / 2)
+                    + " bytes fetched; process CPU " + totalCpu / cpuMicros.size() + " us per round on average over "
+                    + cpuMicros.size() + " rounds (the CPU clock ticks in 10 ms here: median " + cpuMicros.get(cpuMicros.size() / 2)
+                    + ", max " + cpuMicros.get(cpuMicros.size() - 1) + "); last check: " + result
                     + "; keysRepaired " + ja.cacheCount("async", "keysRepaired"));
         }
     }
