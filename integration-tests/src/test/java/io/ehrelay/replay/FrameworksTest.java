@@ -179,10 +179,12 @@ class FrameworksTest {
                             .contains("cache 'pairs' replicates class org.springframework.cache.interceptor."
                                     + "SimpleKey, which allowedClasses does not admit")
                             .contains("allowedClasses=@spring");
-                    // the frameworks' classes are refused without the presets: B stays correct by invalidating
+                    // the frameworks' classes are refused without the presets: B stays correct by invalidating the
+                    // keys it holds that those writes changed (a refused write of a key B never held changes
+                    // nothing there; before ordering, each refused key cleared B's whole cache)
                     for (String cache : List.of("items", "notes", "pairs")) {
                         run.soft.assertThat(count(m, cache + ".invalidated")).as("%s: B invalidated in %s", run.id,
-                                cache).isEqualTo(count(m, cache + ".rejected")).isPositive();
+                                cache).isPositive().isLessThanOrEqualTo(count(m, cache + ".rejected"));
                     }
                 }
                 for (NodeProcess n : List.of(a, b)) {
