@@ -34,7 +34,7 @@ import net.sf.ehcache.Element;
  * <li>{@code WRITE millis}: says {@code WRITING}, then puts, updates and removes on 2,000 keys (values of 256 B)
  * for that long → {@code WROTE operations maxPutMicros}</li>
  * <li>{@code STATS} → {@code STATS sent failed dropped queueHighWaterEvents queueCapacityEvents gaps resyncs
- * maxUsedHeapMB liveThreads duplicateBatches queueHighWaterBytes applied enqueued}</li>
+ * maxUsedHeapMB liveThreads duplicateBatches queueHighWaterBytes applied enqueued keysRepaired}</li>
  * <li>{@code DIGEST} → {@code DIGEST size hash} of the cache's keys and values</li>
  * <li>{@code ENDPOINT} → {@code ENDPOINT} and the node's own endpoint</li>
  * <li>{@code PUT key} → {@code PUT key}, once this node put it; {@code HAS key} → {@code HAS true|false}</li>
@@ -102,7 +102,8 @@ public final class FaultNode {
                             + count(metrics, manager(cm, metricsName, "duplicateBatches")) + " "
                             + gauge(metrics, manager(cm, metricsName, "queueHighWaterBytes")) + " "
                             + count(metrics, cache(cm, metricsName, "applied")) + " "
-                            + count(metrics, cache(cm, metricsName, "enqueued")));
+                            + count(metrics, cache(cm, metricsName, "enqueued")) + " "
+                            + count(metrics, cache(cm, metricsName, "keysRepaired")));
                     break;
                 case "HEAP": {
                     System.gc();

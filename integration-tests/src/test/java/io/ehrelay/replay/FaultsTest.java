@@ -82,7 +82,7 @@ class FaultsTest {
             v[i - 1] = Long.parseLong(f[i]);
         }
         // sent failed dropped queueHighWater queueCapacity gaps resyncs maxUsedHeapMB threads duplicates
-        // queueHighWaterBytes applied enqueued
+        // queueHighWaterBytes applied enqueued keysRepaired
         return v;
     }
 
@@ -184,9 +184,11 @@ class FaultsTest {
         assertThat(Long.parseLong(wrote[2])).as("slowest put (µs)").isLessThan(1_000_000);
         String digest = awaitEqual(writer, reader);
         long[] r = stats(reader);
-        assertThat(r[6]).as("the reader resynchronised").isPositive();
-        System.out.printf("[%s] frozen reader: applied %d events, %d gaps seen, %d resyncs; equal again (%s)%n",
-                transport, r[11], r[5], r[6], digest);
+        // repaired by a resync after the gap it saw, or by anti-entropy (JGroups may deliver the missed posts
+        // late, and anti-entropy may find what remains first)
+        assertThat(r[6] + r[13]).as("the reader resynchronised or anti-entropy repaired it").isPositive();
+        System.out.printf("[%s] frozen reader: applied %d events, %d gaps seen, %d resyncs, %d keys repaired; equal "
+                + "again (%s)%n", transport, r[11], r[5], r[6], r[13], digest);
     }
 
     /**
