@@ -40,8 +40,8 @@ import net.sf.ehcache.Ehcache;
  *       cache's size); equal leaves end the round;</li>
  *   <li>the entries of the differing leaves (at most {@code antiEntropyMaxBytesPerRound}, from a random leaf
  *       on, so that the next round continues elsewhere): each key's newest write the peer knows — element,
- *       tombstone or version without value — applied here when newer ({@link Ordering}), counted in
- *       {@code keysRepaired}.</li>
+ *       tombstone or version without value — applied here when newer ({@link Ordering}) and at least one
+ *       interval old (younger ones may still arrive live), counted in {@code keysRepaired}.</li>
  * </ol>
  * Only pulls: the peer's own round pulls what this node holds newer, so two rounds make both sides equal. The
  * requests travel as state requests whose name starts with {@link #PREFIX}, so every transport carries them
@@ -321,7 +321,9 @@ final class AntiEntropy implements ConvergenceMBean {
                     continue;
                 }
                 counts[0]++;
-                if (theirs.newerThan(ours)) {
+                // a write younger than one interval may still be on its way here live: left to the next round
+                boolean settled = clock.currentTimeMillis() - Hlc.millisOf(theirs.stamp) >= settleMillis();
+                if (settled && theirs.newerThan(ours)) {
                     try {
                         if (ordering.apply(binding, cache, batch.rejectionOf(ev) != null
                                 ? ReplicationEvent.ofKey(Op.INVALIDATE, name, ev.key()).stamped(ev.stamp(),
@@ -358,6 +360,15 @@ final class AntiEntropy implements ConvergenceMBean {
                     cacheManagerName, peer, different.size(), VersionTable.LEAVES);
         }
         return differing;
+    }
+
+    /**
+     * How old a peer's write must be before a round takes it: one interval (so a write only the peer holds is
+     * taken within two), so that anti-entropy does not race replication with writes still queued or in flight.
+     */
+    private long settleMillis() {
+        long interval = config.antiEntropyIntervalMillis();
+        return interval > 0 ? interval : 10_000;
     }
 
     private byte[] fetchOne(Peer peer, String request) throws Exception {
