@@ -106,20 +106,12 @@ public final class ByteSink extends OutputStream {
         buf.position(position);
     }
 
-    /** Empties the sink for reuse, keeping its memory. */
     /** The CRC-32 of the bytes written from {@code from} to {@code to}. */
     public int crc(int from, int to) {
-        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        if (buf.hasArray()) {
-            crc.update(buf.array(), buf.arrayOffset() + from, to - from);
-        } else {
-            ByteBuffer d = buf.duplicate();
-            d.limit(to).position(from);
-            crc.update(d);
-        }
-        return (int) crc.getValue();
+        return ByteSource.crc(buf, from, to);
     }
 
+    /** Empties the sink for reuse, keeping its memory. */
     public void reset() {
         buf.clear();
     }

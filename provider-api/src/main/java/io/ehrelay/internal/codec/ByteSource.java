@@ -123,6 +123,11 @@ public final class ByteSource {
 
     /** The CRC-32 of this source's bytes from {@code from} to {@code to} (positions), not moving it. */
     public int crc(int from, int to) {
+        return crc(buf, from, to);
+    }
+
+    /** The CRC-32 of {@code buf}'s bytes from {@code from} to {@code to} (positions), not moving it. */
+    static int crc(ByteBuffer buf, int from, int to) {
         java.util.zip.CRC32 crc = CRC.get();
         crc.reset();
         if (buf.hasArray()) {
@@ -135,7 +140,7 @@ public final class ByteSource {
         return (int) crc.getValue();
     }
 
-    /** One CRC-32 per thread: the decoder hashes every key. */
+    /** One CRC-32 per thread: the decoder hashes every key, the encoder every key and value. */
     private static final ThreadLocal<java.util.zip.CRC32> CRC = ThreadLocal.withInitial(java.util.zip.CRC32::new);
 
     public void skip(int n, String what) throws MalformedFrameException {

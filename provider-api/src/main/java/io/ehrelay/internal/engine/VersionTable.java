@@ -54,7 +54,6 @@ final class VersionTable {
     private final long[] lastRemoteMillis = new long[STRIPES];
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final AtomicInteger tombstones = new AtomicInteger();
-    private final AtomicInteger ghosts = new AtomicInteger();
     private volatile Version cleared;
 
     VersionTable() {
@@ -374,8 +373,6 @@ final class VersionTable {
                 spareStamps.add(v.stamp);
             }
         }
-        ghosts.set(lookUp ? spare.size() - tombstones.get() : Math.max(0, versions.size() - heldCount
-                - tombstones.get()));
         if (spare.size() > max) {
             long[] stamps = new long[spareStamps.size()];
             for (int i = 0; i < stamps.length; i++) {
@@ -391,10 +388,6 @@ final class VersionTable {
             }
         }
         return dropped;
-    }
-
-    int ghosts() {
-        return Math.max(0, ghosts.get());
     }
 
     private int drop(Object key, Version v) {
