@@ -128,6 +128,9 @@ final class AntiEntropy implements ConvergenceMBean {
     }
 
     private volatile long differingKeys;
+    private final java.util.concurrent.atomic.AtomicLong roundsStarted = new java.util.concurrent.atomic.AtomicLong();
+    /** The round whose {@link #differingKeys} is published; guarded by {@code this}. */
+    private long publishedRound;
 
     @Override
     public String checkNow() {
@@ -175,6 +178,7 @@ final class AntiEntropy implements ConvergenceMBean {
      * @return per peer endpoint, how many keys differed (both ways) in the leaves compared
      */
     Map<String, Long> round(boolean report) {
+        long started = roundsStarted.incrementAndGet();
         Map<String, Long> differing = new LinkedHashMap<>();
         Map<String, Boolean> agreed = new HashMap<>();
         for (String name : caches.replicatedCaches()) {
@@ -222,7 +226,13 @@ final class AntiEntropy implements ConvergenceMBean {
         for (long n : differing.values()) {
             total += Math.max(0, n);
         }
-        differingKeys = total;
+        synchronized (this) {
+            // an operator's check and a background round may overlap: the one that started last tells
+            if (started > publishedRound) {
+                publishedRound = started;
+                differingKeys = total;
+            }
+        }
         if (report) {
             LOG.info("ehrelay: anti-entropy check of CacheManager {}: keys differing per peer {} (-1: the check "
                     + "failed)", cacheManagerName, differing);
