@@ -225,6 +225,65 @@ public abstract class ConvergenceStress {
         assertThat(t.diverged).as(t.line()).isZero();
     }
 
+    /**
+     * Delayed batches: a third writer's puts and removes of the very keys the two nodes write reach one node at
+     * once and the other 300–800 ms later (a batch held up on a slow link), out of order with everything else.
+     * Nothing is lost, so the nodes must agree without anti-entropy (default properties), within the
+     * no-fault bound.
+     */
+    @Test
+    void delayedBatches_areOrderedWhenTheyArrive() throws Exception {
+        Tally t = new Tally("fault: delayed batches");
+        for (int run = 0; run < RUNS; run++) {
+            List<CacheManager> cms = nodes(2, "");
+            java.util.concurrent.ScheduledExecutorService late =
+                    java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+            java.util.Random random = new java.util.Random(run);
+            java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread third = new Thread(() -> {
+                try {
+                    long origin = 0x1a7e;
+                    for (int i = 0; i < 150; i++) {
+                        String key = "k" + random.nextInt(200);
+                        int[] hashes = new int[2];
+                        byte[] ev = random.nextInt(4) == 0
+                                ? EventCodec.encodeKey(io.ehrelay.spi.Op.REMOVE, "async", key, null, hashes)
+                                : EventCodec.encodePut("async", new Element(key, "late-" + i), null, hashes);
+                        EventCodec.stamp(ev, System.currentTimeMillis() << 16 | i, origin, hashes[1]);
+                        byte[] batch = EventCodec.singletonBatch(ev);
+                        CacheManager first = cms.get(i % 2);
+                        CacheManager second = cms.get(1 - i % 2);
+                        cluster.node(first).inbound().onEvents("late:1", java.nio.ByteBuffer.wrap(batch));
+                        late.schedule(() -> {
+                            try {
+                                cluster.node(second).inbound().onEvents("late:1", java.nio.ByteBuffer.wrap(batch));
+                            } catch (Exception e) {
+                                failed.set(e);
+                            }
+                        }, 300 + random.nextInt(500), java.util.concurrent.TimeUnit.MILLISECONDS);
+                        Thread.sleep(6);
+                    }
+                } catch (Exception e) {
+                    failed.set(e);
+                }
+            });
+            third.start();
+            ConvergenceWorkload.Result r = ConvergenceWorkload.run(caches("async", cms), 200, 1000, 2, 4000,
+                    new double[] {0.2, 0.2}, false, run);
+            third.join();
+            late.shutdown();
+            assertThat(late.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(failed.get()).as("delivering the delayed batches").isNull();
+            t.writes += r.puts + r.removes + 150;
+            agree(t, cms, "async", Duration.ofSeconds(2));
+            close(cms);
+        }
+        t.report();
+        assertThat(t.diverged).as(t.line()).isZero();
+        assertThat(t.conflicts).as("late writes older than what the keys held are discarded and counted").isPositive();
+    }
+
     @Test
     void aNodeThatCrashes_andComesBackBootstrapping_endsEqual() throws Exception {
         Tally t = new Tally("fault: crash, back empty");
