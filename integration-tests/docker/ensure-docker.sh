@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure a Docker engine answers, then that the node base image exists. On a machine where `docker` is
-# only a client and this runs as root: installs Debian's docker.io and starts dockerd in the background.
+# Makes sure a Docker engine answers, then that the node base images exist (Java 17, and Java 11 for
+# Java11ContainersIT). On a machine where `docker` is only a client and this runs as root: installs Debian's
+# docker.io and starts dockerd in the background.
 # On a machine with Docker already running, it only checks. Idempotent.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -28,4 +29,6 @@ if ! docker info >/dev/null 2>&1; then
   fi
 fi
 echo "docker engine: $(docker info --format '{{.ServerVersion}}')"
-"$here/base-image.sh"
+"$here/base-image.sh" 17
+# the Java 11 suite's nodes (Java11ContainersIT)
+"$here/base-image.sh" 11
