@@ -42,8 +42,6 @@ public abstract class PeerChannel {
     /** The deadline of the batch being transmitted (0: none); written and read under {@code transmitting}. */
     private long deadlineNanos;
     private volatile boolean reachable;
-    /** When a call to the peer last succeeded ({@link Clock#nanoTime}). */
-    private volatile long lastSuccessNanos;
     /** Open until the first connection attempt ended, either way. */
     private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
     private final Backoff backoff;
@@ -100,18 +98,6 @@ public abstract class PeerChannel {
         return (int) Math.max(1, Math.min(defaultMillis, left));
     }
 
-    /**
-     * A cheap call that succeeds only while the peer is up (e.g. its {@code hello}), made when the peer has been
-     * idle for a while ({@link #probeIfIdle}): a peer that crashed while nothing was sent to it is then no longer
-     * {@linkplain #isReachable() reachable} within seconds, as stock drops a peer whose lookup fails. A transport
-     * whose membership notices a departed peer by itself keeps this default, which makes no call.
-     *
-     * @return whether a call was made
-     */
-    protected boolean probe() throws Exception {
-        return false;
-    }
-
     /** Whether a failure means the peer (or what was found by {@link #connect}) is gone. */
     protected abstract boolean peerGone(Exception failure);
 
@@ -132,38 +118,6 @@ public abstract class PeerChannel {
             firstAttempt.await(millis, TimeUnit.MILLISECONDS);
         }
         return reachable;
-    }
-
-    /**
-     * Probes the peer ({@link #probe}) on the sender thread when it is reachable, nothing is waiting for it and no
-     * call to it has succeeded for {@code idleMillis}; when the probe finds it gone, tries to reach it again in the
-     * background as {@link #connectAhead} does.
-     */
-    public final void probeIfIdle(long idleMillis, ScheduledExecutorService retries) {
-        if (!reachable || pending.get() > 0
-                || clock.nanoTime() - lastSuccessNanos < TimeUnit.MILLISECONDS.toNanos(idleMillis)) {
-            return;
-        }
-        try {
-            sender.execute(() -> {
-                if (!transmitting.tryLock()) {
-                    return; // a send is under way: it tells
-                }
-                try {
-                    call(() -> {
-                        probe();
-                    });
-                } catch (Exception e) {
-                    if (!reachable) {
-                        connectAhead(retries);
-                    }
-                } finally {
-                    transmitting.unlock();
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            // closed
-        }
     }
 
     /** Connects ahead of the first event; while the peer cannot be reached, tries again after each backoff. */
@@ -331,7 +285,6 @@ public abstract class PeerChannel {
     }
 
     private synchronized void succeeded() {
-        lastSuccessNanos = clock.nanoTime();
         reachable = true;
         lastFailure = null;
         backoff.succeeded();

@@ -29,35 +29,12 @@ public abstract class RpcTransport<C extends PeerChannel> implements Transport {
     private ScheduledThreadPoolExecutor retries;
     private volatile boolean stopped;
 
-    /**
-     * How often an idle peer is probed ({@link PeerChannel#probeIfIdle}: one that no call succeeded with for half of
-     * this): a peer that crashed while idle leaves {@code listRemoteCachePeers} within about this, plus the call.
-     */
-    public static final long IDLE_PROBE_MILLIS = 2000;
-
-    /**
-     * Whether this transport's channels {@linkplain PeerChannel#probe probe} idle peers (then the channels' background
-     * thread stays, and looks at each channel every {@value #IDLE_PROBE_MILLIS} ms). False by default: for a
-     * transport whose membership notices a departed peer by itself.
-     */
-    protected boolean probesIdlePeers() {
-        return false;
-    }
-
-    /** Readies the channels' background retries and the probe of idle peers; call first in {@link #start}. */
+    /** Readies the channels' background retries; call first in {@link #start}. */
     protected final void startChannels(TransportContext ctx) {
         retries = new ScheduledThreadPoolExecutor(1, ctx.threads("lookup"));
         retries.setKeepAliveTime(10, TimeUnit.SECONDS);
         retries.allowCoreThreadTimeOut(true);
         retries.setRemoveOnCancelPolicy(true);
-        if (!probesIdlePeers()) {
-            return;
-        }
-        every(IDLE_PROBE_MILLIS, () -> {
-            for (C c : channels.values()) {
-                c.probeIfIdle(IDLE_PROBE_MILLIS / 2, retries);
-            }
-        });
     }
 
     /**
