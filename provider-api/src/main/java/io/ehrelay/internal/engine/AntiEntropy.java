@@ -92,8 +92,7 @@ final class AntiEntropy implements ConvergenceMBean {
         this.clock = clock;
         this.running = running;
         this.warn = warn;
-        this.nextRoundNanos = clock.nanoTime() + jittered(config.antiEntropyIntervalMillis() > 0
-                ? config.antiEntropyIntervalMillis() : 10_000);
+        this.nextRoundNanos = clock.nanoTime() + jittered(periodMillis());
         metrics.meter("antiEntropyRounds");
         metrics.meter("antiEntropyFailures");
         metrics.gauge("antiEntropyBytes", bytesFetched::get);
@@ -112,8 +111,7 @@ final class AntiEntropy implements ConvergenceMBean {
                 || !roundQueued.compareAndSet(false, true)) {
             return;
         }
-        // without anti-entropy, tombstones are still dropped on the same schedule (10 s)
-        nextRoundNanos = clock.nanoTime() + jittered(interval > 0 ? interval : 10_000);
+        nextRoundNanos = clock.nanoTime() + jittered(periodMillis());
         state.inBackground(() -> {
             try {
                 if (interval > 0) {
@@ -332,7 +330,7 @@ final class AntiEntropy implements ConvergenceMBean {
                 }
                 counts[0]++;
                 // a write younger than one interval may still be on its way here live: left to the next round
-                boolean settled = clock.currentTimeMillis() - Hlc.millisOf(theirs.stamp) >= settleMillis();
+                boolean settled = clock.currentTimeMillis() - Hlc.millisOf(theirs.stamp) >= periodMillis();
                 if (settled && theirs.newerThan(ours)) {
                     try {
                         if (ordering.apply(binding, cache, batch.rejectionOf(ev) != null
@@ -373,10 +371,11 @@ final class AntiEntropy implements ConvergenceMBean {
     }
 
     /**
-     * How old a peer's write must be before a round takes it: one interval (so a write only the peer holds is
-     * taken within two), so that anti-entropy does not race replication with writes still queued or in flight.
+     * How often a round (or, with anti-entropy off, a sweep of tombstones) runs: the interval, else 10 s. Also how
+     * old a peer's write must be before a round takes it (so a write only the peer holds is taken within two
+     * periods), so that anti-entropy does not race replication with writes still queued or in flight.
      */
-    private long settleMillis() {
+    private long periodMillis() {
         long interval = config.antiEntropyIntervalMillis();
         return interval > 0 ? interval : 10_000;
     }
