@@ -183,9 +183,51 @@ public final class ConvergenceWorkload {
                     }
                     sb.append(values);
                 }
+                sb.append(nodeCounters(caches));
                 throw new AssertionError(sb.toString());
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+    }
+
+    /**
+     * Every non-zero ehrelay counter of the nodes holding {@code caches} (their CacheManager's, and their copy of the
+     * cache's), so that a divergence names what each node saw: gaps, resyncs, drops, conflicts, refused posts.
+     */
+    static String nodeCounters(List<Ehcache> caches) {
+        StringBuilder sb = new StringBuilder();
+        for (Ehcache c : caches) {
+            String manager = c.getCacheManager() == null ? "?" : c.getCacheManager().getName();
+            sb.append("\n  ").append(manager).append(':');
+            String quoted = javax.management.ObjectName.quote(manager);
+            java.util.Set<javax.management.ObjectName> names = new java.util.TreeSet<>();
+            names.addAll(safeQuery("io.ehrelay:type=CacheManager,cacheManager=" + quoted + ",*"));
+            names.addAll(safeQuery("io.ehrelay:type=Cache,cacheManager=" + quoted + ",cache="
+                    + javax.management.ObjectName.quote(c.getName()) + ",*"));
+            names.addAll(safeQuery("io.ehrelay:type=CacheManager,cacheManager=" + manager + ",*"));
+            names.addAll(safeQuery("io.ehrelay:type=Cache,cacheManager=" + manager + ",cache=" + c.getName() + ",*"));
+            for (javax.management.ObjectName n : names) {
+                Object v;
+                try {
+                    v = java.lang.management.ManagementFactory.getPlatformMBeanServer().getAttribute(n, "Count");
+                } catch (Exception e) {
+                    continue; // a gauge or a timer: not a count
+                }
+                if (v instanceof Number && ((Number) v).longValue() != 0) {
+                    sb.append(' ').append(n.getKeyProperty("type").equals("Cache") ? "cache." : "")
+                            .append(n.getKeyProperty("name")).append('=').append(v);
+                }
+            }
+        }
+        return sb.toString();
+    }
+
+    private static java.util.Set<javax.management.ObjectName> safeQuery(String pattern) {
+        try {
+            return java.lang.management.ManagementFactory.getPlatformMBeanServer()
+                    .queryNames(new javax.management.ObjectName(pattern), null);
+        } catch (Exception e) {
+            return java.util.Collections.emptySet(); // a name that is not valid unquoted: the other form serves
         }
     }
 }

@@ -1064,6 +1064,20 @@ public abstract class ReplicationContractTest {
         }, () -> "two nodes hold different values of a key in an invalidated cache");
     }
 
+    @Test
+    void aDivergenceReport_namesEveryNodesCounters() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        cache(a, "async").put(new Element("k", "v"));
+        settle(a, "async");
+        String report = ConvergenceWorkload.nodeCounters(caches("async", a, b));
+        // what a failing convergence check prints beside the differing keys: each node, and what it counted
+        assertThat(report).contains(a.getName() + ":").contains(b.getName() + ":");
+        assertThat(report.substring(report.indexOf(a.getName() + ":"), report.indexOf(b.getName() + ":")))
+                .contains("cache.sent=2");
+        assertThat(report.substring(report.indexOf(b.getName() + ":"))).contains("cache.applied=2");
+    }
+
     /** A stamped write as a node that then vanished would have sent it: to one node only. */
     private void injectFromVanishedPeer(CacheManager to, String cache, String key, String value, long stamp)
             throws Exception {

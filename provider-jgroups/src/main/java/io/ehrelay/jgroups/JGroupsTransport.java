@@ -391,27 +391,28 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     }
 
     /**
-     * The partition policy: the subgroup holding the merged view's coordinator is the reference; every member of
-     * another subgroup reloads its replicated caches from that subgroup's first member (its elements overwrite
-     * theirs; elements only the other side holds stay there and are not sent back).
+     * The partition policy: every member pulls from one member (the coordinator) of each subgroup it was not part
+     * of, and keeps, key by key, the newer write. Both sides pull, so what either side wrote while apart reaches
+     * the other without waiting for anti-entropy (which may be off); nothing is removed wholesale.
      */
     private void resyncAfterMerge(MergeView merged) {
         Address self = channel == null ? null : channel.getAddress();
-        Address coordinator = merged.getCoord();
-        View reference = null;
-        for (View subgroup : merged.getSubgroups()) {
-            if (subgroup.containsMember(coordinator)) {
-                reference = subgroup;
-            }
-        }
-        LOG.info("ehrelay: JGroups cluster '{}' merged after a partition: {} (reference side: {})", clusterName,
-                merged.getSubgroups(), reference);
-        if (self == null || reference == null || reference.containsMember(self)) {
+        LOG.info("ehrelay: JGroups cluster '{}' merged after a partition: {}", clusterName, merged.getSubgroups());
+        if (self == null) {
             return;
         }
-        Address source = reference.getCoord();
-        LOG.info("ehrelay: {} was on the other side; reloading its replicated caches from {}", localEndpoint, source);
-        context.resyncFrom(endpoint(source));
+        for (View subgroup : merged.getSubgroups()) {
+            if (subgroup.containsMember(self)) {
+                continue;
+            }
+            Address source = subgroup.getCoord();
+            if (source == null || !merged.containsMember(source)) {
+                continue;
+            }
+            LOG.info("ehrelay: {} was apart from {}; resynchronising its replicated caches from {}", localEndpoint,
+                    subgroup.getMembers(), source);
+            context.resyncFrom(endpoint(source));
+        }
     }
 
     // ---- receiving ---------------------------------------------------------------------------------------------
