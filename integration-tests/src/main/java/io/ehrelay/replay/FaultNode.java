@@ -112,6 +112,16 @@ public final class FaultNode {
                             + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
                     break;
                 }
+                case "LISTED": {
+                    // what an application's health check sees: the peers Ehcache's provider lists for the cache
+                    int listed = 0;
+                    for (net.sf.ehcache.distribution.CacheManagerPeerProvider p
+                            : cm.getCacheManagerPeerProviders().values()) {
+                        listed += p.listRemoteCachePeers(cache).size();
+                    }
+                    ReplayNode.say("LISTED " + listed);
+                    break;
+                }
                 case "ENDPOINT":
                     ReplayNode.say("ENDPOINT " + node.transport().localEndpoint());
                     break;

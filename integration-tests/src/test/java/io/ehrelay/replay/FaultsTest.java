@@ -62,9 +62,13 @@ class FaultsTest {
 
     /** @param reach the port this node reaches each node at (its own, or a proxy in front of it) */
     private NodeProcess start(String transport, int index, int[] reach) throws Exception {
+        return start(transport, index, reach, SETTINGS);
+    }
+
+    private NodeProcess start(String transport, int index, int[] reach, String settings) throws Exception {
         NodeProcess n = NodeProcess.start("node" + index, HEAP, FaultNode.class, new ArrayList<>(List.of(
                 "transport=" + transport, "index=" + index, "ports=" + ports[0] + "," + ports[1],
-                "reach=" + reach[0] + "," + reach[1], "settings=" + SETTINGS)), log);
+                "reach=" + reach[0] + "," + reach[1], "settings=" + settings)), log);
         nodes.add(n);
         n.expect("READY", deadline(90), l -> { });
         return n;
@@ -160,6 +164,36 @@ class FaultsTest {
         awaitEqual(writer, reborn);
         System.out.printf("[%s] kill -9: restarted reader equal to the writer (%s), then applied %d live events%n",
                 transport, digest, stats(reborn)[11]);
+    }
+
+    /**
+     * A peer that crashes while nothing is sent to it leaves {@code listRemoteCachePeers} within seconds, as with
+     * stock (whose manual discovery looks each peer up when asked, and whose tests expect a departed peer gone
+     * within 10 s; here within 5 s): TCP sees its socket close, JGroups its failure detection, RMI and Hessian
+     * probe idle peers every 2 s.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rmi", "hessian", "jgroups"})
+    void anIdlePeerKilled_isNoLongerListed_withinSeconds(String transport) throws Exception {
+        // anti-entropy off: its rounds (every 10 s) would find the dead peer too, only later
+        String settings = SETTINGS + ";antiEntropyIntervalMillis=0";
+        NodeProcess b = start(transport, 1, ports, settings);
+        NodeProcess a = start(transport, 0, ports, settings);
+        ask(a, "AWAIT_PEERS 1", "PEERS");
+        assertThat(ask(a, "LISTED", "LISTED")).isEqualTo("LISTED 1");
+        Thread.sleep(3000); // idle: nothing sent since the start
+        assertThat(ask(a, "LISTED", "LISTED")).as("an idle peer that is up stays listed").isEqualTo("LISTED 1");
+        long killed = System.nanoTime();
+        b.kill(); // kill -9: no goodbye
+        String listed = ask(a, "LISTED", "LISTED");
+        while (!listed.equals("LISTED 0") && System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(5)) {
+            Thread.sleep(100);
+            listed = ask(a, "LISTED", "LISTED");
+        }
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+        System.out.printf("[%s] an idle peer killed with kill -9 left listRemoteCachePeers after %d ms%n", transport,
+                millis);
+        assertThat(listed).as("%s: still listed %d ms after kill -9", transport, millis).isEqualTo("LISTED 0");
     }
 
     @ParameterizedTest

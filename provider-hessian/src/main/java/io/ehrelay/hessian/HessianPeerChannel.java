@@ -72,6 +72,13 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
         }
     }
 
+    /** The peer's hello. */
+    @Override
+    protected boolean probe() throws IOException {
+        hello(self != null ? self : "client");
+        return true;
+    }
+
     @Override
     protected void disconnect() {
         connections.dropIdle();

@@ -179,6 +179,12 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         }
     }
 
+    /** A peer that crashed while idle is found by a probe: no membership of RMI's or HTTP's tells. */
+    @Override
+    protected boolean probesIdlePeers() {
+        return true;
+    }
+
     @Override
     protected HessianPeerChannel newChannel(String endpoint) {
         return new HessianPeerChannel(endpoint, localEndpoint, settings, clientTls,

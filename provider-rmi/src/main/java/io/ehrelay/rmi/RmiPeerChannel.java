@@ -141,6 +141,20 @@ final class RmiPeerChannel extends PeerChannel {
         });
     }
 
+    /** An ehrelay relay's hello; a stock peer's registry, listed (stock looks a peer up there too). */
+    @Override
+    protected boolean probe() throws Exception {
+        Link l = link;
+        if (l.kind == Kind.EHRELAY) {
+            l.relay.hello(RelayBatch.name(self), l.next());
+        } else if (l.kind == Kind.STOCK) {
+            LocateRegistry.getRegistry(host, port, lookupSockets).list();
+        } else {
+            return false;
+        }
+        return true;
+    }
+
     @Override
     protected void disconnect() {
         link = Link.NONE;

@@ -274,6 +274,12 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         }
     }
 
+    /** A peer that crashed while idle is found by a probe: no membership of RMI's or HTTP's tells. */
+    @Override
+    protected boolean probesIdlePeers() {
+        return true;
+    }
+
     @Override
     protected RmiPeerChannel newChannel(String endpoint) {
         return new RmiPeerChannel(endpoint, localEndpoint, lookupSockets, settings, limits,

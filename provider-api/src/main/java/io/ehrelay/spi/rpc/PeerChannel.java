@@ -42,6 +42,8 @@ public abstract class PeerChannel {
     /** The deadline of the batch being transmitted (0: none); written and read under {@code transmitting}. */
     private long deadlineNanos;
     private volatile boolean reachable;
+    /** When a call to the peer last succeeded ({@link Clock#nanoTime}). */
+    private volatile long lastSuccessNanos;
     /** Open until the first connection attempt ended, either way. */
     private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
     private final Backoff backoff;
@@ -98,6 +100,18 @@ public abstract class PeerChannel {
         return (int) Math.max(1, Math.min(defaultMillis, left));
     }
 
+    /**
+     * A cheap call that succeeds only while the peer is up (e.g. its {@code hello}), made when the peer has been
+     * idle for a while ({@link #probeIfIdle}): a peer that crashed while nothing was sent to it is then no longer
+     * {@linkplain #isReachable() reachable} within seconds, as stock drops a peer whose lookup fails. A transport
+     * whose membership notices a departed peer by itself keeps this default, which makes no call.
+     *
+     * @return whether a call was made
+     */
+    protected boolean probe() throws Exception {
+        return false;
+    }
+
     /** Whether a failure means the peer (or what was found by {@link #connect}) is gone. */
     protected abstract boolean peerGone(Exception failure);
 
@@ -118,6 +132,33 @@ public abstract class PeerChannel {
             firstAttempt.await(millis, TimeUnit.MILLISECONDS);
         }
         return reachable;
+    }
+
+    /** True while a probe of this peer runs. */
+    private final java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * Probes the peer ({@link #probe}) on the calling thread — never the sender thread, so a slow probe delays no
+     * send — when it is reachable, nothing is waiting for it and no call to it has succeeded for
+     * {@code idleMillis}. Only a failure that says the peer is gone ({@link #peerGone}: refused, no route) makes
+     * it unreachable, a slow answer does not; it is then tried again in the background as {@link #connectAhead}
+     * does.
+     */
+    public final void probeIfIdle(long idleMillis, ScheduledExecutorService retries) {
+        if (!reachable || pending.get() > 0 || !connected
+                || clock.nanoTime() - lastSuccessNanos < TimeUnit.MILLISECONDS.toNanos(idleMillis)
+                || !probing.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            call(this::probe);
+        } catch (Exception e) {
+            if (!reachable) {
+                connectAhead(retries);
+            }
+        } finally {
+            probing.set(false);
+        }
     }
 
     /** Connects ahead of the first event; while the peer cannot be reached, tries again after each backoff. */
@@ -285,6 +326,7 @@ public abstract class PeerChannel {
     }
 
     private synchronized void succeeded() {
+        lastSuccessNanos = clock.nanoTime();
         reachable = true;
         lastFailure = null;
         backoff.succeeded();

@@ -27,14 +27,44 @@ public abstract class RpcTransport<C extends PeerChannel> implements Transport {
 
     private final Map<String, C> channels = new ConcurrentHashMap<>();
     private ScheduledThreadPoolExecutor retries;
+    /** Probes idle peers ({@link #probesIdlePeers}); {@code null} when this transport does not. */
+    private ScheduledThreadPoolExecutor probes;
     private volatile boolean stopped;
 
-    /** Readies the channels' background retries; call first in {@link #start}. */
+    /**
+     * How often an idle peer is probed ({@link PeerChannel#probeIfIdle}: one that no call succeeded with for half of
+     * this): a peer that crashed while idle leaves {@code listRemoteCachePeers} within about this, plus the call.
+     */
+    public static final long IDLE_PROBE_MILLIS = 2000;
+
+    /**
+     * Whether this transport's channels {@linkplain PeerChannel#probe probe} idle peers (on a thread of their own,
+     * which looks at each channel every {@value #IDLE_PROBE_MILLIS} ms; sends never wait for it). False by default:
+     * for a transport whose membership notices a departed peer by itself.
+     */
+    protected boolean probesIdlePeers() {
+        return false;
+    }
+
+    /** Readies the channels' background retries and the probe of idle peers; call first in {@link #start}. */
     protected final void startChannels(TransportContext ctx) {
         retries = new ScheduledThreadPoolExecutor(1, ctx.threads("lookup"));
         retries.setKeepAliveTime(10, TimeUnit.SECONDS);
         retries.allowCoreThreadTimeOut(true);
         retries.setRemoveOnCancelPolicy(true);
+        if (!probesIdlePeers()) {
+            return;
+        }
+        probes = new ScheduledThreadPoolExecutor(1, ctx.threads("probe"));
+        probes.scheduleWithFixedDelay(() -> {
+            for (C c : channels.values()) {
+                try {
+                    c.probeIfIdle(IDLE_PROBE_MILLIS / 2, retries);
+                } catch (RuntimeException e) {
+                    // one peer's trouble; the others are probed all the same
+                }
+            }
+        }, IDLE_PROBE_MILLIS, IDLE_PROBE_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -154,8 +184,11 @@ public abstract class RpcTransport<C extends PeerChannel> implements Transport {
         }
     }
 
-    /** Closes every channel (waiting up to {@code waitMillis} each for what is queued) and the retries. */
+    /** Stops the probes, closes every channel (each waits up to {@code waitMillis} for its queue) and the retries. */
     protected final void stopChannels(long waitMillis) {
+        if (probes != null) {
+            probes.shutdownNow();
+        }
         for (C c : channels.values()) {
             c.close(waitMillis);
         }
