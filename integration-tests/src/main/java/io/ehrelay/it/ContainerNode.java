@@ -27,8 +27,8 @@ import net.sf.ehcache.event.CacheEventListenerAdapter;
  * The program in each node container: a CacheManager replicating over the chosen transport, driven and
  * observed by the test through remote JMX ({@link NodeControlMBean} plus ehrelay's own metrics). Arguments are
  * {@code key=value}: {@code transport} (tcp, rmi, hessian, jgroups), {@code name}, {@code port} (listener), {@code peers}
- * ({@code host:port|…}, manual discovery) or {@code multicast=group:port} (automatic, on this container's
- * interface, TTL 1). Prints {@code NODE READY} when started; shuts the CacheManager down on SIGTERM.
+ * ({@code host:port|…}, manual discovery), {@code multicast=group:port} (automatic, on this container's
+ * interface, TTL 1) or {@code dns=name} (the peers are what the name resolves to). Prints {@code NODE READY} when started; shuts the CacheManager down on SIGTERM.
  */
 public final class ContainerNode implements NodeControlMBean {
 
@@ -80,7 +80,8 @@ public final class ContainerNode implements NodeControlMBean {
         String host = InetAddress.getLocalHost().getHostAddress();
         String name = a.getOrDefault("name", InetAddress.getLocalHost().getHostName());
         String port = a.getOrDefault("port", "40001");
-        String xml = xml(a.getOrDefault("transport", "tcp"), name, host, port, a.get("peers"), a.get("multicast"));
+        String xml = xml(a.getOrDefault("transport", "tcp"), name, host, port, a.get("peers"), a.get("multicast"),
+                a.get("dns"));
         CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
         ContainerNode node = new ContainerNode(cm, host + ":" + port);
         ManagementFactory.getPlatformMBeanServer().registerMBean(new StandardMBean(node, NodeControlMBean.class),
@@ -95,7 +96,8 @@ public final class ContainerNode implements NodeControlMBean {
         stopped.await();
     }
 
-    static String xml(String transport, String name, String host, String port, String peers, String multicast) {
+    static String xml(String transport, String name, String host, String port, String peers, String multicast,
+                      String dns) {
         String prefix = Profiles.factoryPrefix(transport);
         String discovery;
         boolean jgroups = Profiles.isJGroups(transport);
@@ -115,6 +117,9 @@ public final class ContainerNode implements NodeControlMBean {
                 }
                 discovery += ", file=ehrelay-jgroups-tcp.xml, bindPort=" + port + ", initialHosts=" + hosts;
             }
+        } else if (dns != null) {
+            // the peers are whatever the name answers, looked up every second
+            discovery = "peerDiscovery=dns, dnsName=" + dns + ", dnsIntervalMillis=1000";
         } else if (multicast != null) {
             String[] gp = multicast.split(":");
             discovery = "peerDiscovery=automatic, multicastGroupAddress=" + gp[0] + ", multicastGroupPort=" + gp[1]

@@ -113,16 +113,26 @@ final class NodeContainers implements AutoCloseable {
         return image;
     }
 
-    /** Starts a node named {@code alias} (also its host name on the network) with the given arguments. */
+    /**
+     * Starts a node named {@code alias} (also its host name on the network) with the given arguments. With
+     * {@code dns=<name>} the container answers to {@code <name>} too: Docker's embedded DNS then answers that name
+     * with the address of every running container that has it, as a Kubernetes headless Service does.
+     */
     Node start(String alias, String javaOpts, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add("name=" + alias);
         cmd.add("port=" + PORT);
         cmd.add("transport=" + transport);
         cmd.addAll(List.of(args));
+        List<String> aliases = new ArrayList<>(List.of(alias));
+        for (String a : args) {
+            if (a.startsWith("dns=")) {
+                aliases.add(a.substring(4));
+            }
+        }
         GenericContainer<?> c = new GenericContainer<>(image())
                 .withNetwork(network)
-                .withNetworkAliases(alias)
+                .withNetworkAliases(aliases.toArray(new String[0]))
                 .withCreateContainerCmdModifier(cmd2 -> cmd2.withHostName(alias))
                 .withEnv("NODE_JAVA_OPTS", javaOpts)
                 .withCommand(cmd.toArray(new String[0]))
@@ -131,6 +141,17 @@ final class NodeContainers implements AutoCloseable {
         Node n = new Node(alias, transport, c);
         nodes.add(n);
         return n;
+    }
+
+    /** Stops one node's container (SIGTERM: its CacheManager shuts down), as a rolling restart does. */
+    void stop(Node n) {
+        try {
+            n.jmx.close();
+        } catch (IOException e) {
+            // the container is going anyway
+        }
+        n.container.stop();
+        nodes.remove(n);
     }
 
     @Override

@@ -88,14 +88,15 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
     }
 
     /**
-     * Manual discovery, or a transport that knows its peers once started (JGroups' view): 0. Automatic: long
-     * enough to hear two heartbeats.
+     * Manual discovery, DNS (looked up once before the start returns), or a transport that knows its peers once
+     * started (JGroups' view): 0. Automatic: long enough to hear two heartbeats.
      */
     @Override
     public long getTimeForClusterToForm() {
         DiscoveryConfig d = node.config().discovery();
         io.ehrelay.spi.Transport t = node.transport();
-        if (d.mode() == DiscoveryConfig.Mode.MANUAL || (t != null && t.knowsPeersOnceStarted())) {
+        if (d.mode() == DiscoveryConfig.Mode.MANUAL || d.mode() == DiscoveryConfig.Mode.DNS
+                || (t != null && t.knowsPeersOnceStarted())) {
             return 0;
         }
         return 2 * d.heartbeatIntervalMillis() + 200;

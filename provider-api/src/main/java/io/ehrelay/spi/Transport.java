@@ -64,6 +64,22 @@ public interface Transport {
     }
 
     /**
+     * The endpoint of a peer listening at {@code host} (a name or an address, as a DNS answer gives it) and
+     * {@code port}, spelled as this node's own ({@link #localEndpoint()}: same scheme and path): what
+     * {@code peerDiscovery=dns} lists for each answer. Called after {@link #start}.
+     *
+     * @throws UnsupportedOperationException when this transport's peers cannot be found by DNS
+     */
+    default String endpointAt(String host, int port) {
+        throw new UnsupportedOperationException("this transport does not support peerDiscovery=dns");
+    }
+
+    /** The port this node listens on (after {@link #start}), or -1 when it has none of its own. */
+    default int localPort() {
+        return -1;
+    }
+
+    /**
      * Whether {@code registerPeer}/{@code unregisterPeer} change this transport's peers. {@code false} for a
      * transport whose members find each other themselves (JGroups: the channel's view): the calls are then
      * ignored, with one WARN saying where membership comes from, as stock {@code ehcache-jgroupsreplication}

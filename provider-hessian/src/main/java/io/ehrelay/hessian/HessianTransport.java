@@ -170,6 +170,18 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         return PeerUrls.normalize(configured);
     }
 
+    /** The peer's URL: this node's scheme and path, the peer's host and port. */
+    @Override
+    public String endpointAt(String host, int port) {
+        java.net.URI own = java.net.URI.create(localEndpoint);
+        return PeerUrls.normalize(own.getScheme() + "://" + hostForUrl(host) + ":" + port + own.getRawPath());
+    }
+
+    @Override
+    public int localPort() {
+        return localEndpoint == null ? -1 : java.net.URI.create(localEndpoint).getPort();
+    }
+
     /** Peers announce themselves by their endpoint URL, in any spelling. */
     private void hello(String endpoint) {
         try {

@@ -233,6 +233,16 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     }
 
     @Override
+    public String endpointAt(String host, int port) {
+        return RmiUrls.endpoint(host, port);
+    }
+
+    @Override
+    public int localPort() {
+        return localEndpoint == null ? -1 : RmiUrls.port(localEndpoint);
+    }
+
+    @Override
     public synchronized void cacheAdded(String cacheName) {
         if (registry == null || stopped() || exported.containsKey(cacheName)) {
             return;

@@ -268,6 +268,16 @@ final class TcpTransport implements Transport {
         return endpoint;
     }
 
+    @Override
+    public String endpointAt(String host, int port) {
+        return Endpoints.format(host, port);
+    }
+
+    @Override
+    public int localPort() {
+        return endpoint == null ? -1 : Endpoints.parse(endpoint).getPort();
+    }
+
     /** Inbound connections name their sender {@code "host:port (remote address)"}: the part before the space. */
     @Override
     public String peerOf(String fromPeer) {

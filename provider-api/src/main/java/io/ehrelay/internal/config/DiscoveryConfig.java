@@ -7,9 +7,11 @@ import java.net.UnknownHostException;
 import java.util.List;
 
 /**
- * How a node finds its peers: a manual list, or automatic discovery by multicast heartbeat. The property
- * names are the stock ones ({@code peerDiscovery}, {@code multicastGroupAddress}, {@code multicastGroupPort},
- * {@code timeToLive}, {@code hostName}); the manual list's name is the transport's.
+ * How a node finds its peers: a manual list, automatic discovery by multicast heartbeat, or a DNS name whose
+ * answers are the peers ({@code peerDiscovery=dns}, ehrelay's own: containers and Kubernetes, where multicast does
+ * not pass). The property names are the stock ones ({@code peerDiscovery}, {@code multicastGroupAddress},
+ * {@code multicastGroupPort}, {@code timeToLive}, {@code hostName}) plus {@code dnsName}, {@code dnsPort} and
+ * {@code dnsIntervalMillis}; the manual list's name is the transport's.
  */
 public final class DiscoveryConfig {
 
@@ -20,12 +22,16 @@ public final class DiscoveryConfig {
     public static final String HOST_NAME = "hostName";
     public static final String HEARTBEAT_INTERVAL_MILLIS = "heartbeatIntervalMillis";
     public static final String PEER_TIMEOUT_MILLIS = "peerTimeoutMillis";
+    public static final String DNS_NAME = "dnsName";
+    public static final String DNS_PORT = "dnsPort";
+    public static final String DNS_INTERVAL_MILLIS = "dnsIntervalMillis";
 
     /**
-     * The two discovery modes of the stock providers, plus {@code TRANSPORT}: the transport knows the members
-     * itself (e.g. a JGroups view) and reports them through {@link io.ehrelay.spi.TransportContext#setMembers}.
+     * The two discovery modes of the stock providers; {@code DNS}: the peers are what a DNS name resolves to,
+     * looked up again every {@code dnsIntervalMillis}; {@code TRANSPORT}: the transport knows the members itself
+     * (e.g. a JGroups view) and reports them through {@link io.ehrelay.spi.TransportContext#setMembers}.
      */
-    public enum Mode { MANUAL, AUTOMATIC, TRANSPORT }
+    public enum Mode { MANUAL, AUTOMATIC, DNS, TRANSPORT }
 
     private final Mode mode;
     private final List<String> manualPeers;
@@ -35,6 +41,9 @@ public final class DiscoveryConfig {
     private final InetAddress multicastInterface;
     private final long heartbeatIntervalMillis;
     private final long peerTimeoutMillis;
+    private String dnsName;
+    private int dnsPort;
+    private long dnsIntervalMillis = 5000;
 
     private DiscoveryConfig(Mode mode, List<String> manualPeers, InetAddress groupAddress, int groupPort,
                             int timeToLive, InetAddress multicastInterface, long heartbeatIntervalMillis,
@@ -55,6 +64,9 @@ public final class DiscoveryConfig {
             return new DiscoveryConfig(Mode.TRANSPORT, Collections.emptyList(), null, 0, 0, null, 1000, 3_600_000);
         }
         Mode mode = r.choice(PEER_DISCOVERY, Mode.MANUAL, Mode.class);
+        if (mode == Mode.TRANSPORT) {
+            throw r.invalid(PEER_DISCOVERY, "transport", "one of manual, automatic, dns");
+        }
         List<String> peers = r.list(manualPeersProperty);
         long interval = r.longIn(HEARTBEAT_INTERVAL_MILLIS, 1000, 10, 600_000);
         // stock's rule (a peer is stale after two heartbeat intervals and 100 ms), at least 5 s
@@ -63,8 +75,27 @@ public final class DiscoveryConfig {
         String portText = r.string(MULTICAST_GROUP_PORT);
         int ttl = r.intIn(TIME_TO_LIVE, 1, 0, 255);
         String host = r.string(HOST_NAME);
+        String dnsName = r.string(DNS_NAME);
+        int dnsPort = r.intIn(DNS_PORT, 0, 0, 65535);
+        long dnsInterval = r.longIn(DNS_INTERVAL_MILLIS, 5000, 100, 3_600_000);
         if (mode == Mode.MANUAL) {
             return new DiscoveryConfig(mode, peers, null, 0, ttl, null, interval, timeout);
+        }
+        if (mode == Mode.DNS) {
+            if (dnsName == null || dnsName.isEmpty()) {
+                throw r.invalid(DNS_NAME, "", "the DNS name whose answers are the peers (e.g. a Kubernetes headless "
+                        + "Service, ehrelay.default.svc.cluster.local, or an SRV name, _ehrelay._tcp.…) when "
+                        + PEER_DISCOVERY + "=dns");
+            }
+            if (!dnsName.matches("[A-Za-z0-9_.\\-]+")) {
+                throw r.invalid(DNS_NAME, dnsName, "one DNS name (letters, digits, '-', '_' and '.')");
+            }
+            // manual peers may be listed beside the name: they stay whatever the name resolves to
+            DiscoveryConfig c = new DiscoveryConfig(mode, peers, null, 0, ttl, null, interval, timeout);
+            c.dnsName = dnsName;
+            c.dnsPort = dnsPort;
+            c.dnsIntervalMillis = dnsInterval;
+            return c;
         }
         if (!peers.isEmpty()) {
             throw r.invalid(manualPeersProperty, String.join("|", peers),
@@ -103,4 +134,9 @@ public final class DiscoveryConfig {
     public InetAddress multicastInterface() { return multicastInterface; }
     public long heartbeatIntervalMillis() { return heartbeatIntervalMillis; }
     public long peerTimeoutMillis() { return peerTimeoutMillis; }
+    /** {@code peerDiscovery=dns}: the name looked up (an SRV name starts with {@code _}), else {@code null}. */
+    public String dnsName() { return dnsName; }
+    /** The peers' port for the name's A/AAAA answers; 0: this node's own listening port. */
+    public int dnsPort() { return dnsPort; }
+    public long dnsIntervalMillis() { return dnsIntervalMillis; }
 }

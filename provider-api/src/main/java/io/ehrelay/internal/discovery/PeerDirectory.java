@@ -13,7 +13,7 @@ import io.ehrelay.spi.Peer;
 
 /**
  * Who a node's peers are: the manual list plus peers registered at run time ({@code registerPeer}) plus those
- * heard by multicast heartbeat, which expire when their heartbeats stop. The node's own endpoint is never
+ * heard by multicast heartbeat, which expire when their heartbeats stop, plus what a DNS name resolved to last. The node's own endpoint is never
  * listed. Reads ({@link #peers()}) are a volatile snapshot, cheap enough for every batch. Thread-safe.
  */
 public final class PeerDirectory {
@@ -21,6 +21,7 @@ public final class PeerDirectory {
     private final Set<String> fixed = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> discovered = new ConcurrentHashMap<>();
     private volatile Set<String> members = Collections.emptySet();
+    private volatile Set<String> resolved = Collections.emptySet();
     private final long timeoutNanos;
     private volatile String self;
     private volatile List<Peer> snapshot = Collections.emptyList();
@@ -71,6 +72,15 @@ public final class PeerDirectory {
         }
     }
 
+    /** What the DNS name resolved to now replaces what it resolved to before. */
+    public void replaceResolved(java.util.Collection<String> endpoints) {
+        Set<String> now = Collections.unmodifiableSet(new LinkedHashSet<>(endpoints));
+        if (!now.equals(resolved)) {
+            resolved = now;
+            rebuild();
+        }
+    }
+
     /** A heartbeat was heard from {@code endpoint}. */
     public void heard(String endpoint, long nowNanos) {
         if (discovered.put(endpoint, nowNanos) == null) {
@@ -89,6 +99,7 @@ public final class PeerDirectory {
         Set<String> all = new LinkedHashSet<>(fixed);
         all.addAll(discovered.keySet());
         all.addAll(members);
+        all.addAll(resolved);
         all.remove(self);
         List<Peer> out = new ArrayList<>(all.size());
         for (String e : all) {

@@ -91,6 +91,7 @@ public final class ReplicationNode {
     private ReplicationQueue queue;
     private volatile Dispatcher dispatcher;
     private MulticastHeartbeat heartbeat;
+    private io.ehrelay.internal.discovery.DnsDiscovery dns;
     private Convergence convergence;
     private Outbound outbound;
     private Ordering ordering;
@@ -244,6 +245,13 @@ public final class ReplicationNode {
                         transport.heartbeatFormat(), clock);
                 heartbeat.start();
             }
+            if (config.discovery().mode() == DiscoveryConfig.Mode.DNS) {
+                DiscoveryConfig d = config.discovery();
+                dns = new io.ehrelay.internal.discovery.DnsDiscovery(d.dnsName(), d.dnsPort(), d.dnsIntervalMillis(),
+                        io.ehrelay.internal.discovery.DnsDiscovery.SYSTEM, directory, transport::endpointAt,
+                        threads.factory("dns"));
+                dns.start(transport.localPort());
+            }
             if (config.registerJmx()) {
                 metrics.registerWith(ManagementFactory.getPlatformMBeanServer());
             }
@@ -366,6 +374,9 @@ public final class ReplicationNode {
         }
         if (dispatcher != null) {
             dispatcher.stop(drainMillis);
+        }
+        if (dns != null) {
+            dns.stop();
         }
         if (heartbeat != null) {
             heartbeat.stop();

@@ -45,6 +45,31 @@ class ConfigTest {
     }
 
     @Test
+    void dnsDiscovery_readsItsName_portAndInterval_andSaysWhatIsMissing() {
+        DiscoveryConfig d = NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "dns", "dnsName",
+                "ehrelay.default.svc.cluster.local", "dnsPort", "40002", "dnsIntervalMillis", "2000")), "peers")
+                .discovery();
+        assertThat(d.mode()).isEqualTo(DiscoveryConfig.Mode.DNS);
+        assertThat(d.dnsName()).isEqualTo("ehrelay.default.svc.cluster.local");
+        assertThat(d.dnsPort()).isEqualTo(40002);
+        assertThat(d.dnsIntervalMillis()).isEqualTo(2000);
+        DiscoveryConfig defaults = NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "DNS", "dnsName",
+                "_ehrelay._tcp.peers")), "peers").discovery();
+        assertThat(defaults.dnsPort()).as("0: the node's own port").isZero();
+        assertThat(defaults.dnsIntervalMillis()).isEqualTo(5000);
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("TcpCacheManagerPeerProviderFactory",
+                props("peerDiscovery", "dns")), "peers"))
+                .isInstanceOf(InvalidConfigurationException.class)
+                .hasMessageContaining("'dnsName'").hasMessageContaining("peerDiscovery=dns");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "dns", "dnsName",
+                "a b")), "peers"))
+                .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("one DNS name");
+        assertThatThrownBy(() -> NodeConfig.read(new PropertyReader("f", props("peerDiscovery", "transport")),
+                "peers"))
+                .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("manual, automatic, dns");
+    }
+
+    @Test
     void malformedBoolean_namesPropertyValueAndAccepted() {
         assertThatThrownBy(() -> ReplicatorConfig.parse("TcpCacheReplicatorFactory", props("replicatePuts", "yes")))
                 .isInstanceOf(InvalidConfigurationException.class)

@@ -1,0 +1,262 @@
+package io.ehrelay.internal.discovery;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Hashtable;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+import javax.naming.NameNotFoundException;
+import javax.naming.NamingEnumeration;
+import javax.naming.NamingException;
+import javax.naming.directory.Attribute;
+import javax.naming.directory.Attributes;
+import javax.naming.directory.DirContext;
+import javax.naming.directory.InitialDirContext;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code peerDiscovery=dns}: the peers are what a DNS name answers, looked up again every interval — the
+ * A/AAAA records of a name (e.g. a Kubernetes headless Service, or a network alias several containers share), each
+ * at the configured port, or the SRV records of a name starting with {@code _} (each with its own port). A peer
+ * that appears is listed (and connected ahead, bootstrapped from, sent events, as with any peer); one that is no
+ * longer in the answer leaves the list at the next lookup. This node's own address and port are recognised and
+ * skipped. A name that does not exist (NXDOMAIN: no member is up yet) means no peers; a lookup that fails otherwise
+ * (a timeout, a server failure) keeps the peers found before, and is logged (at most once a minute).
+ *
+ * <p>The name is asked of the DNS servers the system is configured with ({@code /etc/resolv.conf}), through the
+ * JDK's DNS provider, every time: the JVM's own cache of host names (30 s by default) does not delay a new
+ * member. Where that provider is missing, or the name is not in DNS but in the hosts file, the JVM's resolver
+ * answers. A DNS answer is not a credential: {@code clusterSecret} or {@code unauthenticatedPeers} still decide
+ * what a listed peer may do. One thread per node. Thread-safe.
+ */
+public final class DnsDiscovery {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DnsDiscovery.class);
+    private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    /** One answer: a host (an address, or a name from an SRV record) and its port (0: none given). */
+    public static final class Target {
+        final String host;
+        final int port;
+
+        public Target(String host, int port) {
+            this.host = host;
+            this.port = port;
+        }
+
+        @Override
+        public String toString() {
+            return host + (port > 0 ? ":" + port : "");
+        }
+    }
+
+    /** The name exists nowhere (NXDOMAIN): no member is up. */
+    public static final class NoSuchName extends IOException {
+        public NoSuchName(String name) {
+            super("no such DNS name: " + name);
+        }
+    }
+
+    /** How a name is looked up: the system's DNS ({@link #SYSTEM}), or a test's. */
+    @FunctionalInterface
+    public interface Resolver {
+        /** @throws NoSuchName when the name does not exist; another IOException when the lookup failed */
+        List<Target> resolve(String name) throws IOException;
+    }
+
+    /** Where the answers go, and whom they name. */
+    private final String name;
+    private final int port;
+    private final long intervalMillis;
+    private final Resolver resolver;
+    private final PeerDirectory directory;
+    private final BiFunction<String, Integer, String> endpointAt;
+    private final ThreadFactory threads;
+    private volatile boolean running;
+    private Thread thread;
+    private long lastWarnNanos = System.nanoTime() - WARN_EVERY_NANOS;
+    private volatile List<String> last = Collections.emptyList();
+
+    /**
+     * @param port       the peers' port for A/AAAA answers (the configured {@code dnsPort}, else this node's own)
+     * @param endpointAt the transport's endpoint of a peer at a host and port ({@code Transport.endpointAt})
+     */
+    public DnsDiscovery(String name, int port, long intervalMillis, Resolver resolver, PeerDirectory directory,
+                        BiFunction<String, Integer, String> endpointAt, ThreadFactory threads) {
+        this.name = name;
+        this.port = port;
+        this.intervalMillis = intervalMillis;
+        this.resolver = resolver;
+        this.directory = directory;
+        this.endpointAt = endpointAt;
+        this.threads = threads;
+    }
+
+    /** Looks the name up once now (so that the peers are known when the node's start returns), then every interval. */
+    public void start(int ownPort) {
+        lookUp(ownPort);
+        running = true;
+        thread = threads.newThread(() -> {
+            while (running) {
+                try {
+                    Thread.sleep(intervalMillis);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                if (running) {
+                    lookUp(ownPort);
+                }
+            }
+        });
+        thread.start();
+    }
+
+    public void stop() {
+        running = false;
+        Thread t = thread;
+        if (t != null) {
+            t.interrupt();
+        }
+    }
+
+    /** The peers' endpoints the last lookup found (this node excluded). */
+    public List<String> lastAnswer() {
+        return last;
+    }
+
+    /** One lookup: the directory's DNS peers become what the name answers now (or stay, when it failed). */
+    void lookUp(int ownPort) {
+        List<Target> answer;
+        try {
+            answer = resolver.resolve(name);
+        } catch (NoSuchName e) {
+            answer = Collections.emptyList();
+        } catch (IOException | RuntimeException e) {
+            long now = System.nanoTime();
+            if (now - lastWarnNanos >= WARN_EVERY_NANOS) {
+                lastWarnNanos = now;
+                LOG.warn("ehrelay: could not look up the DNS name {} of peerDiscovery=dns ({}); the {} peers it "
+                        + "named before stay listed; trying again every {} ms", name, e.toString(), last.size(),
+                        intervalMillis);
+            }
+            return;
+        }
+        Set<String> endpoints = new LinkedHashSet<>();
+        for (Target t : answer) {
+            int p = t.port > 0 ? t.port : port > 0 ? port : ownPort;
+            if (p <= 0 || p == ownPort && isThisHost(t.host)) {
+                continue;
+            }
+            endpoints.add(endpointAt.apply(t.host, p));
+        }
+        List<String> now = Collections.unmodifiableList(new ArrayList<>(endpoints));
+        if (!now.equals(last)) {
+            LOG.info("ehrelay: DNS name {} now names {} peer(s): {}", name, now.size(), now);
+            last = now;
+        }
+        directory.replaceResolved(now);
+    }
+
+    /** Whether {@code host} is an address of this machine (a name is resolved first). */
+    static boolean isThisHost(String host) {
+        try {
+            InetAddress a = InetAddress.getByName(host);
+            return a.isAnyLocalAddress() || a.isLoopbackAddress() || NetworkInterface.getByInetAddress(a) != null;
+        } catch (UnknownHostException | SocketException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The system's DNS: SRV records for a name starting with {@code _}, else A and AAAA records, asked of the
+     * configured servers every time; the JVM's resolver (hosts file, its cache) where the JDK's DNS provider is
+     * missing or DNS does not know the name.
+     */
+    public static final Resolver SYSTEM = DnsDiscovery::systemLookup;
+
+    private static List<Target> systemLookup(String name) throws IOException {
+        boolean srv = name.startsWith("_");
+        List<Target> out = new ArrayList<>();
+        Exception failed = null;
+        try {
+            Hashtable<String, String> env = new Hashtable<>();
+            env.put(javax.naming.Context.INITIAL_CONTEXT_FACTORY, "com.sun.jndi.dns.DnsContextFactory");
+            env.put(javax.naming.Context.PROVIDER_URL, "dns:");
+            env.put("com.sun.jndi.dns.timeout.initial", "1000");
+            env.put("com.sun.jndi.dns.timeout.retries", "2");
+            DirContext ctx = new InitialDirContext(env);
+            try {
+                // one query per record type (a query for several types at once is an ANY query, which some
+                // servers, Docker's embedded one among them, do not answer themselves)
+                for (String type : srv ? new String[] {"SRV"} : new String[] {"A", "AAAA"}) {
+                    Attribute a;
+                    try {
+                        Attributes attrs = ctx.getAttributes(name, new String[] {type});
+                        a = attrs.get(type);
+                    } catch (NameNotFoundException e) {
+                        if (out.isEmpty()) {
+                            throw e;
+                        }
+                        continue;
+                    }
+                    if (a == null) {
+                        continue;
+                    }
+                    NamingEnumeration<?> values = a.getAll();
+                    while (values.hasMore()) {
+                        String v = String.valueOf(values.next()).trim();
+                        if (srv) {
+                            // priority weight port target
+                            String[] f = v.split("\\s+");
+                            if (f.length == 4) {
+                                String target = f[3].endsWith(".") ? f[3].substring(0, f[3].length() - 1) : f[3];
+                                out.add(new Target(target, Integer.parseInt(f[2])));
+                            }
+                        } else {
+                            out.add(new Target(v, 0));
+                        }
+                    }
+                }
+            } finally {
+                ctx.close();
+            }
+            if (!out.isEmpty() || srv) {
+                return out;
+            }
+        } catch (NameNotFoundException e) {
+            if (srv) {
+                throw new NoSuchName(name);
+            }
+            // not in DNS: perhaps in the hosts file, below
+        } catch (NamingException | NumberFormatException e) {
+            if (srv) {
+                throw new IOException(e.toString(), e);
+            }
+            failed = e; // no DNS provider, or the lookup failed: the JVM's resolver, below
+        }
+        try {
+            for (InetAddress a : InetAddress.getAllByName(name)) {
+                out.add(new Target(a.getHostAddress(), 0));
+            }
+            return out;
+        } catch (UnknownHostException e) {
+            if (failed != null) {
+                // not known to be absent: the DNS lookup failed (a timeout, a server failure)
+                throw new IOException(failed.toString(), failed);
+            }
+            throw new NoSuchName(name);
+        }
+    }
+}
