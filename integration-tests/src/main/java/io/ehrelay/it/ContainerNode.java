@@ -104,7 +104,10 @@ public final class ContainerNode implements NodeControlMBean {
         if (jgroups) {
             // one cluster; the UDP stack when asked for multicast, else the TCP stack finding the named peers
             discovery = "channelName=containers, bindAddress=" + host;
-            if (multicast != null) {
+            if (dns != null) {
+                // the shipped DNS stack (DNS_PING): the members are what the name answers, at this port
+                discovery += ", dnsName=" + dns + ", bindPort=" + port;
+            } else if (multicast != null) {
                 String[] gp = multicast.split(":");
                 discovery += ", multicastAddress=" + gp[0] + ", multicastPort=" + gp[1] + ", timeToLive=1";
             } else {

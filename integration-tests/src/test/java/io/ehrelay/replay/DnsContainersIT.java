@@ -14,8 +14,10 @@ import io.ehrelay.contract.Await;
  * {@code peerDiscovery=dns} for real: containers on the project's own (internal) Docker network share one network
  * alias, so Docker's embedded DNS answers that name with every running member's address, as a Kubernetes headless
  * Service does. Two nodes find each other by the name alone; a third started later is found, bootstraps and
- * receives; a stopped one leaves the others' lists once the name no longer answers with it; what is written after
- * that reaches the remaining ones; every node compared ends with the same entries.
+ * receives; a stopped one leaves the others' lists once the name no longer answers with it (JGroups: once it left
+ * the view); what is written after that reaches the remaining ones; every node compared ends with the same
+ * entries. TCP, RMI and Hessian with {@code peerDiscovery=dns}; JGroups with its shipped DNS stack
+ * ({@code DNS_PING}).
  */
 class DnsContainersIT {
 
@@ -39,7 +41,7 @@ class DnsContainersIT {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"tcp", "rmi", "hessian"})
+    @ValueSource(strings = {"tcp", "rmi", "hessian", "jgroups"})
     void nodesFoundByOneDnsName_joinBootstrapLeave_andEndEqual(String transport) throws Exception {
         try (NodeContainers containers = new NodeContainers(transport)) {
             NodeContainers.Node a = containers.start("dns-a", "-Xmx256m", DNS);

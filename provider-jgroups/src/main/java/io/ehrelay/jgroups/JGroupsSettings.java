@@ -29,6 +29,8 @@ final class JGroupsSettings {
     final Integer multicastPort;
     final Integer timeToLive;
     final String initialHosts;
+    /** DNS_PING's query: the name whose answers are the members (SRV records when it starts with '_'); or null. */
+    final String dnsName;
     final int callTimeoutMillis;
     final long peerOutboundMaxBytes;
     final long retryMaxMillis;
@@ -59,6 +61,10 @@ final class JGroupsSettings {
             }
         }
         initialHosts = hosts.isEmpty() ? null : String.join(",", hosts);
+        dnsName = r.string("dnsName");
+        if (dnsName != null && !dnsName.matches("[A-Za-z0-9_.\\-]+")) {
+            throw r.invalid("dnsName", dnsName, "one DNS name (letters, digits, '-', '_' and '.')");
+        }
         callTimeoutMillis = r.intIn(PeerProperties.CALL_TIMEOUT_MILLIS, 30_000, 100, 3_600_000);
         peerOutboundMaxBytes = node.peerOutboundMaxBytes();
         retryMaxMillis = r.longIn(PeerProperties.RETRY_MAX_MILLIS, 5000, 10, 600_000);

@@ -29,6 +29,7 @@ final class JGroupsStacks {
 
     static final String UDP_STACK = "ehrelay-jgroups-udp.xml";
     static final String TCP_STACK = "ehrelay-jgroups-tcp.xml";
+    static final String DNS_STACK = "ehrelay-jgroups-dns.xml";
 
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsStacks.class);
 
@@ -68,6 +69,9 @@ final class JGroupsStacks {
             stack = fromFile(s.file);
         } else if (s.connect != null) {
             stack = fromConnect(s.connect);
+        } else if (s.dnsName != null) {
+            // a DNS name and no stack: the shipped stack that finds members by DNS
+            stack = fromFile(DNS_STACK);
         } else {
             stack = fromFile(UDP_STACK);
         }
@@ -511,6 +515,20 @@ final class JGroupsStacks {
                 throw new IllegalArgumentException("initialHosts needs a stack with TCPPING");
             }
             put(stack.get(ping), "initial_hosts", s.initialHosts);
+        }
+        if (s.dnsName != null) {
+            int ping = -1;
+            for (int i = 0; i < stack.size(); i++) {
+                if (stack.get(i).getProtocolName().endsWith("DNS_PING")) {
+                    ping = i;
+                }
+            }
+            if (ping < 0) {
+                throw new IllegalArgumentException("dnsName needs a stack with DNS_PING (the shipped " + DNS_STACK
+                        + ", used when neither file nor connect is set, has it)");
+            }
+            put(stack.get(ping), "dns_query", s.dnsName);
+            put(stack.get(ping), "dns_record_type", s.dnsName.startsWith("_") ? "SRV" : "A");
         }
     }
 

@@ -110,6 +110,28 @@ class JGroupsStacksTest {
     }
 
     @Test
+    void aDnsName_withoutAStack_takesTheShippedDnsStack_andItsQuery() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("dnsName", "ehrelay.default.svc.cluster.local");
+        List<ProtocolConfiguration> dns = JGroupsStacks.build(settings(p));
+        assertThat(names(dns)).startsWith("TCP", "dns.DNS_PING").contains("FD_SOCK2", "UNICAST3", "FRAG4")
+                .doesNotContain("TCPPING");
+        assertThat(dns.get(0).getProperties()).containsEntry("diag.enabled", "false");
+        assertThat(dns.get(1).getProperties()).containsEntry("dns_query", "ehrelay.default.svc.cluster.local")
+                .containsEntry("dns_record_type", "A");
+        JGroupsStacks.checkFragmentsFitCredits(dns);
+
+        p.setProperty("dnsName", "_ehrelay._tcp.ehrelay.default.svc.cluster.local");
+        assertThat(JGroupsStacks.build(settings(p)).get(1).getProperties()).containsEntry("dns_record_type", "SRV");
+
+        Properties withTcpping = new Properties();
+        withTcpping.setProperty("file", JGroupsStacks.TCP_STACK);
+        withTcpping.setProperty("dnsName", "peers");
+        assertThatThrownBy(() -> JGroupsStacks.build(settings(withTcpping)))
+                .hasMessageContaining("dnsName needs a stack with DNS_PING").hasMessageContaining(JGroupsStacks.DNS_STACK);
+    }
+
+    @Test
     void shippedTcpStack_sendsADefaultBatchWhole() throws Exception {
         List<ProtocolConfiguration> tcp = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
         ProtocolConfiguration frag = tcp.stream().filter(p -> p.getProtocolName().equals("FRAG4")).findFirst()
