@@ -143,6 +143,11 @@ final class NodeContainers implements AutoCloseable {
         return n;
     }
 
+    /** The nodes running now, in the order they started. */
+    List<Node> nodes() {
+        return List.copyOf(nodes);
+    }
+
     /** Stops one node's container (SIGTERM: its CacheManager shuts down), as a rolling restart does. */
     void stop(Node n) {
         try {

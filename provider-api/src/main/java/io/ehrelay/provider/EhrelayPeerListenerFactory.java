@@ -74,6 +74,12 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
             }
         }
         int port = r.intIn(ListenerConfig.PORT, defaultPort, 0, 65535);
-        return new ListenerConfig(host, port);
+        String advertisedHost = r.string(ListenerConfig.ADVERTISED_HOST_NAME);
+        if (advertisedHost != null && !advertisedHost.matches("[A-Za-z0-9_.:\\-\\[\\]%]+")) {
+            throw r.invalid(ListenerConfig.ADVERTISED_HOST_NAME, advertisedHost,
+                    "the host name or address peers reach this node at");
+        }
+        int advertisedPort = r.intIn(ListenerConfig.ADVERTISED_PORT, 0, 0, 65535);
+        return new ListenerConfig(host, port, null, advertisedHost, advertisedPort);
     }
 }

@@ -74,6 +74,15 @@ public interface Transport {
         throw new UnsupportedOperationException("this transport does not support peerDiscovery=dns");
     }
 
+    /**
+     * Every socket this node listens on and what it is for, e.g. {@code "127.0.0.1:40001 (peers' connections)"}
+     * (after {@link #start}; logged once at start, so that an operator knows which ports to open), or
+     * {@code null} when it listens nowhere.
+     */
+    default String listeningOn() {
+        return null;
+    }
+
     /** The port this node listens on (after {@link #start}), or -1 when it has none of its own. */
     default int localPort() {
         return -1;

@@ -100,8 +100,9 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
                 io.ehrelay.spi.rpc.RpcSessions.of(ctx)).withBudget(budget));
         server.start();
         every(RequestGuard.TICK_MILLIS, requests::tick);
-        localEndpoint = PeerUrls.normalize((ls.https() ? "https" : "http") + "://" + hostForUrl(listener.hostName())
-                + ":" + server.getAddress().getPort() + ls.path);
+        int listening = server.getAddress().getPort();
+        localEndpoint = PeerUrls.normalize((ls.https() ? "https" : "http") + "://"
+                + hostForUrl(listener.advertisedHostName()) + ":" + listener.advertisedPort(listening) + ls.path);
     }
 
     /**
@@ -168,6 +169,13 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
     @Override
     public String normalizePeer(String configured) {
         return PeerUrls.normalize(configured);
+    }
+
+    @Override
+    public String listeningOn() {
+        HttpServer s = server;
+        return s == null ? null : hostForUrl(s.getAddress().getHostString()) + ":" + s.getAddress().getPort()
+                + " (" + (s instanceof HttpsServer ? "HTTPS" : "HTTP") + ": peers' calls)";
     }
 
     /** The peer's URL: this node's scheme and path, the peer's host and port. */

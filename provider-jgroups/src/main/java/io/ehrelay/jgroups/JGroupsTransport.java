@@ -267,6 +267,27 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         return localEndpoint;
     }
 
+    @Override
+    public String listeningOn() {
+        JChannel c = channel;
+        if (c == null || c.getAddress() == null) {
+            return null;
+        }
+        try {
+            org.jgroups.protocols.TP tp = c.getProtocolStack().getTransport();
+            StringBuilder sb = new StringBuilder().append(tp.getPhysicalAddressFromCache(c.getAddress()))
+                    .append(" (JGroups ").append(tp.getClass().getSimpleName()).append(": members' messages)");
+            org.jgroups.protocols.FD_SOCK2 fd = c.getProtocolStack().findProtocol(org.jgroups.protocols.FD_SOCK2.class);
+            if (fd != null && fd.getActualBindPort() > 0) {
+                sb.append(", ").append(fd.getBindAddress() == null ? "*" : fd.getBindAddress().getHostAddress())
+                        .append(':').append(fd.getActualBindPort()).append(" (FD_SOCK2: failure detection)");
+            }
+            return sb.toString();
+        } catch (RuntimeException | LinkageError e) {
+            return null; // a JGroups version without these accessors: the start line goes without it
+        }
+    }
+
     String clusterName() {
         return clusterName;
     }

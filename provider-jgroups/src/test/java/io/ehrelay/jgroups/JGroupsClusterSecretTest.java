@@ -42,8 +42,11 @@ class JGroupsClusterSecretTest {
             assertThat(leftoverKeyStores()).as("key stores left in " + System.getProperty("java.io.tmpdir"))
                     .isZero();
 
-            CacheManager other = cluster.start("other", "clusterSecret=another-secret-of-16-chars", false);
+            // both at once: each waits out JGroups' join attempts (about 10 s) before it is a cluster of its own
+            java.util.concurrent.CompletableFuture<CacheManager> otherStarted = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> cluster.start("other", "clusterSecret=another-secret-of-16-chars", false));
             CacheManager none = cluster.start("none", "", false);
+            CacheManager other = otherStarted.get();
             other.getCache("sync").put(new Element("fromOther", "x"));
             none.getCache("sync").put(new Element("fromNone", "x"));
             a.getCache("sync").put(new Element("fromA", "y"));

@@ -90,7 +90,8 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         if (ls == null) {
             ls = new RmiListenerSettings(0, RmiListenerSettings.DEFAULT_SOCKET_TIMEOUT_MILLIS);
         }
-        boolean advised = adviseHostName(listener.hostName());
+        // stubs name the host peers reach this node at (advertisedHostName, else hostName); sockets bind hostName
+        boolean advised = adviseHostName(listener.advertisedHostName());
         InetAddress address = InetAddress.getByName(listener.hostName());
         // a TLS client certificate authenticates the peer; with a cluster secret the relay checks each call's
         // session and the stock cache peers each caller's host; else hosts are admitted by unauthenticatedPeers
@@ -124,14 +125,14 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
                     registrySockets);
         } catch (java.rmi.RemoteException e) {
-            forgetHostName(advised, listener.hostName());
+            forgetHostName(advised, listener.advertisedHostName());
             throw BoundServerSocketFactory.CannotListen.in(e);
         }
         io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
         guard = new RegistryGuard(registry, unauthorized::mark);
         try {
             int port = registrySockets.lastPort();
-            localEndpoint = RmiUrls.endpoint(listener.hostName(), port);
+            localEndpoint = RmiUrls.endpoint(listener.advertisedHostName(), listener.advertisedPort(port));
             // a post waits for room at most half the callers' read timeout, so they hear why it failed
             relayService = new RpcService(ctx.inbound(), limits.maxFrameBytes(),
                     ctx.threads("apply"), ls.socketTimeoutMillis / 2, this::peerSaidHello, ctx.clock());
@@ -148,7 +149,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             every(500, guard::repair);
         } catch (Exception e) {
             unexportAll();
-            forgetHostName(advised, listener.hostName());
+            forgetHostName(advised, listener.advertisedHostName());
             throw BoundServerSocketFactory.CannotListen.in(e);
         }
     }
@@ -230,6 +231,20 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     @Override
     public String normalizePeer(String configured) {
         return RmiUrls.endpoint(configured);
+    }
+
+    @Override
+    public String listeningOn() {
+        BoundServerSocketFactory r = registrySockets;
+        BoundServerSocketFactory o = objectSockets;
+        if (r == null || context == null || context.listener() == null) {
+            return null;
+        }
+        String host = context.listener().hostName();
+        java.util.Set<Integer> objects = new java.util.TreeSet<>(o.ports());
+        return RmiUrls.endpoint(host, r.lastPort()) + " (RMI registry), " + (remoteObjectPort != 0
+                ? RmiUrls.endpoint(host, remoteObjectPort) + " (remote objects: the relay and the stock cache peers)"
+                : "ports " + objects + " (remote objects, each on a free port: set remoteObjectPort to fix one)");
     }
 
     @Override

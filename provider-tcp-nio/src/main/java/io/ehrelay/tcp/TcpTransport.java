@@ -90,7 +90,8 @@ final class TcpTransport implements Transport {
             throw new IOException("cannot listen on " + listener.hostName() + ":" + listener.port() + ": " + e, e);
         }
         server = ssc;
-        endpoint = Endpoints.format(listener.hostName(), ((InetSocketAddress) ssc.getLocalAddress()).getPort());
+        endpoint = Endpoints.format(listener.advertisedHostName(),
+                listener.advertisedPort(((InetSocketAddress) ssc.getLocalAddress()).getPort()));
         ctx.metrics().gauge("connectionsIn", inbound::size);
         ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
         refusedConnections = ctx.metrics().count("refusedConnections"); // registered now: monitoring sees it at 0
@@ -266,6 +267,17 @@ final class TcpTransport implements Transport {
     @Override
     public String localEndpoint() {
         return endpoint;
+    }
+
+    @Override
+    public String listeningOn() {
+        try {
+            ServerSocketChannel s = server;
+            return s == null ? null : Endpoints.format(((InetSocketAddress) s.getLocalAddress()).getHostString(),
+                    ((InetSocketAddress) s.getLocalAddress()).getPort()) + " (TCP: peers' connections)";
+        } catch (java.io.IOException e) {
+            return null;
+        }
     }
 
     @Override

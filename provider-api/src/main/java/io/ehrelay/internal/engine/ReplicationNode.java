@@ -270,6 +270,11 @@ public final class ReplicationNode {
         LOG.info("ehrelay: {} replication of CacheManager {} started at {}", transportName, cacheManager.getName(),
                 transport.localEndpoint());
         logAdmission(transport.localEndpoint());
+        String listening = transport.listeningOn();
+        if (listening != null) {
+            LOG.info("ehrelay: {} replication of CacheManager {} listens on {}; peers are told {}", transportName,
+                    cacheManager.getName(), listening, transport.localEndpoint());
+        }
         watchConstruction();
     }
 
