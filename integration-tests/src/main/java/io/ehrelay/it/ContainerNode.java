@@ -28,11 +28,11 @@ import net.sf.ehcache.event.CacheEventListenerAdapter;
  * observed by the test through remote JMX ({@link NodeControlMBean} plus ehrelay's own metrics). Arguments are
  * {@code key=value}: {@code transport} (tcp, rmi, hessian, jgroups), {@code name}, {@code port} (listener), {@code peers}
  * ({@code host:port|…}, manual discovery), {@code multicast=group:port} (automatic, on this container's
- * interface, TTL 1) or {@code dns=name} (the peers are what the name resolves to). Prints {@code NODE READY} when started; shuts the CacheManager down on SIGTERM.
+ * interface, TTL 1) or {@code dns=name} (the peers are what the name resolves to); or {@code config=<path>}, an
+ * {@code ehcache.xml} used as it is (then the arguments above but {@code name} and {@code port} are not read).
+ * Prints {@code NODE READY} when started; shuts the CacheManager down on SIGTERM.
  */
 public final class ContainerNode implements NodeControlMBean {
-
-    static final String[] CACHES = {"replay", "bootstrapped"};
 
     private final CacheManager cacheManager;
     private final String endpoint;
@@ -41,7 +41,7 @@ public final class ContainerNode implements NodeControlMBean {
     private ContainerNode(CacheManager cacheManager, String endpoint) {
         this.cacheManager = cacheManager;
         this.endpoint = endpoint;
-        for (String name : CACHES) {
+        for (String name : cacheManager.getCacheNames()) {
             AtomicLong count = new AtomicLong();
             long[] state = new long[3];
             arrivals.put(name, state);
@@ -80,9 +80,15 @@ public final class ContainerNode implements NodeControlMBean {
         String host = InetAddress.getLocalHost().getHostAddress();
         String name = a.getOrDefault("name", InetAddress.getLocalHost().getHostName());
         String port = a.getOrDefault("port", "40001");
-        String xml = xml(a.getOrDefault("transport", "tcp"), name, host, port, a.get("peers"), a.get("multicast"),
-                a.get("dns"));
-        CacheManager cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+        CacheManager cm;
+        if (a.containsKey("config")) {
+            // a user's ehcache.xml as it is (Ehcache fills its ${...} from the system properties)
+            cm = new CacheManager(a.get("config"));
+        } else {
+            String xml = xml(a.getOrDefault("transport", "tcp"), name, host, port, a.get("peers"),
+                    a.get("multicast"), a.get("dns"));
+            cm = new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+        }
         ContainerNode node = new ContainerNode(cm, host + ":" + port);
         ManagementFactory.getPlatformMBeanServer().registerMBean(new StandardMBean(node, NodeControlMBean.class),
                 new ObjectName("io.ehrelay.it:type=Node"));

@@ -2,9 +2,12 @@ package io.ehrelay.replay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -20,19 +23,31 @@ import io.ehrelay.contract.Await;
  * Service does. Under continuous writes, two nodes found by the name alone scale out to four (each newcomer
  * bootstraps from a member the name gave and is listed by every member), one is replaced by a new container (a
  * rolling restart: the old address leaves every list, the new one joins), the group scales back to two; then both
- * remaining nodes hold every write. TCP, RMI and Hessian with {@code peerDiscovery=dns}; JGroups with its shipped
- * DNS stack ({@code DNS_PING}), where a member leaves the lists by leaving the view.
+ * remaining nodes hold every write. TCP runs the guide's own {@code docs/containers/ehcache.xml} as it is (its
+ * cluster secret mounted as a file, its name and DNS name given as system properties, as the guide's Compose and
+ * Kubernetes files do); RMI and Hessian run {@code peerDiscovery=dns} with the same name; JGroups its shipped DNS
+ * stack ({@code DNS_PING}), where a member leaves the lists by leaving the view.
  */
 class DnsContainersIT {
 
-    private static final String DNS = "dns=ehrelay-peers";
-    private static final String CACHE = "bootstrapped";
+    private static final String NAME = "ehrelay-peers";
+    private static final String DNS = "dns=" + NAME;
+    private static final Path GUIDE = Path.of(System.getProperty("basedir", ".")).resolve("../docs/containers")
+            .normalize();
     private static final int SIZE = 256;
     private static final int CHUNK = 50;
 
     private static int peers(NodeContainers.Node n) {
         try {
             return ((Number) n.managerAttribute("peersKnown", "Value")).intValue();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private static int reachable(NodeContainers.Node n) {
+        try {
+            return ((Number) n.managerAttribute("peersReachable", "Value")).intValue();
         } catch (Exception e) {
             return -1;
         }
@@ -45,12 +60,32 @@ class DnsContainersIT {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since);
     }
 
+    /** The cache the scenario writes: the guide's {@code users} for TCP, else the node program's own. */
+    private static String cache(String transport) {
+        return "tcp".equals(transport) ? "users" : "bootstrapped";
+    }
+
+    /** A member: for TCP the guide's ehcache.xml and a secret file, mounted where the guide mounts them. */
+    private static NodeContainers.Node start(NodeContainers containers, String transport, String alias, Path secret)
+            throws Exception {
+        if (!"tcp".equals(transport)) {
+            return containers.start(alias, "-Xmx256m", DNS);
+        }
+        return containers.start(alias, "-Xmx256m -Dehrelay.nodeName=" + alias + " -Dehrelay.dnsName=" + NAME,
+                Map.of(GUIDE.resolve("ehcache.xml"), "/etc/ehrelay/ehcache.xml", secret, "/run/secrets/ehrelay-secret"),
+                DNS, "config=/etc/ehrelay/ehcache.xml");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "rmi", "hessian", "jgroups"})
     void foundByOneDnsName_scaleOutReplaceAndScaleInUnderWrites_endEqual(String transport) throws Exception {
+        String cache = cache(transport);
+        Path secret = Files.createTempFile("ehrelay-secret", "");
+        Files.writeString(secret, java.util.UUID.randomUUID() + "-" + java.util.UUID.randomUUID() + "\n");
+        secret.toFile().deleteOnExit();
         try (NodeContainers containers = new NodeContainers(transport)) {
-            NodeContainers.Node a = containers.start("dns-a", "-Xmx256m", DNS);
-            NodeContainers.Node b = containers.start("dns-b", "-Xmx256m", DNS);
+            NodeContainers.Node a = start(containers, transport, "dns-a", secret);
+            NodeContainers.Node b = start(containers, transport, "dns-b", secret);
             awaitListed(List.of(a, b), 1, System.nanoTime(), "by the name alone");
 
             // a writes all along, CHUNK keys at a time
@@ -59,7 +94,7 @@ class DnsContainersIT {
             Thread writer = new Thread(() -> {
                 try {
                     while (!Thread.currentThread().isInterrupted()) {
-                        a.control.write(CACHE, written.get(), CHUNK, SIZE);
+                        a.control.write(cache, written.get(), CHUNK, SIZE);
                         written.addAndGet(CHUNK);
                         Thread.sleep(20);
                     }
@@ -74,11 +109,15 @@ class DnsContainersIT {
             try {
                 // scale out to four: each newcomer bootstraps (synchronously, at its start) and is found by all
                 long t0 = System.nanoTime();
-                NodeContainers.Node c = containers.start("dns-c", "-Xmx256m", DNS);
-                assertThat(c.control.size(CACHE)).as("c bootstrapped while a wrote").isPositive();
+                long startedMicros = System.currentTimeMillis() * 1000;
+                NodeContainers.Node c = start(containers, transport, "dns-c", secret);
+                assertThat(c.control.size(cache)).as("c bootstrapped while a wrote").isPositive();
+                Await.until(() -> c.control.arrivals(cache)[0] > 0, () -> "c received no live event");
+                timings.add("c's first live event " + (c.control.arrivals(cache)[1] - startedMicros) / 1000
+                        + " ms after its container was started");
                 timings.add("c listed by all " + awaitListed(List.of(a, b, c), 2, t0, "c joining") + " ms");
                 long t1 = System.nanoTime();
-                NodeContainers.Node d = containers.start("dns-d", "-Xmx256m", DNS);
+                NodeContainers.Node d = start(containers, transport, "dns-d", secret);
                 timings.add("d listed by all " + awaitListed(List.of(a, b, c, d), 3, t1, "d joining") + " ms");
 
                 // a rolling restart: b stops, e (a new container, a new address, the same name) takes its place
@@ -86,7 +125,7 @@ class DnsContainersIT {
                 containers.stop(b);
                 timings.add("b dropped by all " + awaitListed(List.of(a, c, d), 2, t2, "b leaving") + " ms");
                 long t3 = System.nanoTime();
-                NodeContainers.Node e = containers.start("dns-e", "-Xmx256m", DNS);
+                NodeContainers.Node e = start(containers, transport, "dns-e", secret);
                 timings.add("e listed by all " + awaitListed(List.of(a, c, d, e), 3, t3, "e joining") + " ms");
 
                 // scale in to two, one node after the other (as a Deployment scales down)
@@ -105,13 +144,24 @@ class DnsContainersIT {
             int keys = written.get();
             NodeContainers.Node e2 = containers.nodes().stream().filter(n -> n.alias.equals("dns-e")).findFirst()
                     .orElseThrow();
-            Await.until(Duration.ofSeconds(60), () -> e2.control.size(CACHE) == keys,
-                    () -> "e holds " + e2.control.size(CACHE) + " of " + keys);
+            try {
+                Await.until(Duration.ofSeconds(60), () -> e2.control.size(cache) == keys,
+                        () -> "e holds " + e2.control.size(cache) + " of " + keys);
+            } catch (AssertionError failed) {
+                for (NodeContainers.Node n : List.of(a, e2)) {
+                    System.out.println("---- " + n.alias + "'s ehrelay lines:");
+                    n.container.getLogs().lines().filter(l -> l.contains("ehrelay") || l.contains("WARN")
+                            || l.contains("ERROR")).limit(200).forEach(System.out::println);
+                }
+                throw failed;
+            }
             for (NodeContainers.Node n : List.of(a, e2)) {
-                assertThat(n.control.size(CACHE)).as(n.alias).isEqualTo(keys);
-                assertThat(n.control.verify(CACHE, 0, keys, SIZE)).as(n.alias + ": missing, different")
+                assertThat(n.control.size(cache)).as(n.alias).isEqualTo(keys);
+                assertThat(n.control.verify(cache, 0, keys, SIZE)).as(n.alias + ": missing, different")
                         .containsExactly(0, 0);
             }
+            Await.until(() -> reachable(a) == 1 && reachable(e2) == 1,
+                    () -> "peers reachable: a " + reachable(a) + ", e " + reachable(e2));
             System.out.printf("[dns %s] under writes (%d keys of %d B from a): %s; a and e equal, %d entries "
                     + "compared on each%n", transport, keys, SIZE, String.join(", ", timings), keys);
         }

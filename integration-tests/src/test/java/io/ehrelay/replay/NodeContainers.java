@@ -119,6 +119,11 @@ final class NodeContainers implements AutoCloseable {
      * with the address of every running container that has it, as a Kubernetes headless Service does.
      */
     Node start(String alias, String javaOpts, String... args) throws IOException {
+        return start(alias, javaOpts, java.util.Map.of(), args);
+    }
+
+    /** As {@link #start(String, String, String...)}, with files of this host copied into the container first. */
+    Node start(String alias, String javaOpts, java.util.Map<Path, String> files, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add("name=" + alias);
         cmd.add("port=" + PORT);
@@ -137,6 +142,9 @@ final class NodeContainers implements AutoCloseable {
                 .withEnv("NODE_JAVA_OPTS", javaOpts)
                 .withCommand(cmd.toArray(new String[0]))
                 .waitingFor(Wait.forLogMessage(".*NODE READY.*\\n", 1).withStartupTimeout(Duration.ofMinutes(3)));
+        for (java.util.Map.Entry<Path, String> f : files.entrySet()) {
+            c.withCopyFileToContainer(org.testcontainers.utility.MountableFile.forHostPath(f.getKey()), f.getValue());
+        }
         c.start();
         Node n = new Node(alias, transport, c);
         nodes.add(n);

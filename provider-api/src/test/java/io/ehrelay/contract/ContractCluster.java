@@ -114,6 +114,22 @@ public final class ContractCluster implements AutoCloseable {
                 .replace("${bootstrapFactory}", fixture.bootstrapFactory());
     }
 
+    /**
+     * A stamped write (a remove when {@code value} is null) as a node that then vanished would have sent it: to
+     * {@code to} only, through its receive path.
+     */
+    public void injectFromVanishedPeer(CacheManager to, String cache, String key, String value, long stamp)
+            throws Exception {
+        int[] hashes = new int[2];
+        byte[] ev = value == null
+                ? io.ehrelay.internal.codec.EventCodec.encodeKey(io.ehrelay.spi.Op.REMOVE, cache, key, null, hashes)
+                : io.ehrelay.internal.codec.EventCodec.encodePut(cache, new net.sf.ehcache.Element(key, value), null,
+                        hashes);
+        io.ehrelay.internal.codec.EventCodec.stamp(ev, stamp, 0x5eed, hashes[1]);
+        node(to).inbound().onEvents("vanished:1",
+                java.nio.ByteBuffer.wrap(io.ehrelay.internal.codec.EventCodec.singletonBatch(ev)));
+    }
+
     public ReplicationNode node(CacheManager cm) {
         ReplicationNode node = ReplicationNode.find(cm, fixture.scheme());
         if (node == null) {

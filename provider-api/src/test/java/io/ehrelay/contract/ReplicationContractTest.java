@@ -1078,16 +1078,9 @@ public abstract class ReplicationContractTest {
         assertThat(report.substring(report.indexOf(b.getName() + ":"))).contains("cache.applied=2");
     }
 
-    /** A stamped write as a node that then vanished would have sent it: to one node only. */
     private void injectFromVanishedPeer(CacheManager to, String cache, String key, String value, long stamp)
             throws Exception {
-        int[] hashes = new int[2];
-        byte[] ev = value == null
-                ? io.ehrelay.internal.codec.EventCodec.encodeKey(io.ehrelay.spi.Op.REMOVE, cache, key, null, hashes)
-                : io.ehrelay.internal.codec.EventCodec.encodePut(cache, new Element(key, value), null, hashes);
-        io.ehrelay.internal.codec.EventCodec.stamp(ev, stamp, 0x5eed, hashes[1]);
-        cluster.node(to).inbound().onEvents("vanished:1",
-                java.nio.ByteBuffer.wrap(io.ehrelay.internal.codec.EventCodec.singletonBatch(ev)));
+        cluster.injectFromVanishedPeer(to, cache, key, value, stamp);
     }
 
     @Test
