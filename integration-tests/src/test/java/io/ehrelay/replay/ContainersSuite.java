@@ -119,16 +119,8 @@ abstract class ContainersSuite {
 
     /** The writer started first: wait until it resolved and reached the reader's host name. */
     private static void awaitConnected(NodeContainers.Node writer) {
-        Await.until(java.time.Duration.ofSeconds(60), () -> reachable(writer) == 1,
-                () -> writer.alias + " reaches " + reachable(writer) + " peers");
-    }
-
-    private static int reachable(NodeContainers.Node n) {
-        try {
-            return ((Number) n.managerAttribute("peersReachable", "Value")).intValue();
-        } catch (Exception e) {
-            return -1;
-        }
+        Await.until(java.time.Duration.ofSeconds(60), () -> writer.peersReachable() == 1,
+                () -> writer.alias + " reaches " + writer.peersReachable() + " peers");
     }
 
     private static long count(NodeContainers.Node n, String metric) {
@@ -157,18 +149,10 @@ abstract class ContainersSuite {
         String group = "230.0.0.77:" + (45000 + ThreadLocalRandom.current().nextInt(1000));
         NodeContainers.Node writer = containers.start("mc-a", "-Xmx512m", "multicast=" + group);
         NodeContainers.Node reader = containers.start("mc-b", "-Xmx512m", "multicast=" + group);
-        Await.until(() -> peers(writer) == 1 && peers(reader) == 1,
-                () -> "peers known: writer " + peers(writer) + ", reader " + peers(reader));
+        Await.until(() -> writer.peersKnown() == 1 && reader.peersKnown() == 1,
+                () -> "peers known: writer " + writer.peersKnown() + ", reader " + reader.peersKnown());
         StepResult r = step("E2", writer, reader, 5000, 1280);
         assertThat(r.outcome).isEqualTo("ok");
-    }
-
-    private static int peers(NodeContainers.Node n) {
-        try {
-            return ((Number) n.managerAttribute("peersKnown", "Value")).intValue();
-        } catch (Exception e) {
-            return -1;
-        }
     }
 
     @Test

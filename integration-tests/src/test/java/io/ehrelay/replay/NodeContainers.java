@@ -89,6 +89,24 @@ final class NodeContainers implements AutoCloseable {
             return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheMetric(alias, transport, cache, metric)), attribute);
         }
 
+        /** The {@code peersKnown} gauge, or -1 while it cannot be read (the node starting or stopping). */
+        int peersKnown() {
+            return managerGauge("peersKnown");
+        }
+
+        /** The {@code peersReachable} gauge, or -1 while it cannot be read. */
+        int peersReachable() {
+            return managerGauge("peersReachable");
+        }
+
+        private int managerGauge(String metric) {
+            try {
+                return ((Number) managerAttribute(metric, "Value")).intValue();
+            } catch (Exception e) {
+                return -1;
+            }
+        }
+
         Object managerAttribute(String metric, String attribute) throws Exception {
             return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheManagerMetric(alias, transport, metric)), attribute);
         }

@@ -56,11 +56,6 @@ public final class ListenerConfig {
         return advertisedPort > 0 ? advertisedPort : listening;
     }
 
-    /** Whether peers reach this node elsewhere than where it listens. */
-    public boolean advertisesOtherAddress() {
-        return advertisedHostName != null || advertisedPort > 0;
-    }
-
     /** The transport's own listener settings (read by its listener factory), or {@code null}. */
     public <T extends TransportSettings> T transportSettings(Class<T> type) {
         return transportSettings == null ? null : type.cast(transportSettings);

@@ -1078,11 +1078,6 @@ public abstract class ReplicationContractTest {
         assertThat(report.substring(report.indexOf(b.getName() + ":"))).contains("cache.applied=2");
     }
 
-    private void injectFromVanishedPeer(CacheManager to, String cache, String key, String value, long stamp)
-            throws Exception {
-        cluster.injectFromVanishedPeer(to, cache, key, value, stamp);
-    }
-
     @Test
     void antiEntropy_repairsWhatOneNodeNeverHeard_andTheOtherWroteMeanwhile_toTheNewestWrite() throws Exception {
         CacheManager a = node("a", "antiEntropyIntervalMillis=300, tombstoneRetentionMillis=60000");
@@ -1093,12 +1088,12 @@ public abstract class ReplicationContractTest {
         settle(a, "async");
         long now = System.currentTimeMillis() << 16;
         // a peer that wrote to b and vanished before a heard: new keys, an update, a remove
-        injectFromVanishedPeer(b, "async", "only-b", "x", now + 1);
-        injectFromVanishedPeer(b, "async", "k1", "newer", now + 2);
-        injectFromVanishedPeer(b, "async", "k2", null, now + 3);
+        cluster.injectFromVanishedPeer(b, "async", "only-b", "x", now + 1);
+        cluster.injectFromVanishedPeer(b, "async", "k1", "newer", now + 2);
+        cluster.injectFromVanishedPeer(b, "async", "k2", null, now + 3);
         // and one that wrote to a, crossed with b's older write of the same key
-        injectFromVanishedPeer(a, "async", "k3", "a-newer", now + 5);
-        injectFromVanishedPeer(b, "async", "k3", "b-older", now + 4);
+        cluster.injectFromVanishedPeer(a, "async", "k3", "a-newer", now + 5);
+        cluster.injectFromVanishedPeer(b, "async", "k3", "b-older", now + 4);
         assertThat(ConvergenceWorkload.differing(caches("async", a, b))).hasSizeGreaterThanOrEqualTo(4);
         ConvergenceWorkload.awaitEqual(caches("async", a, b), Duration.ofSeconds(20));
         assertThat(cache(a, "async").get("k1").getObjectValue()).isEqualTo("newer");

@@ -2,6 +2,7 @@ package io.ehrelay.jgroups;
 
 import java.util.List;
 
+import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PeerProperties;
 import io.ehrelay.internal.config.PropertyReader;
@@ -61,9 +62,9 @@ final class JGroupsSettings {
             }
         }
         initialHosts = hosts.isEmpty() ? null : String.join(",", hosts);
-        dnsName = r.string("dnsName");
-        if (dnsName != null && !dnsName.matches("[A-Za-z0-9_.\\-]+")) {
-            throw r.invalid("dnsName", dnsName, "one DNS name (letters, digits, '-', '_' and '.')");
+        dnsName = r.string(DiscoveryConfig.DNS_NAME);
+        if (dnsName != null) {
+            DiscoveryConfig.checkDnsName(r, DiscoveryConfig.DNS_NAME, dnsName);
         }
         callTimeoutMillis = r.intIn(PeerProperties.CALL_TIMEOUT_MILLIS, 30_000, 100, 3_600_000);
         peerOutboundMaxBytes = node.peerOutboundMaxBytes();

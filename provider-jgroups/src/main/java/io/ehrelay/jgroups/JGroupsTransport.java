@@ -277,7 +277,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             org.jgroups.protocols.TP tp = c.getProtocolStack().getTransport();
             StringBuilder sb = new StringBuilder().append(tp.getPhysicalAddressFromCache(c.getAddress()))
                     .append(" (JGroups ").append(tp.getClass().getSimpleName()).append(": members' messages)");
-            org.jgroups.protocols.FD_SOCK2 fd = c.getProtocolStack().findProtocol(org.jgroups.protocols.FD_SOCK2.class);
+            org.jgroups.protocols.FD_SOCK2 fd = c.getProtocolStack()
+                    .findProtocol(org.jgroups.protocols.FD_SOCK2.class);
             if (fd != null && fd.getActualBindPort() > 0) {
                 sb.append(", ").append(fd.getBindAddress() == null ? "*" : fd.getBindAddress().getHostAddress())
                         .append(':').append(fd.getActualBindPort()).append(" (FD_SOCK2: failure detection)");

@@ -25,6 +25,7 @@ public final class DiscoveryConfig {
     public static final String DNS_NAME = "dnsName";
     public static final String DNS_PORT = "dnsPort";
     public static final String DNS_INTERVAL_MILLIS = "dnsIntervalMillis";
+    private static final long DEFAULT_DNS_INTERVAL_MILLIS = 5000;
 
     /**
      * The two discovery modes of the stock providers; {@code DNS}: the peers are what a DNS name resolves to,
@@ -41,13 +42,20 @@ public final class DiscoveryConfig {
     private final InetAddress multicastInterface;
     private final long heartbeatIntervalMillis;
     private final long peerTimeoutMillis;
-    private String dnsName;
-    private int dnsPort;
-    private long dnsIntervalMillis = 5000;
+    private final String dnsName;
+    private final int dnsPort;
+    private final long dnsIntervalMillis;
 
     private DiscoveryConfig(Mode mode, List<String> manualPeers, InetAddress groupAddress, int groupPort,
                             int timeToLive, InetAddress multicastInterface, long heartbeatIntervalMillis,
                             long peerTimeoutMillis) {
+        this(mode, manualPeers, groupAddress, groupPort, timeToLive, multicastInterface, heartbeatIntervalMillis,
+                peerTimeoutMillis, null, 0, DEFAULT_DNS_INTERVAL_MILLIS);
+    }
+
+    private DiscoveryConfig(Mode mode, List<String> manualPeers, InetAddress groupAddress, int groupPort,
+                            int timeToLive, InetAddress multicastInterface, long heartbeatIntervalMillis,
+                            long peerTimeoutMillis, String dnsName, int dnsPort, long dnsIntervalMillis) {
         this.mode = mode;
         this.manualPeers = Collections.unmodifiableList(new ArrayList<>(manualPeers));
         this.groupAddress = groupAddress;
@@ -56,6 +64,9 @@ public final class DiscoveryConfig {
         this.multicastInterface = multicastInterface;
         this.heartbeatIntervalMillis = heartbeatIntervalMillis;
         this.peerTimeoutMillis = peerTimeoutMillis;
+        this.dnsName = dnsName;
+        this.dnsPort = dnsPort;
+        this.dnsIntervalMillis = dnsIntervalMillis;
     }
 
     /** @param manualPeersProperty {@code null} when the transport finds its members itself (no properties read) */
@@ -77,7 +88,7 @@ public final class DiscoveryConfig {
         String host = r.string(HOST_NAME);
         String dnsName = r.string(DNS_NAME);
         int dnsPort = r.intIn(DNS_PORT, 0, 0, 65535);
-        long dnsInterval = r.longIn(DNS_INTERVAL_MILLIS, 5000, 100, 3_600_000);
+        long dnsInterval = r.longIn(DNS_INTERVAL_MILLIS, DEFAULT_DNS_INTERVAL_MILLIS, 100, 3_600_000);
         if (mode == Mode.MANUAL) {
             return new DiscoveryConfig(mode, peers, null, 0, ttl, null, interval, timeout);
         }
@@ -87,15 +98,10 @@ public final class DiscoveryConfig {
                         + "Service, ehrelay.default.svc.cluster.local, or an SRV name, _ehrelay._tcp.…) when "
                         + PEER_DISCOVERY + "=dns");
             }
-            if (!dnsName.matches("[A-Za-z0-9_.\\-]+")) {
-                throw r.invalid(DNS_NAME, dnsName, "one DNS name (letters, digits, '-', '_' and '.')");
-            }
+            checkDnsName(r, DNS_NAME, dnsName);
             // manual peers may be listed beside the name: they stay whatever the name resolves to
-            DiscoveryConfig c = new DiscoveryConfig(mode, peers, null, 0, ttl, null, interval, timeout);
-            c.dnsName = dnsName;
-            c.dnsPort = dnsPort;
-            c.dnsIntervalMillis = dnsInterval;
-            return c;
+            return new DiscoveryConfig(mode, peers, null, 0, ttl, null, interval, timeout, dnsName, dnsPort,
+                    dnsInterval);
         }
         if (!peers.isEmpty()) {
             throw r.invalid(manualPeersProperty, String.join("|", peers),
@@ -115,6 +121,16 @@ public final class DiscoveryConfig {
         int port = r.intIn(MULTICAST_GROUP_PORT, 0, 1, 65535);
         InetAddress nic = host == null ? null : address(r, HOST_NAME, host);
         return new DiscoveryConfig(mode, peers, group, port, ttl, nic, interval, timeout);
+    }
+
+    /**
+     * Refuses a value of property {@code property} that is not one DNS name (letters, digits, '-', '_' and '.'): the
+     * check of every provider's {@code dnsName} (JGroups' too).
+     */
+    public static void checkDnsName(PropertyReader r, String property, String value) {
+        if (!value.matches("[A-Za-z0-9_.\\-]+")) {
+            throw r.invalid(property, value, "one DNS name (letters, digits, '-', '_' and '.')");
+        }
     }
 
     private static InetAddress address(PropertyReader r, String name, String value) {

@@ -131,11 +131,6 @@ public final class DnsDiscovery {
         }
     }
 
-    /** The peers' endpoints the last lookup found (this node excluded). */
-    public List<String> lastAnswer() {
-        return last;
-    }
-
     /** One lookup: the directory's DNS peers become what the name answers now (or stay, when it failed). */
     void lookUp(int ownPort) {
         List<Target> answer;

@@ -13,8 +13,8 @@ import io.ehrelay.spi.Peer;
 
 /**
  * Who a node's peers are: the manual list plus peers registered at run time ({@code registerPeer}) plus those
- * heard by multicast heartbeat, which expire when their heartbeats stop, plus what a DNS name resolved to last. The node's own endpoint is never
- * listed. Reads ({@link #peers()}) are a volatile snapshot, cheap enough for every batch. Thread-safe.
+ * heard by multicast heartbeat, which expire when their heartbeats stop, plus what a DNS name resolved to last.
+ * The node's own endpoint is never listed. Reads ({@link #peers()}) are a volatile snapshot, cheap enough for every batch. Thread-safe.
  */
 public final class PeerDirectory {
 
