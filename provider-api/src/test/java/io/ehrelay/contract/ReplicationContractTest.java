@@ -1070,8 +1070,10 @@ public abstract class ReplicationContractTest {
         CacheManager b = node("b");
         cache(a, "async").put(new Element("k", "v"));
         settle(a, "async");
-        // the writer counts a cache's events as sent once the peer took the batch, a moment after it arrived
-        Await.until(() -> cluster.jmx(a).cacheCount("async", "sent") == 2, () -> "a's sends not counted yet");
+        // the writer counts a cache's events as sent once the peer took the batch, and the reader as applied once the
+        // batch is through: both a moment after the marker is in the reader's cache
+        Await.until(() -> cluster.jmx(a).cacheCount("async", "sent") == 2
+                && cluster.jmx(b).cacheCount("async", "applied") == 2, () -> "sends or applies not counted yet");
         String report = ConvergenceWorkload.nodeCounters(caches("async", a, b));
         // what a failing convergence check prints beside the differing keys: each node, and what it counted
         assertThat(report).contains(a.getName() + ":").contains(b.getName() + ":");
