@@ -52,7 +52,8 @@ import net.sf.ehcache.CacheManager;
  */
 public final class FrameworkNode {
 
-    static final List<String> METRICS = List.of("received", "applied", "rejected", "invalidated", "enqueued");
+    static final List<String> METRICS = List.of("received", "applied", "rejected", "invalidated", "enqueued", "sent", "failed",
+            "dropped", "gaps", "resyncs");
 
     private final SessionFactory sessions;
     private final GreetingService spring;

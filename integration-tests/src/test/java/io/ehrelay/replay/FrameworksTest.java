@@ -350,8 +350,10 @@ class FrameworksTest {
                 }
                 Thread.sleep(200);
             }
+            String why = f.stale == 0 ? "" : ehrelayLog(log) + "\nA: " + ask(a, "METRICS " + String.join(" ", caches))
+                    + "\nB: " + ask(b, "METRICS " + String.join(" ", caches));
             soft.assertThat(f.stale).as("%s %s: stale reads in B after replication settled (settled: %s; last "
-                    + "read %s); ehrelay's log lines:%n%s", id, scenario, f.settled, f.last, ehrelayLog(log)).isZero();
+                    + "read %s); ehrelay's log lines and counters:%n%s", id, scenario, f.settled, f.last, why).isZero();
             soft.assertThat(f.fresh).as("%s %s: B reads the new value within 15 s (last read %s)", id, scenario,
                     f.last).isTrue();
             return f;
@@ -410,9 +412,16 @@ class FrameworksTest {
     }
 
     /** The nodes' ehrelay WARN lines (each rejected class is logged once), at most 20. */
+    /**
+     * The nodes' ehrelay lines for a failure's message: each distinct line once (the writer's ERROR per class is
+     * repeated by every node and cache), at most 40, then both nodes' counters of the caches involved, so that a
+     * failure seen once says whether A sent, failed or B received.
+     */
     private static String ehrelayLog(Path log) throws Exception {
         try (Stream<String> lines = Files.lines(log)) {
-            return String.join("\n", lines.filter(l -> l.contains("ehrelay:")).limit(20).toList());
+            return String.join("\n", lines.filter(l -> l.contains("ehrelay:") || l.contains("Exception in thread")
+                    || l.contains("Error:"))
+                    .map(l -> l.replaceAll("-\\d+] ", "-n] ")).distinct().limit(40).toList());
         }
     }
 

@@ -52,6 +52,8 @@ final class Dispatcher {
     private final java.util.concurrent.atomic.AtomicIntegerArray lost;
     /** Per lane, reused batch after batch: where each event of the batch being built starts in its buffer. */
     private final int[][] starts;
+    /** Per lane: when it last sent an empty batch to a peer that has not confirmed one yet. */
+    private final long[] lastBeat;
     /**
      * Per lane: peers a batch failed to and no later batch reached yet. While there are any, an idle lane sends an
      * empty batch every {@link #BEAT_NANOS}: when one arrives, its number shows the peer what it missed.
@@ -81,6 +83,7 @@ final class Dispatcher {
         this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
         this.lost = new java.util.concurrent.atomic.AtomicIntegerArray(queue.laneCount());
         this.starts = new int[queue.laneCount()][];
+        this.lastBeat = new long[queue.laneCount()];
         @SuppressWarnings("unchecked")
         java.util.Set<String>[] u = new java.util.Set[queue.laneCount()];
         for (int i = 0; i < u.length; i++) {
@@ -166,36 +169,29 @@ final class Dispatcher {
         free.add(newBuffer());
         free.add(newBuffer());
         InFlight previous = null;
-        long lastBeat = clock.nanoTime();
+        lastBeat[lane] = clock.nanoTime();
         try {
             while (true) {
-                if (lane == 0) {
-                    tick.run();
-                }
-                List<ReplicationQueue.Entry> batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(),
-                        linger, previous == null ? POLL_NANOS : 0);
-                if (batch.isEmpty()) {
-                    membership.retryUndelivered();
-                    if (previous != null) {
-                        free.add(settle(previous));
-                        previous = null;
-                    } else if (stopping) {
-                        return;
-                    } else if (queue.takeLostIfEmpty(lane) || lost.get(lane) != 0) {
-                        lost.set(lane, 1);
-                        // nothing else to send: an empty batch carries the flag to the peers
-                        previous = send(lane, batch, free.poll());
-                    } else if (!unconfirmed[lane].isEmpty() && clock.nanoTime() - lastBeat > BEAT_NANOS) {
-                        lastBeat = clock.nanoTime();
-                        previous = send(lane, batch, free.poll());
+                List<ReplicationQueue.Entry> batch = java.util.Collections.emptyList();
+                try {
+                    if (lane == 0) {
+                        tick.run();
                     }
-                    continue;
+                    batch = queue.take(lane, config.batchMaxEvents(), config.batchMaxBytes(), linger,
+                            previous == null ? POLL_NANOS : 0);
+                    previous = step(lane, batch, previous, free);
+                    if (previous == STOPPED) {
+                        return;
+                    }
+                } catch (RuntimeException | Error unexpected) {
+                    // a lane that ended here would stop replication without a word: what it held is lost (the
+                    // lost flag makes the peers resync it) and the lane goes on with a fresh buffer if needed
+                    lostUnexpectedly(lane, batch, unexpected);
+                    previous = null;
+                    if (free.isEmpty()) {
+                        free.add(newBuffer());
+                    }
                 }
-                InFlight current = send(lane, batch, free.poll());
-                if (previous != null) {
-                    free.add(settle(previous));
-                }
-                previous = current;
             }
         } catch (InterruptedException e) {
             // stop() ran out of drain time; what is still queued is counted there, what is in flight here
@@ -205,6 +201,58 @@ final class Dispatcher {
                 }
             }
         }
+    }
+
+    /** {@link #step}'s answer when the lane is done. */
+    private static final InFlight STOPPED = new InFlight(java.util.Collections.emptyList(), null, 0, null, 0,
+            null, null);
+
+    /**
+     * One turn of a lane's loop with what the queue gave: sends it, settles the batch before it; returns the batch
+     * now in flight (null: none), or {@link #STOPPED}.
+     */
+    private InFlight step(int lane, List<ReplicationQueue.Entry> batch, InFlight previous, ArrayDeque<ByteSink> free)
+            throws InterruptedException {
+        if (batch.isEmpty()) {
+            membership.retryUndelivered();
+            if (previous != null) {
+                free.add(settle(previous));
+                return null;
+            }
+            if (stopping) {
+                return STOPPED;
+            }
+            if (queue.takeLostIfEmpty(lane) || lost.get(lane) != 0) {
+                lost.set(lane, 1);
+                // nothing else to send: an empty batch carries the flag to the peers
+                return send(lane, batch, free.poll());
+            }
+            if (!unconfirmed[lane].isEmpty() && clock.nanoTime() - lastBeat[lane] > BEAT_NANOS) {
+                lastBeat[lane] = clock.nanoTime();
+                return send(lane, batch, free.poll());
+            }
+            return null;
+        }
+        InFlight current = send(lane, batch, free.poll());
+        if (previous != null) {
+            free.add(settle(previous));
+        }
+        return current;
+    }
+
+    /**
+     * What a lane does when a turn threw what nothing expected (a bug, or an {@link Error} such as running out of
+     * memory while encoding): counts the turn's events as failed, marks the lane's next batch lost (the peers
+     * resync what they missed) and logs it with its stack trace, at most once per interval.
+     */
+    private void lostUnexpectedly(int lane, List<ReplicationQueue.Entry> batch, Throwable unexpected) {
+        lost.set(lane, 1);
+        for (ReplicationQueue.Entry e : batch) {
+            e.cache.onFailed();
+        }
+        warn.error("lane", "ehrelay: replication of CacheManager " + metrics.cacheManagerName() + " met an "
+                + "unexpected failure; " + batch.size() + " events counted as failed, the peers resync them",
+                unexpected);
     }
 
     private ByteSink newBuffer() {

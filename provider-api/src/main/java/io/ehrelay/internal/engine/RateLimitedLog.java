@@ -38,14 +38,29 @@ public final class RateLimitedLog {
 
     /** Logs {@code message} under {@code key} unless one was logged less than an interval ago. */
     public void warn(String key, String message, Object... args) {
+        long held = admit(key);
+        if (held >= 0) {
+            log.warn(held == 0 ? message : message + " (" + held + " similar messages suppressed)", args);
+        }
+    }
+
+    /** As {@link #warn}, at ERROR, with {@code failure}'s stack trace. */
+    public void error(String key, String message, Throwable failure) {
+        long held = admit(key);
+        if (held >= 0) {
+            log.error(held == 0 ? message : message + " (" + held + " similar messages suppressed)", failure);
+        }
+    }
+
+    /** How many messages under {@code key} were held back since the last one logged, or -1 to hold this one. */
+    private long admit(String key) {
         long now = clock.nanoTime();
         Slot slot = slots.get(key);
         if (slot == null) {
             Slot fresh = new Slot(now);
             slot = slots.putIfAbsent(key, fresh);
             if (slot == null) {
-                log.warn(message, args);
-                return;
+                return 0;
             }
         }
         long last = slot.lastNanos;
@@ -53,12 +68,11 @@ public final class RateLimitedLog {
             synchronized (slot) {
                 if (slot.lastNanos == last) {
                     slot.lastNanos = now;
-                    long held = slot.suppressed.getAndSet(0);
-                    log.warn(held == 0 ? message : message + " (" + held + " similar messages suppressed)", args);
-                    return;
+                    return slot.suppressed.getAndSet(0);
                 }
             }
         }
         slot.suppressed.incrementAndGet();
+        return -1;
     }
 }

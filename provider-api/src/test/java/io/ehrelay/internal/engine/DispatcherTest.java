@@ -88,6 +88,26 @@ class DispatcherTest {
     }
 
     @Test
+    void aLaneThatMeetsAnUnexpectedError_goesOn_countsTheBatchFailed_andFlagsItLost() throws Exception {
+        scripted.failNext(0);
+        scripted.throwNext = new OutOfMemoryError("thrown by the test's transport");
+        try (io.ehrelay.testing.LogCapture log = io.ehrelay.testing.LogCapture.start()) {
+            enqueue("k1");
+            enqueue("k2");
+            dispatcher.start();
+            Await.until(() -> cache.failedCount() == 2, () -> "failed " + cache.failedCount());
+            // before, the lane's thread ended here: nothing was ever sent again, and nothing said so
+            enqueue("k3");
+            Await.until(() -> cache.sentCount() == 1, () -> "sent " + cache.sentCount());
+            EventCodec.DecodedBatch next = EventCodec.decodeBatch(sentBatches.get(0), 0, sentBatches.get(0).length,
+                    kit.config.limits());
+            assertThat(next.events()).extracting(e -> e.key()).containsExactly("k3");
+            assertThat(next.flags() & EventCodec.FLAG_LOST).as("the peer is told it missed events").isNotZero();
+            assertThat(log.lines("met an unexpected failure; 2 events counted as failed")).hasSize(1);
+        }
+    }
+
+    @Test
     void aFailedBatch_isCountedPerEvent_andThePeerIsOwed() throws Exception {
         enqueue("k1"); // both queued before the dispatcher runs, so they travel in one batch
         enqueue("k2");

@@ -21,6 +21,8 @@ final class RecordingTransport implements Transport {
     /** Every send fails while set. */
     volatile boolean failing;
     private final AtomicInteger failNext = new AtomicInteger();
+    /** The next send throws this (as a transport with a bug, or a JVM out of memory, would), or nothing. */
+    volatile Error throwNext;
 
     /** The next {@code n} sends fail. */
     RecordingTransport failNext(int n) {
@@ -30,6 +32,11 @@ final class RecordingTransport implements Transport {
 
     @Override
     public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
+        Error thrown = throwNext;
+        if (thrown != null) {
+            throwNext = null;
+            throw thrown;
+        }
         sentTo.add(peer.endpoint());
         sentBytes.add(batch.toByteArray().clone());
         sentEventCounts.add(batch.eventCount());
