@@ -209,6 +209,45 @@ final class NodeProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * For a failure's message: the node's ehrelay and RMI threads that are not idle (not waiting for work in a
+     * pool, a selector or an accept), up to 14 frames each, from {@code jcmd Thread.print}; what went wrong when
+     * it cannot be taken.
+     */
+    String busyThreads() {
+        try {
+            Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+            Process p = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
+                    .redirectErrorStream(true).start();
+            String dump = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            p.waitFor(20, TimeUnit.SECONDS);
+            StringBuilder sb = new StringBuilder(label).append("'s busy threads:\n");
+            for (String block : dump.split("\n\n")) {
+                String first = block.strip();
+                int end = first.indexOf('"', 1);
+                String name = end < 0 ? "" : first.substring(1, end);
+                boolean idleConnection = first.contains("TCPTransport.handleMessages")
+                        && !first.contains("UnicastServerRef");
+                if (!first.startsWith("\"") || !(name.contains("ehrelay") || name.contains("RMI TCP Connection"))
+                        || idleConnection || first.contains("ThreadPoolExecutor.getTask")
+                        || first.contains("SelectorImpl.select") || first.contains("accept")
+                        || first.contains("ScheduledThreadPoolExecutor$DelayedWorkQueue")) {
+                    continue;
+                }
+                String[] lines = first.split("\n");
+                for (int i = 0; i < Math.min(lines.length, 16); i++) {
+                    sb.append(lines[i]).append('\n');
+                }
+            }
+            return sb.toString();
+        } catch (IOException e) {
+            return label + ": no thread dump (" + e + ")";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return label + ": no thread dump (interrupted)";
+        }
+    }
+
     boolean isAlive() {
         return process.isAlive();
     }

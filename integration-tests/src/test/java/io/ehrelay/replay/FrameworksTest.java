@@ -212,6 +212,8 @@ class FrameworksTest {
         final NodeProcess b;
         final Path log;
         final SoftAssertions soft = new SoftAssertions();
+        /** Thread dumps taken (once per run: the first unsettled wait says the most). */
+        int dumped;
 
         Run(String transport, String profile, NodeProcess a, NodeProcess b, Path log) {
             this.id = transport + "/" + profile;
@@ -351,7 +353,8 @@ class FrameworksTest {
                 Thread.sleep(200);
             }
             String why = f.stale == 0 ? "" : ehrelayLog(log) + "\nA: " + ask(a, "METRICS " + String.join(" ", caches))
-                    + "\nB: " + ask(b, "METRICS " + String.join(" ", caches));
+                    + "\nB: " + ask(b, "METRICS " + String.join(" ", caches))
+                    + (f.settled || dumped++ > 0 ? "" : "\n" + a.busyThreads() + b.busyThreads());
             soft.assertThat(f.stale).as("%s %s: stale reads in B after replication settled (settled: %s; last "
                     + "read %s); ehrelay's log lines and counters:%n%s", id, scenario, f.settled, f.last, why).isZero();
             soft.assertThat(f.fresh).as("%s %s: B reads the new value within 15 s (last read %s)", id, scenario,
