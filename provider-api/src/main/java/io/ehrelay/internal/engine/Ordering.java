@@ -172,8 +172,12 @@ final class Ordering {
             }
             Version v = new Version(stamp, origin, ev.keyHash(), removed ? 0 : ev.valueHash(), removed);
             Object key = ev.key();
-            outcome = t.offer(key, v, self, horizon(), ev.op() == Op.PUT ? () -> cache.put(ev.toElement(), true)
-                    : () -> cache.remove(key, true));
+            // a put of the write this node already records, whose value it lacks (it was told of the write by an
+            // invalidation, or lost the element), stores the value
+            outcome = ev.op() == Op.PUT
+                    ? t.offer(key, v, self, horizon(), () -> cache.put(ev.toElement(), true),
+                            () -> !cache.isKeyInCache(key) && cache.putIfAbsent(ev.toElement(), true) == null)
+                    : t.offer(key, v, self, horizon(), () -> cache.remove(key, true));
         }
         count(b.metrics, outcome);
         return outcome;

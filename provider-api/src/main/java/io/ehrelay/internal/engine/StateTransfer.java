@@ -36,8 +36,8 @@ import net.sf.ehcache.Element;
 /**
  * A cache's whole content between nodes: serving it to a peer (paged, the keys listed first and each element
  * read as its chunk is built, marked with this node's stream position so a resync can tell older live events
- * from newer ones), bootstrapping a cache from one peer (trying the next when one fails; live elements that
- * arrived meanwhile are kept), and fetching for a resync ({@link Convergence}). Bootstraps and resyncs run on
+ * from newer ones), bootstrapping a cache from one peer (trying the next when one fails or answers with nothing,
+ * as a peer that started at the same time does; live elements that arrived meanwhile are kept), and fetching for a resync ({@link Convergence}). Bootstraps and resyncs run on
  * the node's single background thread, created on demand and ended when idle, so caches do not add threads.
  * Thread-safe.
  */
@@ -251,23 +251,32 @@ final class StateTransfer {
         // for a while
         long startingUntil = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STARTING_PEER_WAIT_MILLIS);
         long pause = 100;
+        // a peer that answers with nothing may itself have just started (two nodes joining at once find each other
+        // empty): the next is asked too, until one answers with elements; each answer keeps the newer write per key
+        List<Peer> answeredEmpty = new ArrayList<>();
         for (int round = 0; ; round++) {
             List<String> failures = new ArrayList<>();
             boolean starting = false;
             for (Peer peer : candidates) {
+                if (answeredEmpty.contains(peer)) {
+                    continue;
+                }
                 AtomicLong loaded = new AtomicLong();
+                AtomicLong values = new AtomicLong();
                 Throwable failure;
                 try {
-                    failure = fetch(peer, cache, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), loaded);
+                    failure = fetch(peer, cache, bc.maximumChunkSizeBytes(), bc.timeoutMillis(), loaded, values);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
                 }
+                if (failure == null && values.get() == 0) {
+                    // no element (at most removes and invalidations, kept): the next peer may hold the values
+                    answeredEmpty.add(peer);
+                    continue;
+                }
                 if (failure == null) {
-                    long nanos = clock.nanoTime() - t0;
-                    m.onBootstrap(nanos);
-                    LOG.info("ehrelay: bootstrapped cache {} of CacheManager {} with {} elements from {} in {} ms",
-                            name, cacheManagerName, loaded.get(), peer, TimeUnit.NANOSECONDS.toMillis(nanos));
+                    bootstrapped(m, name, t0, values.get(), peer + emptyToo(answeredEmpty));
                     return;
                 }
                 String why = firstLine(SendRound.describe(failure));
@@ -280,6 +289,12 @@ final class StateTransfer {
                     LOG.warn("ehrelay: bootstrap of cache {} from {} failed: {}; trying the next peer", name, peer,
                             why);
                 }
+            }
+            if (!answeredEmpty.isEmpty() && (!starting || clock.nanoTime() - startingUntil >= 0
+                    || stopped.getAsBoolean())) {
+                bootstrapped(m, name, t0, 0, answeredEmpty.size() == 1 ? answeredEmpty.get(0).toString()
+                        : "every peer that answered " + answeredEmpty);
+                return;
             }
             if (!starting || clock.nanoTime() - startingUntil >= 0 || stopped.getAsBoolean()) {
                 m.onBootstrapFailure();
@@ -295,6 +310,17 @@ final class StateTransfer {
             }
             pause = Math.min(1000, pause * 2);
         }
+    }
+
+    private void bootstrapped(CacheMetrics m, String name, long t0, long elements, String from) {
+        long nanos = clock.nanoTime() - t0;
+        m.onBootstrap(nanos);
+        LOG.info("ehrelay: bootstrapped cache {} of CacheManager {} with {} elements from {} in {} ms", name,
+                cacheManagerName, elements, from, TimeUnit.NANOSECONDS.toMillis(nanos));
+    }
+
+    private static String emptyToo(List<Peer> answeredEmpty) {
+        return answeredEmpty.isEmpty() ? "" : " (" + answeredEmpty + " answered without elements)";
     }
 
     /** Whether a peer refused a state request because it has not added a cache of its configuration yet. */
@@ -321,17 +347,29 @@ final class StateTransfer {
      */
     Throwable fetch(Peer peer, Ehcache cache, int maxChunkBytes, long timeoutMillis, AtomicLong loaded)
             throws InterruptedException {
-        return fetch(peer, cache.getName(), cache, maxChunkBytes, timeoutMillis, loaded, cache.getSize() > 0);
+        return fetch(peer, cache, maxChunkBytes, timeoutMillis, loaded, new AtomicLong());
+    }
+
+    /** As above; counts in {@code values} the entries that carried a value (the others: removes, invalidations). */
+    Throwable fetch(Peer peer, Ehcache cache, int maxChunkBytes, long timeoutMillis, AtomicLong loaded,
+                    AtomicLong values) throws InterruptedException {
+        return fetch(peer, cache.getName(), cache, maxChunkBytes, timeoutMillis, loaded, values,
+                cache.getSize() > 0);
     }
 
     /** As above, asking for {@code request} (a cache name, or an anti-entropy request for it). */
     Throwable fetch(Peer peer, String request, Ehcache cache, int maxChunkBytes, long timeoutMillis,
                     AtomicLong loaded, boolean countRepairs) throws InterruptedException {
+        return fetch(peer, request, cache, maxChunkBytes, timeoutMillis, loaded, new AtomicLong(), countRepairs);
+    }
+
+    private Throwable fetch(Peer peer, String request, Ehcache cache, int maxChunkBytes, long timeoutMillis,
+                            AtomicLong loaded, AtomicLong values, boolean countRepairs) throws InterruptedException {
         CacheMetrics m = metrics.cache(cache.getName());
         CompletableFuture<Void> f;
         try {
             f = transport.requestState(peer, request, maxChunkBytes,
-                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, countRepairs)));
+                    chunk -> loaded.addAndGet(applyChunk(peer.endpoint(), cache, m, chunk, countRepairs, values)));
         } catch (RuntimeException e) {
             f = Futures.failed(e);
         }
@@ -349,8 +387,8 @@ final class StateTransfer {
         }
     }
 
-    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean countRepairs)
-            throws MalformedFrameException {
+    private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean countRepairs,
+                           AtomicLong values) throws MalformedFrameException {
         EventCodec.DecodedBatch decoded = decodeChunk(chunk, limits, metrics);
         m.servedByCurrentThread();
         CacheBinding binding = caches.bind(cache.getName());
@@ -366,6 +404,9 @@ final class StateTransfer {
                 if (ev.key() == null) {
                     continue;
                 }
+            }
+            if (ev.op() == Op.PUT) {
+                values.incrementAndGet();
             }
             if (ev.stamp() == 0) {
                 if (ev.op() != Op.PUT) {

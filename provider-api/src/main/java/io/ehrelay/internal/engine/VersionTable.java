@@ -95,6 +95,17 @@ final class VersionTable {
      *                   from the cache instead, leaving a ghost) and the exception propagates
      */
     Outcome offer(Object key, Version v, long self, long horizon, Runnable storeWrite) {
+        return offer(key, v, self, horizon, storeWrite, null);
+    }
+
+    /**
+     * As above; and when {@code v} is the very write the key's version already records ({@link Outcome#SAME}),
+     * a put, {@code fillIfAbsent} (if given) runs under the key's lock: it stores the value when the cache lacks
+     * it (a node that only heard of the write, or lost the element, and now receives its value) and says whether
+     * it did, which counts as {@link Outcome#APPLIED}.
+     */
+    Outcome offer(Object key, Version v, long self, long horizon, Runnable storeWrite,
+                  java.util.function.BooleanSupplier fillIfAbsent) {
         int stripe = stripeOf(v.keyHash);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
@@ -112,6 +123,10 @@ final class VersionTable {
             }
             if (refused != null) {
                 restore(key, cur);
+                if (refused == Outcome.SAME && fillIfAbsent != null && !v.removed && fillIfAbsent.getAsBoolean()) {
+                    lastRemoteMillis[stripe] = System.currentTimeMillis();
+                    return Outcome.APPLIED;
+                }
                 return refused;
             }
             try {

@@ -126,6 +126,29 @@ class VersionTableTest {
     }
 
     @Test
+    void theSameWrite_fillsTheCacheOnlyWhenItLacksTheValue_andNeverForARemove() {
+        VersionTable t = new VersionTable();
+        Version put = new Version(10, 2, 5, 6, false);
+        java.util.concurrent.atomic.AtomicInteger fills = new java.util.concurrent.atomic.AtomicInteger();
+        // first heard of as an invalidation (the version without its value): nothing stored
+        assertThat(t.offer("k", put, SELF, 0, () -> { })).isEqualTo(VersionTable.Outcome.APPLIED);
+        // the same write with its value, while the cache lacks it: stored, and counted as applied
+        assertThat(t.offer("k", put, SELF, 0, () -> { }, () -> fills.incrementAndGet() > 0))
+                .isEqualTo(VersionTable.Outcome.APPLIED);
+        assertThat(fills).hasValue(1);
+        // the cache holds it now: the same again is the same
+        assertThat(t.offer("k", put, SELF, 0, () -> { }, () -> false)).isEqualTo(VersionTable.Outcome.SAME);
+        // a remove never fills; an older put is stale and asks nothing
+        Version removed = new Version(20, 2, 5, 0, true);
+        assertThat(t.offer("k", removed, SELF, 0, () -> { })).isEqualTo(VersionTable.Outcome.APPLIED);
+        assertThat(t.offer("k", removed, SELF, 0, () -> { }, () -> fills.incrementAndGet() > 0))
+                .isEqualTo(VersionTable.Outcome.SAME);
+        assertThat(t.offer("k", put, SELF, 0, () -> { }, () -> fills.incrementAndGet() > 0))
+                .isEqualTo(VersionTable.Outcome.STALE);
+        assertThat(fills).hasValue(1);
+    }
+
+    @Test
     void aWriteAppliedTwice_isTheSame_andAnOlderOneAgainstALocalWrite_isALocalWin() {
         VersionTable t = new VersionTable();
         Version remote = new Version(10, 2, 5, 6, false);
