@@ -21,6 +21,7 @@ import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.rpc.RpcService;
 import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * Hessian over HTTP(S) as an ehrelay transport: the JDK's built-in HTTP server on {@code hostName:port/path}
@@ -114,7 +115,7 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         SSLContext tls = ls.tls.context();
         boolean clientAuth = ls.clientAuth;
         if (clientAuth) {
-            io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
+            io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
             String node = ctx.cacheManagerName();
             tls = HandshakeWatch.watch(tls, (peer, failure) -> {
                 unauthorized.mark();

@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The executor of the listener's HTTP server, and the watchdog over what its threads read.
@@ -127,7 +128,7 @@ final class RequestGuard implements Executor {
         this.headersGraceNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(HEADERS_GRACE_MILLIS, readMillis));
         this.clock = clock;
         this.node = node;
-        this.slowRequests = metrics.count("slowRequests"); // registered now: monitoring sees it at 0
+        this.slowRequests = metrics.count(MetricNames.SLOW_REQUESTS); // registered now: monitoring sees it at 0
         this.pool = new ThreadPoolExecutor(threads, maxThreads, 30, TimeUnit.SECONDS, queue, factory,
                 (task, executor) -> {
                     if (executor.isShutdown()) {

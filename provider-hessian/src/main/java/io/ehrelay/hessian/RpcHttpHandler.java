@@ -15,6 +15,7 @@ import com.sun.net.httpserver.HttpHandler;
 import io.ehrelay.spi.TransportMetrics;
 import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcService;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The node's HTTP endpoint: {@code POST} of one Hessian call whose argument is an {@link Envelope}. Refuses,
@@ -68,7 +69,7 @@ final class RpcHttpHandler implements HttpHandler {
         this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
         this.maxBodyBytes = maxBodyBytes;
         this.metrics = metrics;
-        this.unauthorized = metrics.count("unauthorized");
+        this.unauthorized = metrics.count(MetricNames.UNAUTHORIZED);
     }
 
     @Override

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The connections a JGroups {@code TCP} transport accepts, bounded per node. JGroups accepts any number of them,
@@ -86,7 +87,7 @@ final class InboundSockets extends DefaultSocketFactory {
         this.maxLength = maxLength;
         this.budget = budget;
         this.metrics = metrics;
-        this.refused = metrics.count("refusedConnections");
+        this.refused = metrics.count(MetricNames.REFUSED_CONNECTIONS);
         this.node = node;
     }
 

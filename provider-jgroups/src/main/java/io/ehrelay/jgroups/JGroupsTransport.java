@@ -25,6 +25,7 @@ import io.ehrelay.spi.rpc.RpcTransport;
 import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcService;
 import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * One JGroups channel per CacheManager, shared by all its caches. The view is the peer list (reported to
@@ -123,7 +124,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                 : ctx.cacheManagerName() != null && !ctx.cacheManagerName().isEmpty()
                 && !ctx.cacheManagerName().startsWith("__DEFAULT__") ? ctx.cacheManagerName()
                 : JGroupsSettings.DEFAULT_CLUSTER;
-        postsDropped = ctx.metrics().count("postsDropped");
+        postsDropped = ctx.metrics().count(MetricNames.POSTS_DROPPED);
         if (settings.refuseSerializedObjects) {
             if (ObjectMessageGuard.perChannel()) {
                 LOG.info("ehrelay: JGroups object messages carrying Java-serialized objects are refused on this "
@@ -371,7 +372,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         java.net.InetAddress host = hostOf(member);
         if (host == null) {
-            context.metrics().count("unauthorized").mark();
+            context.metrics().count(MetricNames.UNAUTHORIZED).mark();
             // keyed by the cluster, not the member: members that join and leave cannot grow the log's bookkeeping
             REFUSALS.warn("unknown-host:" + clusterName, "ehrelay: refused a {} from {} whose host is not known yet "
                     + "(counted in unauthorized)", what, member == null ? "?" : endpoint(member));

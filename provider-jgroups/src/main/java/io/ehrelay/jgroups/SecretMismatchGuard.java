@@ -18,6 +18,7 @@ import org.slf4j.LoggerFactory;
 
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * Says, once a minute per sender, that another node's {@code clusterSecret} differs from this one's, and keeps
@@ -81,7 +82,7 @@ final class SecretMismatchGuard extends Protocol {
      */
     SecretMismatchGuard(SYM_ENCRYPT encrypt, TransportMetrics metrics, String node, Clock clock) {
         this.encrypt = encrypt;
-        this.unauthorized = metrics.count("unauthorized");
+        this.unauthorized = metrics.count(MetricNames.UNAUTHORIZED);
         this.node = node;
         this.clock = clock;
     }

@@ -27,6 +27,7 @@ import io.ehrelay.spi.LocalCachePeer;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.rpc.RpcService;
 import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
@@ -101,7 +102,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         stockCallGate = !tlsAuthenticates && sessions != null ? ctx.peerGate() : null;
         // one bound for all the node's listening sockets: registry, relay and cache peers
         connections = new InboundConnections(ls.maxInboundConnections,
-                ctx.metrics().count("refusedConnections"), ctx.cacheManagerName()); // registered now: seen at 0
+                ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS), ctx.cacheManagerName()); // registered now: seen at 0
         ctx.metrics().gauge("connectionsIn", connections::size);
         registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections);
         objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections);
@@ -128,7 +129,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             forgetHostName(advised, listener.advertisedHostName());
             throw BoundServerSocketFactory.CannotListen.in(e);
         }
-        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
+        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
         guard = new RegistryGuard(registry, unauthorized::mark);
         try {
             int port = registrySockets.lastPort();

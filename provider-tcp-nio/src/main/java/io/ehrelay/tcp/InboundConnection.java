@@ -12,6 +12,7 @@ import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * A connection a peer opened to this node, served by one thread: it applies event batches in arrival order,
@@ -121,7 +122,7 @@ final class InboundConnection implements Runnable {
             tls.handshake(handshakeMillis);
             return true;
         } catch (javax.net.ssl.SSLException e) {
-            context.metrics().count("unauthorized").mark();
+            context.metrics().count(MetricNames.UNAUTHORIZED).mark();
             WARN.warn("tls:" + remoteAddress, "ehrelay: refused a connection from {} (counted in unauthorized): the "
                     + "TLS handshake failed: {}. Peers need tls=true, a tlsTrustStore with this node's certificate{}",
                     from, e.getMessage(), tlsClientAuthHint());
@@ -163,7 +164,7 @@ final class InboundConnection implements Runnable {
             }
             why = "answered with a wrong proof (another clusterSecret)";
         }
-        context.metrics().count("unauthorized").mark();
+        context.metrics().count(MetricNames.UNAUTHORIZED).mark();
         WARN.warn("secret:" + remoteAddress, "ehrelay: refused a connection from {} (counted in unauthorized): it did "
                 + "not prove the cluster secret: it {}", from, why);
         return false;

@@ -29,6 +29,7 @@ import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The TCP transport's peer channel: this node's sender to one peer (every transport names its per-peer sender
@@ -119,7 +120,7 @@ final class TcpPeerChannel {
         this.settings = settings;
         this.context = context;
         this.localEndpoint = localEndpoint == null ? "" : localEndpoint;
-        this.connectFailures = context.metrics().count("connectFailures");
+        this.connectFailures = context.metrics().count(MetricNames.CONNECT_FAILURES);
         this.writer = context.threads("tcp-out").newThread(this::writeLoop);
         writer.start();
     }

@@ -23,6 +23,7 @@ import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * Replication over TCP: length-prefixed {@link Frames} on blocking {@code java.nio} socket
@@ -94,7 +95,7 @@ final class TcpTransport implements Transport {
                 listener.advertisedPort(((InetSocketAddress) ssc.getLocalAddress()).getPort()));
         ctx.metrics().gauge("connectionsIn", inbound::size);
         ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
-        refusedConnections = ctx.metrics().count("refusedConnections"); // registered now: monitoring sees it at 0
+        refusedConnections = ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS); // registered now: monitoring sees it at 0
         budget = new InboundBudget(settings.inboundBufferMaxBytes);
         ctx.metrics().gauge("inboundBufferBytes", () -> budget.used());
         acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);

@@ -31,6 +31,7 @@ import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Ehcache;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * Anti-entropy: every {@code antiEntropyIntervalMillis} this node compares each replicated cache with each peer
@@ -96,8 +97,8 @@ final class AntiEntropy implements ConvergenceMBean {
         this.running = running;
         this.warn = warn;
         this.nextRoundNanos = clock.nanoTime() + jittered(periodMillis());
-        metrics.meter("antiEntropyRounds");
-        metrics.meter("antiEntropyFailures");
+        metrics.meter(MetricNames.ANTI_ENTROPY_ROUNDS);
+        metrics.meter(MetricNames.ANTI_ENTROPY_FAILURES);
         metrics.gauge("antiEntropyBytes", bytesFetched::get);
         metrics.gauge("differingKeys", () -> differingKeys);
     }
@@ -207,7 +208,7 @@ final class AntiEntropy implements ConvergenceMBean {
                     Thread.currentThread().interrupt();
                     return differing;
                 } catch (Exception e) {
-                    metrics.meter("antiEntropyFailures").mark();
+                    metrics.meter(MetricNames.ANTI_ENTROPY_FAILURES).mark();
                     warn.warn("ae:" + peer.endpoint(), "ehrelay: anti-entropy of cache {} of CacheManager {} with {} "
                             + "failed (counted in antiEntropyFailures): {}", name, cacheManagerName, peer,
                             SendRound.describe(e));
@@ -229,7 +230,7 @@ final class AntiEntropy implements ConvergenceMBean {
                 lastAgreement.put(e.getKey(), now);
             }
         }
-        metrics.meter("antiEntropyRounds").mark();
+        metrics.meter(MetricNames.ANTI_ENTROPY_ROUNDS).mark();
         long total = 0;
         for (long n : differing.values()) {
             total += Math.max(0, n);

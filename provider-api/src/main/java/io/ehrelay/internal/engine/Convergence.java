@@ -15,6 +15,7 @@ import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Ehcache;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * How nodes that missed events become equal again, at once rather than at the next anti-entropy round. The
@@ -58,9 +59,9 @@ final class Convergence {
         this.caches = caches;
         this.running = running;
         this.markLostAll = markLostAll;
-        metrics.meter("resyncs");
-        metrics.meter("resyncFailures");
-        metrics.meter("gaps");
+        metrics.meter(MetricNames.RESYNCS);
+        metrics.meter(MetricNames.RESYNC_FAILURES);
+        metrics.meter(MetricNames.GAPS);
     }
 
     void setStateTransfer(StateTransfer stateTransfer) {
@@ -97,7 +98,7 @@ final class Convergence {
             return;
         }
         String peer = transport.normalizePeer(transport.peerOf(fromPeer));
-        metrics.meter("gaps").mark();
+        metrics.meter(MetricNames.GAPS).mark();
         boolean mutual = owes.remove(peer);
         if (!mutual && !owes.isEmpty() && !known(peer)) {
             // this node reaches the peer under another name (a proxy, NAT): whether it owes that peer cannot be
@@ -158,11 +159,11 @@ final class Convergence {
                 total += loaded.get();
             }
             if (failed.isEmpty()) {
-                metrics.meter("resyncs").mark();
+                metrics.meter(MetricNames.RESYNCS).mark();
                 LOG.info("ehrelay: CacheManager {} resynchronised from {}: {} entries compared, the newer write of "
                         + "each key kept", cacheManagerName, peerEndpoint, total);
             } else {
-                metrics.meter("resyncFailures").mark();
+                metrics.meter(MetricNames.RESYNC_FAILURES).mark();
                 LOG.warn("ehrelay: CacheManager {} could not resynchronise from {}: {}", cacheManagerName,
                         peerEndpoint, failed);
             }

@@ -11,6 +11,7 @@ import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import net.sf.ehcache.Ehcache;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The receiving side of a node, what transports call when bytes arrive: decodes a batch (every value checked
@@ -51,7 +52,7 @@ final class Inbound implements InboundHandler {
         this.warn = warn;
         this.clock = clock;
         this.invalidations = new Invalidations(metrics, limits.allowList(), warn);
-        metrics.meter("duplicateBatches");
+        metrics.meter(MetricNames.DUPLICATE_BATCHES);
     }
 
     Invalidations invalidations() {
@@ -100,7 +101,7 @@ final class Inbound implements InboundHandler {
         if (missed == StreamSequencer.DUPLICATE) {
             // a batch sent again (a retry after a reset whose first attempt had arrived): applying it again
             // could undo later events
-            metrics.meter("duplicateBatches").mark();
+            metrics.meter(MetricNames.DUPLICATE_BATCHES).mark();
             warn.warn("duplicate:" + fromPeer, "ehrelay: batch {} of {} arrived again (the last applied is {}); "
                     + "skipped (counted in duplicateBatches)", decoded.seq(), fromPeer, sequencer.last(stream));
             return;

@@ -21,6 +21,7 @@ import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The sending side of a node: turns a cache change into an encoded event and either queues it for the
@@ -78,7 +79,7 @@ final class Outbound {
         this.warn = warn;
         this.clock = clock;
         this.sentClasses = sentClasses;
-        this.overflowWaits = metrics.count("overflowWaits");
+        this.overflowWaits = metrics.count(MetricNames.OVERFLOW_WAITS);
         metrics.gauge("overflowWaitMillis", () -> waitedMicros.get() / 1000);
         queue.onWait(this::waitedForRoom);
     }

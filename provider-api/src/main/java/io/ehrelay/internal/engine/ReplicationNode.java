@@ -33,6 +33,7 @@ import net.sf.ehcache.Element;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.event.CacheEventListener;
 import net.sf.ehcache.event.CacheManagerEventListener;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The replication node of one CacheManager and one transport: it wires the pieces every cache of that
@@ -200,7 +201,7 @@ public final class ReplicationNode {
         metrics.gauge("threads", threads::live);
         metrics.gauge("tombstones", () -> caches.all().stream().mapToLong(b -> b.versions.tombstones()).sum());
         metrics.gauge("versions", () -> caches.all().stream().mapToLong(b -> b.versions.size()).sum());
-        metrics.meter("unauthorized");
+        metrics.meter(MetricNames.UNAUTHORIZED);
         if (sentClasses.learning()) {
             metrics.gauge("learnedAllowedClasses", sentClasses::learnedSetting);
         }
@@ -241,7 +242,7 @@ public final class ReplicationNode {
             dispatcher.start();
             if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
                 heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
-                        directory, threads.factory("heartbeat"), metrics.meter("malformedHeartbeats"),
+                        directory, threads.factory("heartbeat"), metrics.meter(MetricNames.MALFORMED_HEARTBEATS),
                         transport.heartbeatFormat(), clock);
                 heartbeat.start();
             }
@@ -536,7 +537,7 @@ public final class ReplicationNode {
         if (u.admits(address)) {
             return true;
         }
-        metrics.meter("unauthorized").mark();
+        metrics.meter(MetricNames.UNAUTHORIZED).mark();
         warn.warn("unauthorized:" + address.getHostAddress(), "ehrelay: refused an unauthenticated {} from {} to "
                 + "{} replication of CacheManager {} (counted in unauthorized): unauthenticated peers are accepted "
                 + "only from {}. To accept this host, add it to unauthenticatedPeers on cacheManagerPeerProviderFactory "

@@ -17,6 +17,7 @@ import javax.crypto.spec.SecretKeySpec;
 
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.ClusterSecret;
+import io.ehrelay.spi.MetricNames;
 
 /**
  * The cluster secret for transports whose calls are not tied to one connection (RMI, HTTP): a caller proves the
@@ -158,7 +159,7 @@ public final class RpcSessions {
         if (secret == null) {
             return null;
         }
-        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count("unauthorized");
+        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
         String node = ctx.cacheManagerName();
         return new RpcSessions(secret, ctx.clock(), (host, why) -> {
             unauthorized.mark();
