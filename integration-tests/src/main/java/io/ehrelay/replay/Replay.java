@@ -36,14 +36,19 @@ public final class Replay {
     static final int[] E1_QUICK = {1280, 10240, 40960, 81920};
     static final int[] E2_QUICK = {10_000, 40_000, 160_000, 320_000};
     static final int[] E3_PAYLOADS = {0, 1024, 2048, 4096, 8192, 16384};
+    /** The default set (a verdict in minutes): two steps of E1 and E2, three E3 payloads, the default profile. */
+    static final int[] E1_VERDICT = {10240, 40960};
+    static final int[] E2_VERDICT = {40_000, 160_000};
+    static final int[] E3_VERDICT = {0, 4096, 16384};
 
     final List<String> transports = new ArrayList<>(Profiles.ALL);
     final List<String> experiments = new ArrayList<>(Arrays.asList("e1", "e2", "e3"));
-    int[] e1Sizes = E1_QUICK;
-    int[] e2Counts = E2_QUICK;
+    int[] e1Sizes = E1_VERDICT;
+    int[] e2Counts = E2_VERDICT;
     int e1Count = 10_000;
     int e2Size = 1280;
-    int e3Calls = 2000;
+    int e3Calls = 1000;
+    int[] e3Payloads = E3_VERDICT;
     int[] e4Nodes = {4};
     int[] e4Sizes = {1024, 10240, 102400};
     /** 0: about 64 MB per writer, 500 to 20,000 elements. */
@@ -52,7 +57,7 @@ public final class Replay {
     String e4Heap = "1536m";
     String heap = "2g";
     /** The profiles each step runs under, in order: {@code default} (what users run) and {@code tuned}. */
-    List<String> profiles = new ArrayList<>(Arrays.asList(NodeProcess.DEFAULT, NodeProcess.TUNED));
+    List<String> profiles = new ArrayList<>(Arrays.asList(NodeProcess.DEFAULT));
     int reps = 1;
     long stepTimeoutSeconds = 600;
     String discovery = "manual";
@@ -100,9 +105,12 @@ public final class Replay {
     boolean parse(String[] args) throws UsageException {
         boolean heapGiven = false;
         boolean full = false;
+        boolean quick = false;
         boolean experimentsGiven = false;
+        Set<String> given = new java.util.HashSet<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
+            given.add(a);
             switch (a) {
                 case "-h":
                 case "--help":
@@ -112,13 +120,10 @@ public final class Replay {
                 case "--full":
                     // the full set: every step of E1 and E2, E3, the threads probe, E4 at 2, 4, 8 members n-n and 1-n
                     full = true;
-                    e1Sizes = E1_SIZES;
-                    e2Counts = E2_COUNTS;
-                    e4Nodes = new int[] {2, 4, 8};
-                    e4Modes = Arrays.asList("n-n", "1-n");
-                    if (!heapGiven) {
-                        heap = "6g";
-                    }
+                    break;
+                case "--quick":
+                    // the quick set: four steps of E1 and E2, every E3 payload, under both profiles
+                    quick = true;
                     break;
                 case "--profile": {
                     String p = value(args, ++i, a);
@@ -165,6 +170,9 @@ public final class Replay {
                 case "--e4-heap":
                     e4Heap = heapSize(a, value(args, ++i, a));
                     break;
+                case "--e3-payloads":
+                    e3Payloads = ints(a, value(args, ++i, a), 0, 64 << 20);
+                    break;
                 case "--e3-calls":
                     e3Calls = number(a, value(args, ++i, a), 1, 10_000_000);
                     break;
@@ -193,6 +201,38 @@ public final class Replay {
                     break;
                 default:
                     throw new UsageException("unknown option '" + a + "'");
+            }
+        }
+        if (full && quick) {
+            throw new UsageException("--full and --quick: choose one set");
+        }
+        if (full || quick) {
+            // a set's steps, unless given: options narrow a set, whatever their order on the line
+            if (!given.contains("--e1-sizes")) {
+                e1Sizes = full ? E1_SIZES : E1_QUICK;
+            }
+            if (!given.contains("--e2-counts")) {
+                e2Counts = full ? E2_COUNTS : E2_QUICK;
+            }
+            if (!given.contains("--e3-payloads")) {
+                e3Payloads = E3_PAYLOADS;
+            }
+            if (!given.contains("--e3-calls")) {
+                e3Calls = 2000;
+            }
+            if (!given.contains("--profile")) {
+                profiles = new ArrayList<>(Arrays.asList(NodeProcess.DEFAULT, NodeProcess.TUNED));
+            }
+        }
+        if (full) {
+            if (!given.contains("--e4-nodes")) {
+                e4Nodes = new int[] {2, 4, 8};
+            }
+            if (!given.contains("--e4-modes")) {
+                e4Modes = Arrays.asList("n-n", "1-n");
+            }
+            if (!heapGiven) {
+                heap = "6g";
             }
         }
         if (full && !experimentsGiven) {
@@ -272,12 +312,17 @@ public final class Replay {
                 "                           any cache transport + '-sync' runs E1/E2 with synchronous puts",
                 "  --experiments e1,e2,e3   experiments to run (default: e1,e2,e3; also 'e4' for groups and",
                 "                           'threads' for the threads-per-region probe: 10/100/1,000 caches)",
+                "  (no set)                 a verdict in minutes: E1 at 10240,40960 B, E2 at 40000,160000",
+                "                           elements, E3 at payloads 0,4096,16384 x 1000 puts, default profile",
+                "  --quick                  the quick set: E1 and E2 at 4 steps each, E3 at 6 payloads x 2000",
+                "                           puts, under both profiles",
                 "  --full                   the full set: all 9 steps of E1 and E2 (heap 6g), E3, E4 with 2, 4 and",
-                "                           8 members n-n and 1-n, threads (--experiments narrows it)",
-                "  --e1-sizes a,b,...       E1 element sizes (default quick: 1280,10240,40960,81920)",
-                "  --e2-counts a,b,...      E2 element counts (default quick: 10000,40000,160000,320000)",
+                "                           8 members n-n and 1-n, threads, both profiles (--experiments narrows it)",
+                "  --e1-sizes a,b,...       E1 element sizes (--quick: 1280,10240,40960,81920)",
+                "  --e2-counts a,b,...      E2 element counts (--quick: 10000,40000,160000,320000)",
                 "  --e1-count n             elements per E1 step (default 10000)",
-                "  --e3-calls n             synchronous puts per E3 payload (default 2000)",
+                "  --e3-payloads a,b,...    E3 payload sizes (--quick and --full: 0,1024,2048,4096,8192,16384)",
+                "  --e3-calls n             synchronous puts per E3 payload (default 1000; 2000 in the sets)",
                 "  --e4-nodes 4             E4 group sizes, comma-separated (default 4; E4 runs with --experiments e4)",
                 "  --e4-modes n-n,1-n       E4: every member writes, or member 0 writes (default n-n)",
                 "  --e4-sizes 1024,...      E4 message sizes (default 1024,10240,102400)",
@@ -285,10 +330,10 @@ public final class Replay {
                 "  --e4-heap 1536m          -Xms/-Xmx of each E4 member (default 1536m)",
                 "  --heap 2g                heap of each node (default 2g, 6g with --full): -Xmx in the default",
                 "                           profile, -Xms and -Xmx in the tuned one",
-                "  --profile both           default: the provider's default properties and -Xmx only (what users",
+                "  --profile default        default: the provider's default properties and -Xmx only (what users",
                 "                           run); tuned: -Xms = -Xmx, -XX:+AlwaysPreTouch, and the writer's queue",
                 "                           blocks (overflowPolicy=block, overflowBlockMillis=600000,",
-                "                           queueMaxBytes=8m); both (the default): every step under each, a",
+                "                           queueMaxBytes=8m); both (--quick, --full): every step under each, a",
                 "                           report per profile, ratios within each",
                 "  --reps n                 repetitions per step; the median is reported (default 1)",
                 "  --step-timeout s         a step taking longer is a FAIL (default 600)",
@@ -510,8 +555,8 @@ public final class Replay {
             experimentLabels.add("E3");
             for (final String t : transports) {
                 if (Profiles.isCacheTransport(t) && !Profiles.isSyncVariant(t)) { // E3 is synchronous already
-                    plan.add(new Planned("E3 " + t + ", " + E3_PAYLOADS.length + " payloads x " + e3Calls
-                            + " synchronous puts", 6 + E3_PAYLOADS.length * e3Calls * 300e-6, () -> {
+                    plan.add(new Planned("E3 " + t + ", " + e3Payloads.length + " payloads x " + e3Calls
+                            + " synchronous puts", 6 + e3Payloads.length * e3Calls * 300e-6, () -> {
                                 for (StepResult r : latency(t, log)) {
                                     record(r);
                                 }
@@ -858,7 +903,7 @@ public final class Replay {
         List<StepResult> out = new ArrayList<>();
         NodeProcess reader = null;
         NodeProcess writer = null;
-        String payloads = Arrays.stream(E3_PAYLOADS).mapToObj(Integer::toString).reduce((a, b) -> a + "," + b)
+        String payloads = Arrays.stream(e3Payloads).mapToObj(Integer::toString).reduce((a, b) -> a + "," + b)
                 .orElse("0");
         try {
             SocketAudit before = listenersBefore();
@@ -872,7 +917,7 @@ public final class Replay {
             writer.expect("READY", deadline, l -> { });
             reader.checkListeners(before);
             writer.checkListeners(before);
-            for (int ignored : E3_PAYLOADS) {
+            for (int ignored : e3Payloads) {
                 String[] lat = writer.expect("LAT", deadline, l -> { }).split(" ");
                 double p99 = Double.parseDouble(lat[3]);
                 out.add(new StepResult("E3", transport, e3Calls, Integer.parseInt(lat[1]), Double.NaN, Double.NaN, 0,

@@ -35,10 +35,39 @@ class ReplayCliTest {
         assertThat(r.e1Sizes).containsExactly(1280, 40960);
         assertThat(r.reps).isEqualTo(3);
         assertThat(r.heap).isEqualTo("1g");
-        assertThat(r.profiles).as("both profiles unless asked").containsExactly("default", "tuned");
+        assertThat(r.profiles).as("the default profile unless asked").containsExactly("default");
         assertThat(parsed("--profile", "default").profiles).containsExactly("default");
         assertThat(parsed("--profile", "tuned").profiles).containsExactly("tuned");
         assertThat(parsed("--profile", "both").profiles).containsExactly("default", "tuned");
+    }
+
+    @Test
+    void theSets_defaultIsAVerdictInMinutes_quickAndFullAsBefore_andOptionsNarrowThemInAnyOrder() throws Exception {
+        Replay verdict = parsed();
+        assertThat(verdict.e1Sizes).containsExactly(10240, 40960);
+        assertThat(verdict.e2Counts).containsExactly(40_000, 160_000);
+        assertThat(verdict.e3Payloads).containsExactly(0, 4096, 16384);
+        assertThat(verdict.e3Calls).isEqualTo(1000);
+        assertThat(verdict.profiles).containsExactly("default");
+        assertThat(verdict.experiments).containsExactly("e1", "e2", "e3");
+        assertThat(verdict.transports).as("every transport, stock and raw beside them").isEqualTo(Profiles.ALL);
+
+        Replay quick = parsed("--quick");
+        assertThat(quick.e1Sizes).containsExactly(1280, 10240, 40960, 81920);
+        assertThat(quick.e2Counts).containsExactly(10_000, 40_000, 160_000, 320_000);
+        assertThat(quick.e3Payloads).containsExactly(0, 1024, 2048, 4096, 8192, 16384);
+        assertThat(quick.e3Calls).isEqualTo(2000);
+        assertThat(quick.profiles).containsExactly("default", "tuned");
+        assertThat(quick.heap).isEqualTo("2g");
+
+        Replay full = parsed("--e1-sizes", "5120", "--full", "--profile", "tuned");
+        assertThat(full.e1Sizes).as("given before --full: kept").containsExactly(5120);
+        assertThat(full.e2Counts).hasSize(9);
+        assertThat(full.profiles).containsExactly("tuned");
+        assertThat(full.heap).isEqualTo("6g");
+        assertThat(full.experiments).contains("e4", "threads");
+        assertThat(parsed("--e3-payloads", "0,512").e3Payloads).containsExactly(0, 512);
+        refused("--full and --quick: choose one set", "--full", "--quick");
     }
 
     @Test
