@@ -62,6 +62,7 @@ class ArchitectureTest {
             "io.ehrelay.spi.ReplicationEvent",
             "io.ehrelay.spi.Transport",
             "io.ehrelay.spi.TransportContext",
+            "io.ehrelay.spi.MetricNames",
             "io.ehrelay.spi.TransportMetrics",
             "io.ehrelay.spi.TransportMetrics$Count",
             "io.ehrelay.spi.TransportSettings",
