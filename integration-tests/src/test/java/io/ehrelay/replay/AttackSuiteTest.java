@@ -114,9 +114,13 @@ class AttackSuiteTest {
     }
 
     private NodeProcess node(String transport, int index) throws Exception {
+        return node(transport, index, "clusterSecret=" + SECRET);
+    }
+
+    private NodeProcess node(String transport, int index, String settings) throws Exception {
         NodeProcess n = NodeProcess.start("honest" + index, HEAP, FaultNode.class, new ArrayList<>(List.of(
                 "transport=" + transport, "index=" + index, "ports=" + ports[0] + "," + ports[1],
-                "hosts=" + hosts(2), "settings=clusterSecret=" + SECRET)), log, lan.host(index), lan.address(index));
+                "hosts=" + hosts(2), "settings=" + settings)), log, lan.host(index), lan.address(index));
         processes.add(n);
         n.expect("READY", deadline(90), l -> { });
         return n;
@@ -199,6 +203,34 @@ class AttackSuiteTest {
                 before.threads, during.threads, before.heapMb, during.heapMb, before.directMb, during.directMb,
                 during.unauthorized - before.unauthorized, during.rejected - before.rejected,
                 during.refused - before.refused, during.cpuMillis - before.cpuMillis, extra);
+    }
+
+    /**
+     * RMI as the README's first example sets it up: no secret, each node admitting the other's host in
+     * {@code unauthenticatedPeers} — and a third host listed there too (a stock node of a mixed cluster) that
+     * sends the stock {@code CachePeer} a nested-set bomb. Before, the JDK decoded it: 2.7–3.5 s of CPU per call,
+     * and it was stored.
+     */
+    @org.junit.jupiter.api.Test
+    void rmiReadmeExample_aListedHostsStockBomb_isRefusedCheaply_andItsHonestPutStored() throws Exception {
+        log = dir.resolve("nodes.log");
+        Files.createFile(log);
+        ports = new int[] {ReplayNode.freePort(), ReplayNode.freePort()};
+        a = node("rmi", 0, "unauthenticatedPeers=" + lan.address(1) + "|" + lan.address(2));
+        b = node("rmi", 1, "unauthenticatedPeers=" + lan.address(0));
+        ask(a, "AWAIT_PEERS 1", "PEERS");
+        ask(b, "AWAIT_PEERS 1", "PEERS");
+        stillReplicating();
+        Security before = security(a);
+        Map<String, String> r = attack("rmi", "stockbomb");
+        Security after = security(a);
+        report("rmi", "stockbomb (listed host)", before, after, " " + r);
+        assertThat(r.get("stockBombsRefused")).isEqualTo("3");
+        assertThat(Long.parseLong(r.get("worstMillis"))).as("ms per bomb call").isLessThan(2_000);
+        assertThat(after.rejected - before.rejected).as("refused calls counted").isEqualTo(3);
+        assertThat(after.cpuMillis - before.cpuMillis).as("CPU of the attacked node meanwhile").isLessThan(3_000);
+        assertThat(has(a, "bomb") || has(b, "bomb")).as("the bomb was stored").isFalse();
+        assertThat(has(a, "stock-honest")).as("the listed host's honest put").isTrue();
     }
 
     @ParameterizedTest

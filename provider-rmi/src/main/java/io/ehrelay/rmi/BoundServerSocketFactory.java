@@ -24,6 +24,7 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
     private final boolean clientAuth;
     private final PeerGate gate;
     private final InboundConnections connections;
+    private final CheckedCalls.Factory checks;
     private volatile int lastPort;
     private final java.util.List<ServerSocket> opened = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -33,6 +34,13 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
      */
     BoundServerSocketFactory(InetAddress address, SSLContext tls, boolean clientAuth, PeerGate gate,
                              InboundConnections connections) {
+        this(address, tls, clientAuth, gate, connections, null);
+    }
+
+    /** @param checks walks every call a peer sends before RMI reads it ({@code null}: not checked) */
+    BoundServerSocketFactory(InetAddress address, SSLContext tls, boolean clientAuth, PeerGate gate,
+                             InboundConnections connections, CheckedCalls.Factory checks) {
+        this.checks = checks;
         this.gate = gate;
         this.address = address;
         this.tls = tls;
@@ -42,7 +50,7 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
 
     @Override
     public ServerSocket createServerSocket(int port) throws IOException {
-        ServerSocket socket = new BufferedSockets.Server(gate, connections, tls, clientAuth);
+        ServerSocket socket = new BufferedSockets.Server(gate, connections, tls, clientAuth, checks);
         try {
             socket.bind(new java.net.InetSocketAddress(address, port), 128);
         } catch (IOException e) {

@@ -462,9 +462,30 @@ final class BufferedSockets {
         /** The read timeout set on the socket now; -1 = not set yet. */
         private volatile int appliedTimeout = -1;
 
+        /** Walks each call a peer sends before RMI reads it ({@code null}: not checked; TLS: checked above TLS). */
+        private final CheckedCalls.Factory checks;
+        private CheckedCalls checked;
+
         InboundSocket(InboundConnections slots, boolean tls) {
+            this(slots, tls, null);
+        }
+
+        InboundSocket(InboundConnections slots, boolean tls, CheckedCalls.Factory checks) {
             this.slots = slots;
             this.tls = tls;
+            this.checks = checks;
+        }
+
+        @Override
+        public synchronized InputStream getInputStream() throws IOException {
+            InputStream plain = super.getInputStream();
+            if (tls || checks == null) {
+                return plain;
+            }
+            if (checked == null) {
+                checked = checks.open(plain, getInetAddress());
+            }
+            return checked;
         }
 
         @Override
@@ -601,18 +622,22 @@ final class BufferedSockets {
         private final InboundConnections connections;
         private final SSLContext tls;
         private final boolean clientAuth;
+        private final CheckedCalls.Factory checks;
 
         /**
          * @param gate        closes connections from hosts it does not admit ({@code null}: admits all)
          * @param connections the node's connection slots
          * @param tls         the TLS context, or {@code null} for plain connections
+         * @param checks      walks every call before RMI reads it ({@code null}: not checked)
          */
-        Server(PeerGate gate, InboundConnections connections, SSLContext tls, boolean clientAuth) throws IOException {
+        Server(PeerGate gate, InboundConnections connections, SSLContext tls, boolean clientAuth,
+               CheckedCalls.Factory checks) throws IOException {
             super();
             this.gate = gate;
             this.connections = connections;
             this.tls = tls;
             this.clientAuth = clientAuth;
+            this.checks = checks;
         }
 
         @Override
@@ -621,7 +646,7 @@ final class BufferedSockets {
                 if (isClosed()) {
                     throw new SocketException("Socket is closed");
                 }
-                InboundSocket s = new InboundSocket(connections, tls != null);
+                InboundSocket s = new InboundSocket(connections, tls != null, checks);
                 implAccept(s);
                 if (gate != null && !gate.admits(s.getInetAddress(), "connection")) {
                     s.closeQuietly();
@@ -634,7 +659,11 @@ final class BufferedSockets {
                 }
                 try {
                     s.setTcpNoDelay(true);
-                    return tls == null ? s : layerTls(s);
+                    if (tls == null) {
+                        return s;
+                    }
+                    Socket secure = layerTls(s);
+                    return checks == null ? secure : new CheckedCalls.TlsSocket((SSLSocket) secure, checks);
                 } catch (IOException | RuntimeException e) {
                     s.closeQuietly();
                 }

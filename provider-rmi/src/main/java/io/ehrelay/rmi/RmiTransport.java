@@ -104,8 +104,18 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         connections = new InboundConnections(ls.maxInboundConnections,
                 ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS), ctx.cacheManagerName()); // registered now: seen at 0
         ctx.metrics().gauge("connectionsIn", connections::size);
-        registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections);
-        objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections);
+        // every call is walked with the node's decoding limits before the JDK reads it: the stock CachePeer calls
+        // (stock nodes, hosts in unauthenticatedPeers) hold ehrelay's bounds (maxHashWork included)
+        io.ehrelay.internal.engine.RateLimitedLog refusedLog = new io.ehrelay.internal.engine.RateLimitedLog(LOG,
+                10_000, ctx.clock());
+        CheckedCalls.Factory checks = (in, from) -> new CheckedCalls(in, limits, why -> {
+            ctx.metrics().markRejected();
+            refusedLog.warn("call:" + from.getHostAddress(), "ehrelay: refused an RMI connection from {} to "
+                    + "CacheManager {} before the JDK read its call (counted in rejected): {}", from.getHostAddress(),
+                    ctx.cacheManagerName(), why);
+        }, from.getHostAddress());
+        registrySockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections, checks);
+        objectSockets = new BoundServerSocketFactory(address, tls, settings.clientAuth, gate, connections, checks);
         remoteObjectPort = ls.remoteObjectPort;
         // stock nodes know Ehcache's own client socket factory; with TLS only ehrelay nodes can take part anyway
         stubSockets = settings.tls ? new TlsClientSocketFactory(ls.socketTimeoutMillis)

@@ -81,6 +81,46 @@ class RmiHostileInputTest {
         assertThat(node.getCache("async").get("k").getObjectValue()).isEqualTo("fine");
     }
 
+    /**
+     * A host the node admits (this one, by default; or one in {@code unauthenticatedPeers}) calls the stock
+     * {@code CachePeer} with a nested-set bomb: the JDK decoded it before (2.7–3.5 s of CPU per call from another
+     * host, ~10 s at depth 27); now the call is walked with the node's limits before the JDK reads it.
+     */
+    @Test
+    void aNestedSetBombThroughTheStockCachePeer_isRefusedBeforeTheJdkHashesIt() throws Exception {
+        CachePeer peer = (CachePeer) registry.lookup("async");
+        node.getCache("async").put(new Element("kept", "value"), true);
+        Jmx jmx = cluster.jmx(node);
+        long before = jmx.managerCount("rejected");
+        java.util.Set<Object> bomb = io.ehrelay.internal.codec.HashWorkBench.bomb(27);
+        for (int i = 0; i < 3; i++) {
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> peer.put(new Element("bomb", bomb))).isInstanceOf(RemoteException.class);
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            System.out.printf("stock CachePeer.put of a depth-27 nested-set bomb refused in %d ms%n", millis);
+            assertThat(millis).as("the node read it as arithmetic, not 2^27 hashing").isLessThan(2_000);
+        }
+        assertThatThrownBy(() -> peer.send(new ArrayList<>(List.of(new RmiEventMessage(null,
+                RmiEventMessage.RmiEventType.PUT, "bomb", new Element("bomb", bomb))))))
+                .isInstanceOf(RemoteException.class);
+        assertThat(jmx.managerCount("rejected") - before).as("each refused call counted").isEqualTo(4);
+        assertThat(node.getCache("async").get("bomb")).isNull();
+        assertThat(node.getCache("async").get("kept").getObjectValue()).isEqualTo("value");
+        // the same depth of sets, not sharing members, and honest calls pass
+        java.util.Set<Object> chain = new java.util.HashSet<>();
+        java.util.Set<Object> s = chain;
+        for (int i = 0; i < 27; i++) {
+            java.util.Set<Object> t = new java.util.HashSet<>();
+            t.add("n" + i);
+            s.add(t);
+            s = t;
+        }
+        peer.put(new Element("chain", chain));
+        assertThat(node.getCache("async").get("chain")).isNotNull();
+        peer.put(new Element("k", new byte[300_000]));
+        assertThat((byte[]) node.getCache("async").get("k").getObjectValue()).hasSize(300_000);
+    }
+
     @Test
     void aStockPeersPutOfARefusedClass_isRefusedAndCounted_andClearsNothing() throws Exception {
         CachePeer peer = (CachePeer) registry.lookup("async");

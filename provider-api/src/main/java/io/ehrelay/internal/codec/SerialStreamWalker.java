@@ -1,0 +1,571 @@
+package io.ehrelay.internal.codec;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.spi.MalformedFrameException;
+
+/**
+ * {@link SerialStreamCheck}'s limits for a Java serialization stream that arrives on a connection and is read by
+ * the JDK as it arrives (RMI's calls): walked one token at a time, ahead of the JDK's reader, so that every byte
+ * the reader gets has been checked — the nesting depth, array lengths, the number of objects and references,
+ * and the hashing work of hash-based collections. No object is created. Class names are left to the JDK's
+ * filter (RMI's own classes pass through here too); class annotations may hold only what RMI writes there (a
+ * codebase string or null).
+ *
+ * <p>Unlike the whole-frame check, a hash-based collection's hashing is charged as each of its members is
+ * complete (the JDK hashes a member once it has read it), so the bytes after any token may be handed to the
+ * reader: large values (block data, primitive arrays, strings) stream through without being held. Not
+ * thread-safe: one instance per serialization stream.
+ */
+public final class SerialStreamWalker {
+
+    /** Where the walker reads: blocking reads of what the stream holds next. */
+    public interface Input {
+        /** The next byte, waiting for it; -1 at the end of the stream. */
+        int peek() throws IOException;
+
+        /** The next {@code n} bytes (at most 8) as a big-endian number, waiting for them. */
+        long read(int n) throws IOException;
+
+        /** Skips at least one and at most {@code n} bytes, those at hand (waiting only for the first); returns how many. */
+        long skipSome(long n) throws IOException;
+    }
+
+    private static final int TC_NULL = 0x70;
+    private static final int TC_REFERENCE = 0x71;
+    private static final int TC_CLASSDESC = 0x72;
+    private static final int TC_OBJECT = 0x73;
+    private static final int TC_STRING = 0x74;
+    private static final int TC_ARRAY = 0x75;
+    private static final int TC_CLASS = 0x76;
+    private static final int TC_BLOCKDATA = 0x77;
+    private static final int TC_ENDBLOCKDATA = 0x78;
+    private static final int TC_RESET = 0x79;
+    private static final int TC_BLOCKDATALONG = 0x7A;
+    private static final int TC_LONGSTRING = 0x7C;
+    private static final int TC_PROXYCLASSDESC = 0x7D;
+    private static final int TC_ENUM = 0x7E;
+    private static final int BASE_HANDLE = 0x7E0000;
+    private static final int SC_WRITE_METHOD = 0x01;
+    private static final int SC_SERIALIZABLE = 0x02;
+    private static final int SC_EXTERNALIZABLE = 0x04;
+    private static final int SC_BLOCK_DATA = 0x08;
+    private static final int MAX_HIERARCHY = 64;
+    /** The most bytes one class descriptor (names, fields, annotation) may take. */
+    static final int MAX_CLASS_DESC_BYTES = 64 * 1024;
+    private static final long REACH_CAP = 1L << 60;
+    private static final java.util.Set<String> HASHED = new java.util.HashSet<>(java.util.Arrays.asList(
+            "java.util.HashMap", "java.util.HashSet", "java.util.LinkedHashMap", "java.util.LinkedHashSet",
+            "java.util.Hashtable", "java.util.concurrent.ConcurrentHashMap"));
+    private static final Object OTHER = new Object();
+
+    private static final class ClassDesc {
+        final String name;
+        int flags;
+        int primitiveBytes;
+        int objectFields;
+        ClassDesc superDesc;
+        boolean hashed;
+
+        ClassDesc(String name) {
+            this.name = name;
+        }
+    }
+
+    private static final class Node {
+        long reach;
+        boolean done;
+    }
+
+    /** What is being walked, innermost last: an object (class by class), an array, or bytes to pass. */
+    private static final class Frame {
+        static final int OBJECT = 0;
+        static final int ARRAY = 1;
+        static final int BYTES = 2;
+        final int kind;
+        final Node node;
+        /** The object's classes, the topmost superclass first. */
+        ClassDesc[] chain;
+        int classIndex = -1;
+        /** Per class: 0 primitive fields to pass, 1 object fields, 2 its writeObject data, 3 done. */
+        int phase;
+        int left;
+        long bytesLeft;
+        long reach;
+        boolean hashed;
+
+        Frame(int kind, Node node) {
+            this.kind = kind;
+            this.node = node;
+        }
+    }
+
+    private final Input in;
+    private final CodecLimits limits;
+    private final String what;
+    private final List<Object> handles = new ArrayList<>();
+    private final ArrayDeque<Frame> frames = new ArrayDeque<>();
+    private int depth;
+    private long references;
+    private long hashWork;
+    private int descBytes;
+
+    public SerialStreamWalker(Input in, CodecLimits limits, String what) {
+        this.in = in;
+        this.limits = limits;
+        this.what = what;
+    }
+
+    /**
+     * Walks the next token of the stream: part of an object, or a whole small item (a class descriptor, a
+     * reference, a string's header). The bytes walked may then be handed to the reader.
+     *
+     * @return false when, outside any object, the next byte starts no content (the stream's contents ended
+     *         there; that byte is not consumed)
+     * @throws RejectedClassException when a limit refuses the stream
+     * @throws MalformedFrameException when it is not a well-formed stream
+     */
+    public boolean step() throws IOException, MalformedFrameException {
+        Frame f = frames.peekLast();
+        if (f == null) {
+            int tc = in.peek();
+            if (tc == TC_RESET) {
+                in.read(1);
+                handles.clear();
+                return true;
+            }
+            if (tc < TC_NULL || tc > TC_ENUM) {
+                return false;
+            }
+            in.read(1);
+            startContent(tc, true);
+            return true;
+        }
+        switch (f.kind) {
+            case Frame.BYTES: {
+                f.bytesLeft -= in.skipSome(f.bytesLeft);
+                if (f.bytesLeft == 0) {
+                    frames.removeLast();
+                    completed(f.reach);
+                }
+                return true;
+            }
+            case Frame.ARRAY:
+                if (f.left == 0) {
+                    finish(f);
+                } else {
+                    f.left--;
+                    startContent(typeCode(), false);
+                }
+                return true;
+            default:
+                objectStep(f);
+                return true;
+        }
+    }
+
+    /** Whether the walk is outside any object (between top-level contents). */
+    public boolean atTopLevel() {
+        return frames.isEmpty();
+    }
+
+    private void objectStep(Frame f) throws IOException, MalformedFrameException {
+        if (f.classIndex < 0 || f.phase == 3) {
+            f.classIndex++;
+            if (f.classIndex == f.chain.length) {
+                finish(f);
+                return;
+            }
+            ClassDesc d = f.chain[f.classIndex];
+            if ((d.flags & SC_EXTERNALIZABLE) != 0) {
+                if ((d.flags & SC_BLOCK_DATA) == 0) {
+                    throw malformed("externalizable " + d.name + " in stream protocol version 1");
+                }
+                f.phase = 2;
+            } else if ((d.flags & SC_SERIALIZABLE) != 0) {
+                f.phase = 0;
+                f.left = d.objectFields;
+                if (d.primitiveBytes > 0) {
+                    frames.addLast(bytes(d.primitiveBytes, 0));
+                }
+                f.phase = 1;
+            } else if (d.primitiveBytes != 0 || d.objectFields != 0) {
+                throw malformed("fields of " + d.name + ", which is not serializable");
+            } else {
+                f.phase = 3;
+            }
+            return;
+        }
+        ClassDesc d = f.chain[f.classIndex];
+        if (f.phase == 1) {
+            if (f.left > 0) {
+                f.left--;
+                startContent(typeCode(), false);
+                return;
+            }
+            f.phase = (d.flags & SC_WRITE_METHOD) != 0 ? 2 : 3;
+            return;
+        }
+        // phase 2: the class's own data (writeObject, writeExternal): contents up to the end marker
+        int tc = typeCode();
+        if (tc == TC_ENDBLOCKDATA) {
+            f.phase = 3;
+            return;
+        }
+        startContent(tc, true);
+    }
+
+    /** One item of content that starts with type code {@code tc} (already read). */
+    private void startContent(int tc, boolean blockDataAllowed) throws IOException, MalformedFrameException {
+        switch (tc) {
+            case TC_NULL:
+                completed(0);
+                return;
+            case TC_REFERENCE: {
+                Object h = handle();
+                countReference();
+                completed(h instanceof Node && ((Node) h).done ? ((Node) h).reach : 1);
+                return;
+            }
+            case TC_OBJECT: {
+                ClassDesc desc = classDesc();
+                if (desc == null) {
+                    throw malformed("object without a class");
+                }
+                Node node = new Node();
+                newHandle(node);
+                enter();
+                Frame f = new Frame(Frame.OBJECT, node);
+                f.chain = hierarchy(desc);
+                f.hashed = desc.hashed;
+                f.reach = 1;
+                frames.addLast(f);
+                return;
+            }
+            case TC_ARRAY: {
+                ClassDesc desc = classDesc();
+                if (desc == null || desc.name.length() < 2 || desc.name.charAt(0) != '[') {
+                    throw malformed("array of a class that is not an array type");
+                }
+                Node node = new Node();
+                newHandle(node);
+                int length = (int) in.read(4);
+                if (length < 0) {
+                    throw malformed("array of negative length " + length);
+                }
+                if (length > limits.maxArrayLength()) {
+                    throw new RejectedClassException(null, "array of " + length + " elements exceeds maxArrayLength="
+                            + limits.maxArrayLength() + " in " + what);
+                }
+                int elementBytes = primitiveSize(desc.name.charAt(1));
+                if (elementBytes > 0) {
+                    node.reach = 1;
+                    node.done = true;
+                    frames.addLast(bytes((long) length * elementBytes, 1));
+                    if (length == 0) {
+                        frames.removeLast();
+                        completed(1);
+                    }
+                    return;
+                }
+                enter();
+                Frame f = new Frame(Frame.ARRAY, node);
+                f.left = length;
+                f.reach = 1;
+                frames.addLast(f);
+                return;
+            }
+            case TC_STRING:
+            case TC_LONGSTRING: {
+                long n = tc == TC_STRING ? in.read(2) : in.read(8);
+                if (n < 0) {
+                    throw malformed("string of " + n + " bytes");
+                }
+                newHandle(OTHER);
+                passBytes(n, 1);
+                return;
+            }
+            case TC_ENUM:
+                classDesc();
+                newHandle(OTHER);
+                stringObject(typeCode(), "enum constant name");
+                completed(1);
+                return;
+            case TC_CLASS:
+                classDesc();
+                newHandle(OTHER);
+                completed(1);
+                return;
+            case TC_CLASSDESC:
+            case TC_PROXYCLASSDESC:
+                classDesc(tc);
+                completed(1);
+                return;
+            case TC_BLOCKDATA:
+            case TC_BLOCKDATALONG: {
+                if (!blockDataAllowed) {
+                    throw malformed("block data where an object belongs");
+                }
+                long n = tc == TC_BLOCKDATA ? in.read(1) : (int) in.read(4);
+                if (n < 0) {
+                    throw malformed("block data of " + n + " bytes");
+                }
+                passBytes(n, 0);
+                return;
+            }
+            default:
+                throw malformed(String.format("unexpected type code 0x%02x", tc));
+        }
+    }
+
+    private void passBytes(long n, long reach) throws IOException, MalformedFrameException {
+        if (n == 0) {
+            completed(reach);
+        } else {
+            frames.addLast(bytes(n, reach));
+        }
+    }
+
+    private static Frame bytes(long n, long reach) {
+        Frame f = new Frame(Frame.BYTES, null);
+        f.bytesLeft = n;
+        f.reach = reach;
+        return f;
+    }
+
+    /** An object or array read to its end: its reach is known, and counts for what holds it. */
+    private void finish(Frame f) throws RejectedClassException {
+        frames.removeLast();
+        depth--;
+        f.node.reach = f.reach;
+        f.node.done = true;
+        completed(f.reach);
+    }
+
+    /**
+     * A content item of reach {@code reach} is complete: it counts for what holds it; inside a hash-based
+     * collection, the JDK hashes it now, so its reach is charged now.
+     */
+    private void completed(long reach) throws RejectedClassException {
+        Frame holder = frames.peekLast();
+        if (holder == null || holder.kind == Frame.BYTES) {
+            return;
+        }
+        holder.reach = plus(holder.reach, reach);
+        if (holder.hashed) {
+            hashWork = plus(hashWork, reach);
+            if (hashWork > limits.maxHashWork()) {
+                throw new RejectedClassException(null, "hash-based collections whose reading would hash more than "
+                        + "maxHashWork=" + limits.maxHashWork() + " objects (collections sharing each other's "
+                        + "members, a nested-set bomb) in " + what);
+            }
+        }
+    }
+
+    private ClassDesc classDesc() throws IOException, MalformedFrameException {
+        return classDesc(typeCode());
+    }
+
+    /** A class descriptor starting with {@code tc}: read whole (it is small), its superclasses included. */
+    private ClassDesc classDesc(int tc) throws IOException, MalformedFrameException {
+        descBytes = 0;
+        return classDesc(tc, 0);
+    }
+
+    private ClassDesc classDesc(int tc, int level) throws IOException, MalformedFrameException {
+        if (level > MAX_HIERARCHY) {
+            throw malformed("class hierarchy deeper than " + MAX_HIERARCHY);
+        }
+        switch (tc) {
+            case TC_NULL:
+                return null;
+            case TC_REFERENCE: {
+                Object h = handle();
+                if (!(h instanceof ClassDesc)) {
+                    throw malformed("reference to something other than a class descriptor");
+                }
+                countReference();
+                return (ClassDesc) h;
+            }
+            case TC_CLASSDESC: {
+                String name = utf();
+                descRead(8); // serialVersionUID
+                ClassDesc d = new ClassDesc(name);
+                newHandle(d);
+                d.flags = (int) descRead(1);
+                if ((d.flags & SC_SERIALIZABLE) != 0 && (d.flags & SC_EXTERNALIZABLE) != 0) {
+                    throw malformed("class " + name + " both serializable and externalizable");
+                }
+                int fields = (int) descRead(2);
+                boolean objects = false;
+                for (int i = 0; i < fields; i++) {
+                    int type = (int) descRead(1);
+                    utf();
+                    int size = primitiveSize(type);
+                    if (size > 0) {
+                        if (objects) {
+                            throw malformed("primitive field after an object field in " + name);
+                        }
+                        d.primitiveBytes += size;
+                    } else if (type == 'L' || type == '[') {
+                        objects = true;
+                        d.objectFields++;
+                        stringObject(typeCode(), "field type");
+                    } else {
+                        throw malformed(String.format("field type code 0x%02x in %s", type, name));
+                    }
+                }
+                classAnnotation();
+                d.superDesc = classDesc(typeCode(), level + 1);
+                d.hashed = HASHED.contains(name) || d.superDesc != null && d.superDesc.hashed;
+                return d;
+            }
+            case TC_PROXYCLASSDESC: {
+                ClassDesc d = new ClassDesc("java.lang.reflect.Proxy");
+                newHandle(d);
+                int interfaces = (int) descRead(4);
+                if (interfaces < 0 || interfaces > 65535) {
+                    throw malformed("proxy class with " + interfaces + " interfaces");
+                }
+                for (int i = 0; i < interfaces; i++) {
+                    utf();
+                }
+                d.flags = SC_SERIALIZABLE;
+                classAnnotation();
+                d.superDesc = classDesc(typeCode(), level + 1);
+                return d;
+            }
+            default:
+                throw malformed(String.format("unexpected type code 0x%02x where a class descriptor belongs", tc));
+        }
+    }
+
+    /** A class's annotation: nothing, or what RMI writes there (its codebase: a string or null), then the end. */
+    private void classAnnotation() throws IOException, MalformedFrameException {
+        int tc = typeCode();
+        if (tc != TC_ENDBLOCKDATA) {
+            if (tc == TC_NULL) {
+                // no codebase
+            } else if (tc == TC_STRING || tc == TC_LONGSTRING || tc == TC_REFERENCE) {
+                stringObject(tc, "class annotation");
+            } else {
+                throw malformed(String.format("type code 0x%02x in a class annotation (RMI writes a codebase "
+                        + "string there, or nothing)", tc));
+            }
+            if (typeCode() != TC_ENDBLOCKDATA) {
+                throw malformed("a class annotation holding more than a codebase");
+            }
+        }
+    }
+
+    /** A string object (new or a reference) inside a class descriptor or an enum: read whole. */
+    private void stringObject(int tc, String role) throws IOException, MalformedFrameException {
+        if (tc == TC_STRING || tc == TC_LONGSTRING) {
+            long n = tc == TC_STRING ? descRead(2) : descRead(8);
+            if (n < 0 || n > MAX_CLASS_DESC_BYTES) {
+                throw malformed(role + " of " + n + " bytes");
+            }
+            skipDesc(n);
+            newHandle(OTHER);
+        } else if (tc == TC_REFERENCE) {
+            handle();
+            countReference();
+        } else {
+            throw malformed(String.format("unexpected type code 0x%02x for the %s", tc, role));
+        }
+    }
+
+    /** A modified-UTF-8 name inside a class descriptor. */
+    private String utf() throws IOException, MalformedFrameException {
+        int n = (int) descRead(2);
+        descCount(n);
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) in.read(1);
+        }
+        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    private long descRead(int n) throws IOException, MalformedFrameException {
+        descCount(n);
+        return in.read(n);
+    }
+
+    private void skipDesc(long n) throws IOException, MalformedFrameException {
+        descCount(n);
+        while (n > 0) {
+            n -= in.skipSome(n);
+        }
+    }
+
+    private void descCount(long n) throws MalformedFrameException {
+        descBytes += (int) Math.min(n, MAX_CLASS_DESC_BYTES + 1L);
+        if (descBytes > MAX_CLASS_DESC_BYTES) {
+            throw malformed("a class descriptor of more than " + MAX_CLASS_DESC_BYTES + " bytes");
+        }
+    }
+
+    private ClassDesc[] hierarchy(ClassDesc desc) throws MalformedFrameException {
+        List<ClassDesc> chain = new ArrayList<>();
+        for (ClassDesc d = desc; d != null; d = d.superDesc) {
+            if (chain.size() == MAX_HIERARCHY) {
+                throw malformed("class hierarchy of " + desc.name + " deeper than " + MAX_HIERARCHY);
+            }
+            chain.add(0, d);
+        }
+        return chain.toArray(new ClassDesc[0]);
+    }
+
+    private void enter() throws RejectedClassException {
+        if (++depth > limits.maxDepth()) {
+            throw new RejectedClassException(null, "object graph deeper than maxObjectDepth=" + limits.maxDepth()
+                    + " in " + what);
+        }
+    }
+
+    private void newHandle(Object h) throws RejectedClassException {
+        handles.add(h);
+        countReference();
+    }
+
+    private void countReference() throws RejectedClassException {
+        if (++references > limits.maxReferences()) {
+            throw new RejectedClassException(null, "more than maxObjectReferences=" + limits.maxReferences()
+                    + " references in " + what);
+        }
+    }
+
+    private Object handle() throws IOException, MalformedFrameException {
+        long h = in.read(4) - BASE_HANDLE;
+        if (h < 0 || h >= handles.size()) {
+            throw malformed("reference to unknown handle");
+        }
+        return handles.get((int) h);
+    }
+
+    private static long plus(long a, long b) {
+        return Math.min(a + b, REACH_CAP);
+    }
+
+    private static int primitiveSize(int typeCode) {
+        switch (typeCode) {
+            case 'B': case 'Z': return 1;
+            case 'C': case 'S': return 2;
+            case 'I': case 'F': return 4;
+            case 'J': case 'D': return 8;
+            default: return 0;
+        }
+    }
+
+    private int typeCode() throws IOException {
+        return (int) in.read(1);
+    }
+
+    private MalformedFrameException malformed(String why) {
+        return new MalformedFrameException("cannot deserialize " + what + ": " + why);
+    }
+}
