@@ -77,7 +77,7 @@ abstract class ContainersSuite {
         NodeContainers.Node reader = containers.start("node-b", heap(), "peers=node-a:" + NodeContainers.PORT);
         awaitConnected(writer);
         int[] e1 = full() ? Replay.E1_SIZES : new int[] {1280, 2560, 5120, 10240};
-        int[] e2 = full() ? Replay.E2_COUNTS : new int[] {10_000, 20_000, 40_000, 80_000};
+        int[] e2 = full() ? Replay.E2_COUNTS : new int[] {10_000, 40_000};
         List<StepResult> results = new ArrayList<>();
         long events = 0;
         System.out.println(Report.tableHeader());

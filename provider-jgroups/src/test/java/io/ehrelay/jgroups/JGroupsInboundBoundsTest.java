@@ -50,7 +50,7 @@ class JGroupsInboundBoundsTest {
         idle = InboundSockets.idleMillis;
         InboundSockets.budgetWaitMillis = 3_000;
         InboundSockets.stallMillis = 10_000;
-        InboundSockets.idleMillis = 5_000;
+        InboundSockets.idleMillis = 2_000;
     }
 
     @AfterEach
@@ -272,8 +272,8 @@ class JGroupsInboundBoundsTest {
             assertThat(refusedNow).as("connections refused").isGreaterThanOrEqualTo(34);
             assertThat(closed).as("attacker connections closed by the node").isGreaterThanOrEqualTo(34);
             stillReplicating(honest, node, "during", 1000);
-            // once they have been silent for 5 s, a new member's connection takes the slot of one of them
-            Thread.sleep(5_500);
+            // once they have been silent for 2 s, a new member's connection takes the slot of one of them
+            Thread.sleep(2_500);
             CacheManager late = cluster.start("late");
             stillReplicating(node, late, "joined", 1000);
             stillReplicating(late, node, "back", 1000);
