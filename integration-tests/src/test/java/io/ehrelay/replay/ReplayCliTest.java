@@ -50,7 +50,10 @@ class ReplayCliTest {
         assertThat(verdict.e3Calls).isEqualTo(1000);
         assertThat(verdict.profiles).containsExactly("default");
         assertThat(verdict.experiments).containsExactly("e1", "e2", "e3");
-        assertThat(verdict.transports).as("every transport, stock and raw beside them").isEqualTo(Profiles.ALL);
+        assertThat(verdict.transports).as("every transport, stock and raw beside them; no -sync variant")
+                .contains("tcp", "rmi", "hessian", "jgroups", "stock-rmi", "raw").doesNotContain("stock-rmi-sync");
+        assertThat(parsed("--quick").transports).isEqualTo(Profiles.ALL);
+        assertThat(parsed("--transports", "stock-rmi-sync").transports).containsExactly("stock-rmi-sync");
 
         Replay quick = parsed("--quick");
         assertThat(quick.e1Sizes).containsExactly(1280, 10240, 40960, 81920);
