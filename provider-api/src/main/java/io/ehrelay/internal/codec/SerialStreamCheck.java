@@ -1,5 +1,28 @@
 package io.ehrelay.internal.codec;
 
+import static io.ehrelay.internal.codec.SerialBudget.HASHED;
+import static io.ehrelay.internal.codec.SerialBudget.MAX_HIERARCHY;
+import static io.ehrelay.internal.codec.SerialBudget.OTHER;
+import static io.ehrelay.internal.codec.SerialBudget.SC_BLOCK_DATA;
+import static io.ehrelay.internal.codec.SerialBudget.SC_EXTERNALIZABLE;
+import static io.ehrelay.internal.codec.SerialBudget.SC_SERIALIZABLE;
+import static io.ehrelay.internal.codec.SerialBudget.SC_WRITE_METHOD;
+import static io.ehrelay.internal.codec.SerialBudget.TC_ARRAY;
+import static io.ehrelay.internal.codec.SerialBudget.TC_BLOCKDATA;
+import static io.ehrelay.internal.codec.SerialBudget.TC_BLOCKDATALONG;
+import static io.ehrelay.internal.codec.SerialBudget.TC_CLASS;
+import static io.ehrelay.internal.codec.SerialBudget.TC_CLASSDESC;
+import static io.ehrelay.internal.codec.SerialBudget.TC_ENDBLOCKDATA;
+import static io.ehrelay.internal.codec.SerialBudget.TC_ENUM;
+import static io.ehrelay.internal.codec.SerialBudget.TC_LONGSTRING;
+import static io.ehrelay.internal.codec.SerialBudget.TC_NULL;
+import static io.ehrelay.internal.codec.SerialBudget.TC_OBJECT;
+import static io.ehrelay.internal.codec.SerialBudget.TC_PROXYCLASSDESC;
+import static io.ehrelay.internal.codec.SerialBudget.TC_REFERENCE;
+import static io.ehrelay.internal.codec.SerialBudget.TC_STRING;
+import static io.ehrelay.internal.codec.SerialBudget.plus;
+import static io.ehrelay.internal.codec.SerialBudget.primitiveSize;
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -35,26 +58,6 @@ final class SerialStreamCheck {
 
     private static final int STREAM_MAGIC = 0xACED;
     private static final int STREAM_VERSION = 5;
-    private static final int TC_NULL = 0x70;
-    private static final int TC_REFERENCE = 0x71;
-    private static final int TC_CLASSDESC = 0x72;
-    private static final int TC_OBJECT = 0x73;
-    private static final int TC_STRING = 0x74;
-    private static final int TC_ARRAY = 0x75;
-    private static final int TC_CLASS = 0x76;
-    private static final int TC_BLOCKDATA = 0x77;
-    private static final int TC_ENDBLOCKDATA = 0x78;
-    private static final int TC_BLOCKDATALONG = 0x7A;
-    private static final int TC_LONGSTRING = 0x7C;
-    private static final int TC_PROXYCLASSDESC = 0x7D;
-    private static final int TC_ENUM = 0x7E;
-    private static final int BASE_HANDLE = 0x7E0000;
-    private static final int SC_WRITE_METHOD = 0x01;
-    private static final int SC_SERIALIZABLE = 0x02;
-    private static final int SC_EXTERNALIZABLE = 0x04;
-    private static final int SC_BLOCK_DATA = 0x08;
-    /** The longest chain of superclass descriptors accepted (also stops a descriptor naming itself). */
-    private static final int MAX_HIERARCHY = 64;
 
     /** A parsed class descriptor: what is needed to walk an instance's data. */
     private static final class ClassDesc {
@@ -69,33 +72,16 @@ final class SerialStreamCheck {
         }
     }
 
-    /** Marks a handle that is a string, enum constant or class: reach 1. */
-    private static final Object OTHER = new Object();
-    /** Reaches beyond this are all alike (refused anyway); keeps the sums from overflowing. */
-    private static final long REACH_CAP = 1L << 60;
-    /** The classes whose deserialization hashes what they hold (and their subclasses, through the hierarchy). */
-    private static final java.util.Set<String> HASHED = new java.util.HashSet<>(java.util.Arrays.asList(
-            "java.util.HashMap", "java.util.HashSet", "java.util.LinkedHashMap", "java.util.LinkedHashSet",
-            "java.util.Hashtable", "java.util.concurrent.ConcurrentHashMap"));
-
-    /** An object's or array's handle: its reach once the walk has left it. */
-    private static final class Node {
-        long reach;
-        boolean done;
-    }
-
     private final ByteSource in;
     private final CodecLimits limits;
     private final String what;
-    private final List<Object> handles = new ArrayList<>();
-    private int depth;
-    private long references;
-    private long hashWork;
+    private final SerialBudget budget;
 
     private SerialStreamCheck(byte[] buf, int off, int len, CodecLimits limits, String what) {
         this.in = new ByteSource(buf, off, len);
         this.limits = limits;
         this.what = what;
+        this.budget = new SerialBudget(limits, what);
     }
 
     /**
@@ -131,7 +117,8 @@ final class SerialStreamCheck {
             case TC_REFERENCE: {
                 Object h = handle();
                 countReference();
-                return h instanceof Node && ((Node) h).done ? ((Node) h).reach : 1;
+                return h instanceof SerialBudget.Node && ((SerialBudget.Node) h).done
+                        ? ((SerialBudget.Node) h).reach : 1;
             }
             case TC_OBJECT:
                 return object();
@@ -171,7 +158,7 @@ final class SerialStreamCheck {
         if (desc == null) {
             throw malformed("object without a class");
         }
-        Node node = new Node();
+        SerialBudget.Node node = new SerialBudget.Node();
         newHandle(node);
         enter();
         long reach = 1;
@@ -197,22 +184,13 @@ final class SerialStreamCheck {
                 throw malformed("fields of " + d.name + ", which is not serializable");
             }
         }
-        depth--;
+        budget.leave();
         node.reach = reach;
         node.done = true;
         if (hashed) {
-            hashWork = plus(hashWork, reach);
-            if (hashWork > limits.maxHashWork()) {
-                throw new RejectedClassException(null, "hash-based collections whose reading would hash more than "
-                        + "maxHashWork=" + limits.maxHashWork() + " objects (collections sharing each other's "
-                        + "members, a nested-set bomb) in " + what);
-            }
+            budget.chargeHashing(reach);
         }
         return reach;
-    }
-
-    private static long plus(long a, long b) {
-        return Math.min(a + b, REACH_CAP);
     }
 
     private long array() throws MalformedFrameException {
@@ -220,16 +198,10 @@ final class SerialStreamCheck {
         if (desc == null || desc.name.length() < 2 || desc.name.charAt(0) != '[') {
             throw malformed("array of a class that is not an array type");
         }
-        Node node = new Node();
+        SerialBudget.Node node = new SerialBudget.Node();
         newHandle(node);
         int length = in.readInt(what);
-        if (length < 0) {
-            throw malformed("array of negative length " + length);
-        }
-        if (length > limits.maxArrayLength()) {
-            throw new RejectedClassException(null, "array of " + length + " elements exceeds maxArrayLength="
-                    + limits.maxArrayLength() + " in " + what);
-        }
+        budget.checkArrayLength(length);
         int elementBytes = primitiveSize(desc.name.charAt(1));
         if (elementBytes > 0) {
             if ((long) length * elementBytes > in.remaining()) {
@@ -248,7 +220,7 @@ final class SerialStreamCheck {
         for (int i = 0; i < length; i++) {
             reach = plus(reach, content(typeCode(), false));
         }
-        depth--;
+        budget.leave();
         node.reach = reach;
         node.done = true;
         return reach;
@@ -372,40 +344,19 @@ final class SerialStreamCheck {
     }
 
     private void enter() throws RejectedClassException {
-        if (++depth > limits.maxDepth()) {
-            throw new RejectedClassException(null, "object graph deeper than maxObjectDepth=" + limits.maxDepth()
-                    + " in " + what);
-        }
+        budget.enter();
     }
 
     private void newHandle(Object h) throws RejectedClassException {
-        handles.add(h);
-        countReference();
+        budget.newHandle(h);
     }
 
     private void countReference() throws RejectedClassException {
-        if (++references > limits.maxReferences()) {
-            throw new RejectedClassException(null, "more than maxObjectReferences=" + limits.maxReferences()
-                    + " references in " + what);
-        }
+        budget.countReference();
     }
 
     private Object handle() throws MalformedFrameException {
-        int h = in.readInt(what) - BASE_HANDLE;
-        if (h < 0 || h >= handles.size()) {
-            throw malformed("reference to unknown handle");
-        }
-        return handles.get(h);
-    }
-
-    private static int primitiveSize(int typeCode) {
-        switch (typeCode) {
-            case 'B': case 'Z': return 1;
-            case 'C': case 'S': return 2;
-            case 'I': case 'F': return 4;
-            case 'J': case 'D': return 8;
-            default: return 0;
-        }
+        return budget.handle(in.readInt(what) & 0xffffffffL);
     }
 
     private int typeCode() throws MalformedFrameException {
@@ -413,6 +364,7 @@ final class SerialStreamCheck {
     }
 
     private MalformedFrameException malformed(String why) {
-        return new MalformedFrameException("cannot deserialize " + what + ": " + why);
+        return budget.malformed(why);
     }
+
 }

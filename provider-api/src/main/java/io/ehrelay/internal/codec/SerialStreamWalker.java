@@ -1,5 +1,29 @@
 package io.ehrelay.internal.codec;
 
+import static io.ehrelay.internal.codec.SerialBudget.HASHED;
+import static io.ehrelay.internal.codec.SerialBudget.MAX_HIERARCHY;
+import static io.ehrelay.internal.codec.SerialBudget.OTHER;
+import static io.ehrelay.internal.codec.SerialBudget.SC_BLOCK_DATA;
+import static io.ehrelay.internal.codec.SerialBudget.SC_EXTERNALIZABLE;
+import static io.ehrelay.internal.codec.SerialBudget.SC_SERIALIZABLE;
+import static io.ehrelay.internal.codec.SerialBudget.SC_WRITE_METHOD;
+import static io.ehrelay.internal.codec.SerialBudget.TC_ARRAY;
+import static io.ehrelay.internal.codec.SerialBudget.TC_BLOCKDATA;
+import static io.ehrelay.internal.codec.SerialBudget.TC_BLOCKDATALONG;
+import static io.ehrelay.internal.codec.SerialBudget.TC_CLASS;
+import static io.ehrelay.internal.codec.SerialBudget.TC_CLASSDESC;
+import static io.ehrelay.internal.codec.SerialBudget.TC_ENDBLOCKDATA;
+import static io.ehrelay.internal.codec.SerialBudget.TC_ENUM;
+import static io.ehrelay.internal.codec.SerialBudget.TC_LONGSTRING;
+import static io.ehrelay.internal.codec.SerialBudget.TC_NULL;
+import static io.ehrelay.internal.codec.SerialBudget.TC_OBJECT;
+import static io.ehrelay.internal.codec.SerialBudget.TC_PROXYCLASSDESC;
+import static io.ehrelay.internal.codec.SerialBudget.TC_REFERENCE;
+import static io.ehrelay.internal.codec.SerialBudget.TC_RESET;
+import static io.ehrelay.internal.codec.SerialBudget.TC_STRING;
+import static io.ehrelay.internal.codec.SerialBudget.plus;
+import static io.ehrelay.internal.codec.SerialBudget.primitiveSize;
+
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -35,33 +59,8 @@ public final class SerialStreamWalker {
         long skipSome(long n) throws IOException;
     }
 
-    private static final int TC_NULL = 0x70;
-    private static final int TC_REFERENCE = 0x71;
-    private static final int TC_CLASSDESC = 0x72;
-    private static final int TC_OBJECT = 0x73;
-    private static final int TC_STRING = 0x74;
-    private static final int TC_ARRAY = 0x75;
-    private static final int TC_CLASS = 0x76;
-    private static final int TC_BLOCKDATA = 0x77;
-    private static final int TC_ENDBLOCKDATA = 0x78;
-    private static final int TC_RESET = 0x79;
-    private static final int TC_BLOCKDATALONG = 0x7A;
-    private static final int TC_LONGSTRING = 0x7C;
-    private static final int TC_PROXYCLASSDESC = 0x7D;
-    private static final int TC_ENUM = 0x7E;
-    private static final int BASE_HANDLE = 0x7E0000;
-    private static final int SC_WRITE_METHOD = 0x01;
-    private static final int SC_SERIALIZABLE = 0x02;
-    private static final int SC_EXTERNALIZABLE = 0x04;
-    private static final int SC_BLOCK_DATA = 0x08;
-    private static final int MAX_HIERARCHY = 64;
     /** The most bytes one class descriptor (names, fields, annotation) may take. */
     static final int MAX_CLASS_DESC_BYTES = 64 * 1024;
-    private static final long REACH_CAP = 1L << 60;
-    private static final java.util.Set<String> HASHED = new java.util.HashSet<>(java.util.Arrays.asList(
-            "java.util.HashMap", "java.util.HashSet", "java.util.LinkedHashMap", "java.util.LinkedHashSet",
-            "java.util.Hashtable", "java.util.concurrent.ConcurrentHashMap"));
-    private static final Object OTHER = new Object();
 
     private static final class ClassDesc {
         final String name;
@@ -76,18 +75,13 @@ public final class SerialStreamWalker {
         }
     }
 
-    private static final class Node {
-        long reach;
-        boolean done;
-    }
-
     /** What is being walked, innermost last: an object (class by class), an array, or bytes to pass. */
     private static final class Frame {
         static final int OBJECT = 0;
         static final int ARRAY = 1;
         static final int BYTES = 2;
         final int kind;
-        final Node node;
+        final SerialBudget.Node node;
         /** The object's classes, the topmost superclass first. */
         ClassDesc[] chain;
         int classIndex = -1;
@@ -98,26 +92,20 @@ public final class SerialStreamWalker {
         long reach;
         boolean hashed;
 
-        Frame(int kind, Node node) {
+        Frame(int kind, SerialBudget.Node node) {
             this.kind = kind;
             this.node = node;
         }
     }
 
     private final Input in;
-    private final CodecLimits limits;
-    private final String what;
-    private final List<Object> handles = new ArrayList<>();
+    private final SerialBudget budget;
     private final ArrayDeque<Frame> frames = new ArrayDeque<>();
-    private int depth;
-    private long references;
-    private long hashWork;
     private int descBytes;
 
     public SerialStreamWalker(Input in, CodecLimits limits, String what) {
         this.in = in;
-        this.limits = limits;
-        this.what = what;
+        this.budget = new SerialBudget(limits, what);
     }
 
     /**
@@ -135,7 +123,7 @@ public final class SerialStreamWalker {
             int tc = in.peek();
             if (tc == TC_RESET) {
                 in.read(1);
-                handles.clear();
+                budget.reset();
                 return true;
             }
             if (tc < TC_NULL || tc > TC_ENUM) {
@@ -228,7 +216,7 @@ public final class SerialStreamWalker {
             case TC_REFERENCE: {
                 Object h = handle();
                 countReference();
-                completed(h instanceof Node && ((Node) h).done ? ((Node) h).reach : 1);
+                completed(h instanceof SerialBudget.Node && ((SerialBudget.Node) h).done ? ((SerialBudget.Node) h).reach : 1);
                 return;
             }
             case TC_OBJECT: {
@@ -236,7 +224,7 @@ public final class SerialStreamWalker {
                 if (desc == null) {
                     throw malformed("object without a class");
                 }
-                Node node = new Node();
+                SerialBudget.Node node = new SerialBudget.Node();
                 newHandle(node);
                 enter();
                 Frame f = new Frame(Frame.OBJECT, node);
@@ -251,16 +239,10 @@ public final class SerialStreamWalker {
                 if (desc == null || desc.name.length() < 2 || desc.name.charAt(0) != '[') {
                     throw malformed("array of a class that is not an array type");
                 }
-                Node node = new Node();
+                SerialBudget.Node node = new SerialBudget.Node();
                 newHandle(node);
                 int length = (int) in.read(4);
-                if (length < 0) {
-                    throw malformed("array of negative length " + length);
-                }
-                if (length > limits.maxArrayLength()) {
-                    throw new RejectedClassException(null, "array of " + length + " elements exceeds maxArrayLength="
-                            + limits.maxArrayLength() + " in " + what);
-                }
+                budget.checkArrayLength(length);
                 int elementBytes = primitiveSize(desc.name.charAt(1));
                 if (elementBytes > 0) {
                     node.reach = 1;
@@ -340,7 +322,7 @@ public final class SerialStreamWalker {
     /** An object or array read to its end: its reach is known, and counts for what holds it. */
     private void finish(Frame f) throws RejectedClassException {
         frames.removeLast();
-        depth--;
+        budget.leave();
         f.node.reach = f.reach;
         f.node.done = true;
         completed(f.reach);
@@ -357,12 +339,7 @@ public final class SerialStreamWalker {
         }
         holder.reach = plus(holder.reach, reach);
         if (holder.hashed) {
-            hashWork = plus(hashWork, reach);
-            if (hashWork > limits.maxHashWork()) {
-                throw new RejectedClassException(null, "hash-based collections whose reading would hash more than "
-                        + "maxHashWork=" + limits.maxHashWork() + " objects (collections sharing each other's "
-                        + "members, a nested-set bomb) in " + what);
-            }
+            budget.chargeHashing(reach);
         }
     }
 
@@ -521,44 +498,19 @@ public final class SerialStreamWalker {
     }
 
     private void enter() throws RejectedClassException {
-        if (++depth > limits.maxDepth()) {
-            throw new RejectedClassException(null, "object graph deeper than maxObjectDepth=" + limits.maxDepth()
-                    + " in " + what);
-        }
+        budget.enter();
     }
 
     private void newHandle(Object h) throws RejectedClassException {
-        handles.add(h);
-        countReference();
+        budget.newHandle(h);
     }
 
     private void countReference() throws RejectedClassException {
-        if (++references > limits.maxReferences()) {
-            throw new RejectedClassException(null, "more than maxObjectReferences=" + limits.maxReferences()
-                    + " references in " + what);
-        }
+        budget.countReference();
     }
 
     private Object handle() throws IOException, MalformedFrameException {
-        long h = in.read(4) - BASE_HANDLE;
-        if (h < 0 || h >= handles.size()) {
-            throw malformed("reference to unknown handle");
-        }
-        return handles.get((int) h);
-    }
-
-    private static long plus(long a, long b) {
-        return Math.min(a + b, REACH_CAP);
-    }
-
-    private static int primitiveSize(int typeCode) {
-        switch (typeCode) {
-            case 'B': case 'Z': return 1;
-            case 'C': case 'S': return 2;
-            case 'I': case 'F': return 4;
-            case 'J': case 'D': return 8;
-            default: return 0;
-        }
+        return budget.handle(in.read(4));
     }
 
     private int typeCode() throws IOException {
@@ -566,6 +518,7 @@ public final class SerialStreamWalker {
     }
 
     private MalformedFrameException malformed(String why) {
-        return new MalformedFrameException("cannot deserialize " + what + ": " + why);
+        return budget.malformed(why);
     }
+
 }
