@@ -114,6 +114,7 @@ class TwoProcessReplicationTest {
     /** Nagle's algorithm meeting delayed ACKs shows as ~40 ms per call; TCP_NODELAY keeps it far away. */
     private void assertNoNaglePlateau(String transport) throws Exception {
         replay.e3Calls = 300;
+        replay.e3Payloads = Replay.E3_PAYLOADS; // every payload, up to 16 KB (the verdict set runs 3 of them)
         List<StepResult> points = replay.latency(transport, log);
         assertThat(points).hasSize(Replay.E3_PAYLOADS.length);
         for (StepResult p : points) {
