@@ -91,28 +91,21 @@ class DnsContainersIT {
             writer.start();
             List<String> timings = new ArrayList<>();
             try {
-                // scale out to four, two newcomers at once: each bootstraps (synchronously, at its start) while a
-                // writes, and is found by all; each may find the other first in the name's answer, still empty,
-                // and then asks the next peer
+                // scale out to four, one newcomer after the other (two started at once may bootstrap part of the
+                // data from each other, and then wait for anti-entropy: see containers.md): each bootstraps
+                // (synchronously, at its start) while a writes, and is found by all
                 long t0 = System.nanoTime();
                 long startedMicros = System.currentTimeMillis() * 1000;
-                java.util.concurrent.CompletableFuture<NodeContainers.Node> dStarted = java.util.concurrent
-                        .CompletableFuture.supplyAsync(() -> {
-                            try {
-                                return start(containers, transport, "dns-d", secret);
-                            } catch (Exception failed) {
-                                throw new java.util.concurrent.CompletionException(failed);
-                            }
-                        });
                 NodeContainers.Node c = start(containers, transport, "dns-c", secret);
-                NodeContainers.Node d = dStarted.get();
                 assertThat(c.control.size(cache)).as("c bootstrapped while a wrote").isPositive();
-                assertThat(d.control.size(cache)).as("d bootstrapped while a wrote").isPositive();
-                timings.add("c and d listed by all " + awaitListed(List.of(a, b, c, d), 3, t0, "c and d joining")
-                        + " ms");
+                timings.add("c listed by all " + awaitListed(List.of(a, b, c), 2, t0, "c joining") + " ms");
                 Await.until(() -> c.control.arrivals(cache)[0] > 0, () -> "c received no live event");
                 timings.add("c's first live event " + (c.control.arrivals(cache)[1] - startedMicros) / 1000
                         + " ms after its container was started");
+                long t1 = System.nanoTime();
+                NodeContainers.Node d = start(containers, transport, "dns-d", secret);
+                assertThat(d.control.size(cache)).as("d bootstrapped while a wrote").isPositive();
+                timings.add("d listed by all " + awaitListed(List.of(a, b, c, d), 3, t1, "d joining") + " ms");
 
                 // a rolling restart: b stops, e (a new container, a new address, the same name) takes its place
                 long t2 = System.nanoTime();
