@@ -75,22 +75,6 @@ final class Membership {
         }
     }
 
-    /** At most this many announcements from endpoints not (yet) peers are kept for when they become peers. */
-    static final int MAX_PENDING = 64;
-
-    /**
-     * Announcements from endpoints this node does not list yet, newest last (guarded by {@code this}): a peer
-     * that starts and stops before this node lists it (manual peers registered late, a DNS lookup still to come)
-     * has said it holds nothing, and is then not taken to hold every cache.
-     */
-    private final Map<String, Announced> pending = new java.util.LinkedHashMap<String, Announced>() {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Announced> eldest) {
-            return size() > MAX_PENDING;
-        }
-    };
 
     private final String cacheManagerName;
     private final Transport transport;
@@ -235,18 +219,7 @@ final class Membership {
      */
     void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches, Set<String> removed) {
         if (!knownEndpoints.contains(endpoint)) {
-            // not a peer of this node (yet): taken to hold every cache, the safe side, until it is one; then what
-            // it said last counts (a bounded few are kept)
-            synchronized (this) {
-                if (!knownEndpoints.contains(endpoint)) {
-                    Announced before = pending.get(endpoint);
-                    if (before == null || before.run != peerRun || before.version < peerVersion) {
-                        pending.remove(endpoint);
-                        pending.put(endpoint, new Announced(peerRun, peerVersion, caches, removed));
-                    }
-                    return;
-                }
-            }
+            return; // not a peer of this node (yet): it is taken to hold every cache, the safe side
         }
         Announced now = new Announced(peerRun, peerVersion, caches, removed);
         Announced kept = announced.compute(endpoint,
@@ -331,14 +304,6 @@ final class Membership {
             }
             known = peers;
             knownEndpoints = Collections.unmodifiableSet(now);
-            pending.keySet().removeIf(endpoint -> {
-                if (!now.contains(endpoint)) {
-                    return false;
-                }
-                Announced a = pending.get(endpoint);
-                announced(endpoint, a.run, a.version, a.caches, a.removed);
-                return true;
-            });
             for (String gone : before) {
                 if (!now.contains(gone)) {
                     forget(gone);
