@@ -75,7 +75,6 @@ final class Membership {
         }
     }
 
-
     private final String cacheManagerName;
     private final Transport transport;
     private final Supplier<Collection<String>> localCaches;
