@@ -36,6 +36,9 @@ class DnsContainersIT {
             .normalize();
     private static final int SIZE = 256;
     private static final int CHUNK = 50;
+    /** The nodes' log lines carry the time, for a failure's timeline. */
+    private static final String LOG_TIMES = " -Dorg.slf4j.simpleLogger.showDateTime=true"
+            + " -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS";
 
     /** Waits until every node lists {@code expected} peers; returns how long that took from {@code since}. */
     private static long awaitListed(List<NodeContainers.Node> nodes, int expected, long since, String what) {
@@ -53,9 +56,9 @@ class DnsContainersIT {
     private static NodeContainers.Node start(NodeContainers containers, String transport, String alias, Path secret)
             throws Exception {
         if (!"tcp".equals(transport)) {
-            return containers.start(alias, "-Xmx256m", DNS);
+            return containers.start(alias, "-Xmx256m" + LOG_TIMES, DNS);
         }
-        return containers.start(alias, "-Xmx256m -Dehrelay.nodeName=" + alias + " -Dehrelay.dnsName=" + NAME,
+        return containers.start(alias, "-Xmx256m" + LOG_TIMES + " -Dehrelay.nodeName=" + alias + " -Dehrelay.dnsName=" + NAME,
                 Map.of(GUIDE.resolve("ehcache.xml"), "/etc/ehrelay/ehcache.xml", secret, "/run/secrets/ehrelay-secret"),
                 DNS, "config=/etc/ehrelay/ehcache.xml");
     }
@@ -133,6 +136,7 @@ class DnsContainersIT {
                         () -> "e holds " + e2.control.size(cache) + " of " + keys);
             } catch (AssertionError failed) {
                 for (NodeContainers.Node n : List.of(a, e2)) {
+                    System.out.println("---- " + n.alias + "'s busy threads:\n" + n.busyThreads());
                     System.out.println("---- " + n.alias + "'s ehrelay lines:");
                     n.container.getLogs().lines().filter(l -> l.contains("ehrelay") || l.contains("WARN")
                             || l.contains("ERROR")).limit(200).forEach(System.out::println);

@@ -110,6 +110,46 @@ final class NodeContainers implements AutoCloseable {
         Object managerAttribute(String metric, String attribute) throws Exception {
             return mbeans.getAttribute(ObjectNames.of(ObjectNames.cacheManagerMetric(alias, transport, metric)), attribute);
         }
+
+        /**
+         * The node's ehrelay, JGroups and RMI threads that are not idle, with their top frames (over JMX: the
+         * image has a JRE without jcmd), for a failure message; what went wrong if it cannot be read.
+         */
+        String busyThreads() {
+            try {
+                java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
+                        .newPlatformMXBeanProxy(mbeans, java.lang.management.ManagementFactory.THREAD_MXBEAN_NAME,
+                                java.lang.management.ThreadMXBean.class);
+                StringBuilder out = new StringBuilder();
+                for (java.lang.management.ThreadInfo t : threads.dumpAllThreads(true, false)) {
+                    String name = t.getThreadName();
+                    StackTraceElement[] stack = t.getStackTrace();
+                    boolean idle = stack.length > 0 && (stack[0].getMethodName().equals("park")
+                            && String.valueOf(t.getLockName()).contains("ConditionObject")
+                            && !String.valueOf(t.getLockName()).contains("ReentrantLock")
+                            || stack[0].getMethodName().startsWith("accept")
+                            || stack[0].getMethodName().equals("epollWait"));
+                    if (idle || !(name.contains("ehrelay") || name.contains("jgroups") || name.contains("Connection")
+                            || name.contains("RMI") || name.contains(",containers,"))) {
+                        continue;
+                    }
+                    out.append("  \"").append(name).append("\" ").append(t.getThreadState());
+                    if (t.getLockName() != null) {
+                        out.append(" on ").append(t.getLockName());
+                        if (t.getLockOwnerName() != null) {
+                            out.append(" held by \"").append(t.getLockOwnerName()).append('"');
+                        }
+                    }
+                    out.append('\n');
+                    for (int i = 0; i < Math.min(12, stack.length); i++) {
+                        out.append("      at ").append(stack[i]).append('\n');
+                    }
+                }
+                return out.length() == 0 ? "  (none busy)\n" : out.toString();
+            } catch (Exception | Error e) {
+                return "  (threads not readable: " + e + ")\n";
+            }
+        }
     }
 
     static synchronized ImageFromDockerfile image() throws IOException {

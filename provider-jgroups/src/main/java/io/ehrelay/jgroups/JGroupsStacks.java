@@ -78,7 +78,49 @@ final class JGroupsStacks {
         applyOverrides(stack, s);
         checkFragmentsFitCredits(stack);
         JGroupsListeners.diagnosticsOffUnlessAsked(stack);
+        senderPerMember(stack, singleSenderOption());
         return stack;
+    }
+
+    /** The bundler attribute that makes JGroups send to every member from one thread. */
+    static final String SINGLE_SENDER = "bundler.use_single_sender_thread";
+
+    /**
+     * Whether the JGroups on the class path has {@link #SINGLE_SENDER} (5.4 and later, where it is on by default;
+     * 5.3's per-destination bundler always has a thread per member).
+     */
+    static boolean singleSenderOption() {
+        try {
+            Class.forName("org.jgroups.protocols.BaseBundler").getDeclaredField("use_single_sender_thread");
+            return true;
+        } catch (ClassNotFoundException | NoSuchFieldException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /**
+     * A TCP transport's per-destination bundler gets a sending thread per member unless the stack says otherwise.
+     * With one thread for all, a member that vanished without a word (a container stopped, a host gone) stalls
+     * every send: each retransmission to it waits out a connect ({@code sock_conn_timeout}, 2 s), nothing else
+     * leaves meanwhile, the live members' heartbeats stop and they suspect each other. Measured in
+     * DnsContainersIT (two of four members stopped at once): the two left split into two singleton views and did
+     * not merge within 60 s.
+     *
+     * @return whether the attribute was set
+     */
+    static boolean senderPerMember(List<ProtocolConfiguration> stack, boolean optionExists) {
+        if (!optionExists || stack.isEmpty()) {
+            return false;
+        }
+        ProtocolConfiguration tp = stack.get(0);
+        Map<String, String> props = tp.getProperties();
+        String bundler = props.getOrDefault("bundler_type", "per-destination");
+        boolean perDestination = bundler.equals("per-destination") || bundler.equals("pd");
+        if (!tp.getProtocolName().endsWith("TCP") || !perDestination || props.containsKey(SINGLE_SENDER)) {
+            return false;
+        }
+        props.put(SINGLE_SENDER, "false");
+        return true;
     }
 
     /**

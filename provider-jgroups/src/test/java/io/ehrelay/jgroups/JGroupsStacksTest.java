@@ -162,4 +162,52 @@ class JGroupsStacksTest {
         p.setProperty("connect", stack.replace("UFC(max_credits=1M)", "UFC(max_credits=4M)"));
         assertThat(names(JGroupsStacks.build(settings(p)))).contains("FRAG4");
     }
+
+    @Test
+    void aTcpTransport_sendsToEachMemberFromItsOwnThread_soAVanishedMemberStallsNoOther() throws Exception {
+        boolean option = org.jgroups.Version.major > 5 || org.jgroups.Version.major == 5 && org.jgroups.Version.minor >= 4;
+        assertThat(JGroupsStacks.singleSenderOption()).as("JGroups %s", org.jgroups.Version.printVersion())
+                .isEqualTo(option);
+
+        List<ProtocolConfiguration> tcp = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
+        assertThat(JGroupsStacks.senderPerMember(tcp, true)).isTrue();
+        assertThat(tcp.get(0).getProperties()).containsEntry(JGroupsStacks.SINGLE_SENDER, "false");
+        assertThat(JGroupsStacks.senderPerMember(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK), false))
+                .as("a JGroups without the option (5.3: a thread per member already)").isFalse();
+        // what a stack says itself, another bundler, a transport that connects to nobody: left as they are
+        List<ProtocolConfiguration> said = JGroupsStacks.fromFile(JGroupsStacks.DNS_STACK);
+        said.get(0).getProperties().put(JGroupsStacks.SINGLE_SENDER, "true");
+        assertThat(JGroupsStacks.senderPerMember(said, true)).isFalse();
+        assertThat(said.get(0).getProperties()).containsEntry(JGroupsStacks.SINGLE_SENDER, "true");
+        List<ProtocolConfiguration> queue = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
+        queue.get(0).getProperties().put("bundler_type", "transfer-queue");
+        assertThat(JGroupsStacks.senderPerMember(queue, true)).isFalse();
+        assertThat(JGroupsStacks.senderPerMember(JGroupsStacks.fromFile(JGroupsStacks.UDP_STACK), true)).isFalse();
+
+        // the provider's own build of the DNS stack, on a channel: the bundler JGroups made has a thread per member
+        Properties p = new Properties();
+        p.setProperty("dnsName", "ehrelay-peers.invalid");
+        p.setProperty("bindAddress", "127.0.0.1");
+        List<ProtocolConfiguration> built = JGroupsStacks.build(settings(p));
+        assertThat(built.get(0).getProperties().get(JGroupsStacks.SINGLE_SENDER)).isEqualTo(option ? "false" : null);
+        if (option) {
+            try (org.jgroups.JChannel channel = new org.jgroups.JChannel(new org.jgroups.conf.ProtocolStackConfigurator() {
+                @Override
+                public String getProtocolStackString() {
+                    return built.toString();
+                }
+
+                @Override
+                public List<ProtocolConfiguration> getProtocolStack() {
+                    return built;
+                }
+            })) {
+                Object bundler = channel.getProtocolStack().getTransport().getBundler();
+                java.lang.reflect.Field single = Class.forName("org.jgroups.protocols.BaseBundler")
+                        .getDeclaredField("use_single_sender_thread");
+                single.setAccessible(true);
+                assertThat(single.getBoolean(bundler)).as(bundler.getClass().getName()).isFalse();
+            }
+        }
+    }
 }
