@@ -221,4 +221,93 @@ class VersionTableTest {
         }
         assertThat(left.values()).allMatch(v -> v.stamp > 60);
     }
+
+    /** A key whose hashCode the test picks: few distinct ones make every key of the table collide. */
+    private static final class Key {
+        final int id;
+        final int hash;
+
+        Key(int id, int hash) {
+            this.id = id;
+            this.hash = hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key && ((Key) o).id == id;
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public String toString() {
+            return "key" + id + "#" + hash;
+        }
+    }
+
+    @Test
+    void theTable_agreesWithAMapModel_throughGrowthRemovalsSweepsAndClears_evenWhenEveryKeyCollides() {
+        long seed = System.nanoTime();
+        for (int hashes : new int[] {1, 3, 1 << 20}) {
+            Random r = new Random(seed + hashes);
+            VersionTable t = new VersionTable();
+            Map<Key, Version> model = new HashMap<>();
+            Version cleared = null;
+            long stamp = 1000;
+            Hlc hlc = new Hlc(new io.ehrelay.testing.ManualClock()); // stays at 0 ms: stamps follow what it saw
+            for (int step = 0; step < 20_000; step++) {
+                int id = r.nextInt(3000);
+                Key key = new Key(id, id % hashes);
+                int op = r.nextInt(100);
+                if (op < 70) {
+                    // a remote write, sometimes older than what the key holds
+                    long st = stamp + r.nextInt(200) - 100;
+                    Version v = new Version(st, 2 + r.nextInt(3), key.id * 31, r.nextInt(5), r.nextInt(4) == 0);
+                    Version cur = model.get(key);
+                    boolean newer = v.newerThan(cur) && v.newerThan(cleared);
+                    VersionTable.Outcome o = t.offer(key, v, SELF, 0, () -> { });
+                    assertThat(o == VersionTable.Outcome.APPLIED).as("seed %d step %d: %s %s over %s (table: %s), cleared %s", seed, step, key, v, cur, t.get(key), cleared)
+                            .isEqualTo(newer);
+                    if (newer) {
+                        model.put(key, v);
+                    }
+                } else if (op < 90) {
+                    Version v = t.local(key, key.id * 31, r.nextInt(5), r.nextInt(3) == 0, hlc, SELF,
+                            () -> true);
+                    assertThat(v).isNotNull();
+                    model.put(key, v);
+                } else if (op < 99) {
+                    long horizon = stamp - r.nextInt(300);
+                    t.sweep(horizon, Integer.MAX_VALUE, k -> true, 0);
+                    model.values().removeIf(v -> v.removed && v.stamp < horizon);
+                } else {
+                    Version v = new Version(stamp - r.nextInt(100), 9, 0, 0, true);
+                    if (v.newerThan(cleared)) {
+                        cleared = v;
+                        Version c = v;
+                        model.values().removeIf(x -> c.newerThan(x));
+                    }
+                    t.clear(v, java.util.Collections.emptyList(), k -> { });
+                }
+                stamp += r.nextInt(3);
+                hlc.observe(stamp - 50);
+            }
+            assertThat(t.size()).as("seed %d, %d hashes", seed, hashes).isEqualTo(model.size());
+            long[] leaves = new long[VersionTable.LEAVES];
+            int tombs = 0;
+            for (Map.Entry<Key, Version> e : model.entrySet()) {
+                Version held = t.get(e.getKey());
+                assertThat(held).as("seed %d: %s", seed, e.getKey()).isNotNull();
+                assertThat(held.compareTo(e.getValue())).as("seed %d: %s", seed, e.getKey()).isZero();
+                leaves[VersionTable.leafOf(e.getValue().keyHash)] ^= e.getValue().digest();
+                tombs += e.getValue().removed ? 1 : 0;
+            }
+            assertThat(t.leaves()).as("seed %d", seed).isEqualTo(leaves);
+            assertThat(t.tombstones()).as("seed %d", seed).isEqualTo(tombs);
+            assertThat(new java.util.HashSet<>(t.keys())).isEqualTo(model.keySet());
+        }
+    }
 }
