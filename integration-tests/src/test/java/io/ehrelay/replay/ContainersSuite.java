@@ -111,8 +111,16 @@ abstract class ContainersSuite {
         assertThat(reader.cacheCount("replay", "conflictsLocalWon")).isZero();
         assertThat(reader.cacheCount("replay", "applyLatency")).isEqualTo(count(reader, "applied"));
         assertThat(((Number) reader.cacheAttribute("replay", "applyLatency", "Mean")).doubleValue()).isPositive();
-        assertThat(((Number) writer.cacheAttribute("replay", "threadsPerRegion", "Value")).intValue()).isBetween(1, 4);
-        assertThat(((Number) reader.cacheAttribute("replay", "threadsPerRegion", "Value")).intValue()).isBetween(1, 4);
+        // Hessian's listener gives a request still arriving after 100 ms a thread of its own beside its four
+        // httpThreads (docs/hessian.md), and both nodes serve the cache on them (the reader applies events, the
+        // writer answers anti-entropy): under load more than four, still threads of the node (its threads
+        // gauge), not one per cache
+        for (NodeContainers.Node n : List.of(writer, reader)) {
+            int nodeThreads = ((Number) n.managerAttribute("threads", "Value")).intValue();
+            assertThat(((Number) n.cacheAttribute("replay", "threadsPerRegion", "Value")).intValue())
+                    .as("%s: threadsPerRegion (%d threads in the node)", n.alias, nodeThreads)
+                    .isBetween(1, "hessian".equals(transport()) ? Math.max(4, nodeThreads) : 4);
+        }
         assertThat(((Number) writer.managerAttribute("peersReachable", "Value")).intValue()).isEqualTo(1);
         assertThat(((Number) writer.managerAttribute("threads", "Value")).intValue()).isPositive();
     }
