@@ -1,7 +1,9 @@
 package io.ehrelay.contract;
 
 import java.time.Duration;
+import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /** Polls a condition with a deadline instead of sleeping a fixed time. */
@@ -49,5 +51,18 @@ public final class Await {
 
     public static void until(BooleanSupplier condition, Supplier<String> whatFailed) {
         until(Duration.ofSeconds(30), condition, whatFailed);
+    }
+
+    /**
+     * Polls until two readings, taken one after the other, are equal: each may move between the two reads (a
+     * counter marked in two steps, a thread starting), so one unequal pair proves nothing. Reports the last pair.
+     */
+    public static void untilEqual(LongSupplier first, LongSupplier second, BiFunction<Long, Long, String> whatFailed) {
+        long[] last = new long[2];
+        until(() -> {
+            last[0] = first.getAsLong();
+            last[1] = second.getAsLong();
+            return last[0] == last[1];
+        }, () -> whatFailed.apply(last[0], last[1]));
     }
 }

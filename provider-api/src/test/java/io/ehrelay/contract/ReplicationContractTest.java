@@ -1017,14 +1017,11 @@ public abstract class ReplicationContractTest {
      */
     private void assertAccounted(CacheManager cm, String cache) {
         Jmx j = cluster.jmx(cm);
-        long[] last = new long[2];
-        Await.until(() -> {
-            last[0] = j.cacheCount(cache, "received");
-            last[1] = j.cacheCount(cache, "applied") + j.cacheCount(cache, "conflictsLocalWon")
-                    + j.cacheCount(cache, "staleDiscarded") + j.cacheCount(cache, "invalidated");
-            return last[0] == last[1];
-        }, () -> String.format("%s: received %d but applied + conflictsLocalWon + staleDiscarded + invalidated %d",
-                cm.getName(), last[0], last[1]));
+        Await.untilEqual(() -> j.cacheCount(cache, "received"),
+                () -> j.cacheCount(cache, "applied") + j.cacheCount(cache, "conflictsLocalWon")
+                        + j.cacheCount(cache, "staleDiscarded") + j.cacheCount(cache, "invalidated"),
+                (received, accounted) -> String.format("%s: received %d but applied + conflictsLocalWon + "
+                        + "staleDiscarded + invalidated %d", cm.getName(), received, accounted));
     }
 
     private List<Ehcache> caches(String name, CacheManager... cms) {
@@ -1243,12 +1240,8 @@ public abstract class ReplicationContractTest {
                 threadsOne).isLessThanOrEqualTo(threadsOne.size());
         // the gauge and the JVM's list are read one after the other: a short-lived thread (a TLS handshake, a
         // lookup) may start or end between the two reads, so they are compared until one pair agrees
-        int[] last = new int[2];
-        Await.until(() -> {
-            last[0] = jm.managerGauge("threads").intValue();
-            last[1] = ehrelayThreadsOf(many).size();
-            return last[0] == last[1];
-        }, () -> "threads gauge " + last[0] + ", ehrelay threads in the JVM " + last[1]);
+        Await.untilEqual(() -> jm.managerGauge("threads").intValue(), () -> ehrelayThreadsOf(many).size(),
+                (gauge, listed) -> "threads gauge " + gauge + ", ehrelay threads in the JVM " + listed);
         for (int i = 0; i < 1000; i += 111) {
             assertThat(jm.cacheGauge("region-" + i, "threadsPerRegion").intValue()).isBetween(1, threadsMany.size());
         }
