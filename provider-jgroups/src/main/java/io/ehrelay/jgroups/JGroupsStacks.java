@@ -82,6 +82,21 @@ final class JGroupsStacks {
         return stack;
     }
 
+    /** {@code stack} as JGroups' channel constructor takes it. */
+    static org.jgroups.conf.ProtocolStackConfigurator configurator(List<ProtocolConfiguration> stack) {
+        return new org.jgroups.conf.ProtocolStackConfigurator() {
+            @Override
+            public String getProtocolStackString() {
+                return stack.toString();
+            }
+
+            @Override
+            public List<ProtocolConfiguration> getProtocolStack() {
+                return stack;
+            }
+        };
+    }
+
     /** The bundler attribute that makes JGroups send to every member from one thread. */
     static final String SINGLE_SENDER = "bundler.use_single_sender_thread";
 

@@ -15,7 +15,6 @@ import org.jgroups.blocks.MessageDispatcher;
 import org.jgroups.blocks.RequestHandler;
 import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.conf.ProtocolConfiguration;
-import org.jgroups.conf.ProtocolStackConfigurator;
 import org.jgroups.jmx.JmxConfigurator;
 import org.jgroups.util.UUID;
 import org.slf4j.Logger;
@@ -102,17 +101,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         java.nio.file.Path keyStore = ctx.clusterSecret() == null ? null
                 : JGroupsStacks.encryptWith(stack, ctx.clusterSecret());
         try {
-            channel = new JChannel(new ProtocolStackConfigurator() {
-                @Override
-                public String getProtocolStackString() {
-                    return stack.toString();
-                }
-
-                @Override
-                public List<ProtocolConfiguration> getProtocolStack() {
-                    return stack;
-                }
-            });
+            channel = new JChannel(JGroupsStacks.configurator(stack));
         } finally {
             if (keyStore != null) {
                 java.nio.file.Files.deleteIfExists(keyStore); // SYM_ENCRYPT read its key while the channel was built

@@ -191,17 +191,7 @@ class JGroupsStacksTest {
         List<ProtocolConfiguration> built = JGroupsStacks.build(settings(p));
         assertThat(built.get(0).getProperties().get(JGroupsStacks.SINGLE_SENDER)).isEqualTo(option ? "false" : null);
         if (option) {
-            try (org.jgroups.JChannel channel = new org.jgroups.JChannel(new org.jgroups.conf.ProtocolStackConfigurator() {
-                @Override
-                public String getProtocolStackString() {
-                    return built.toString();
-                }
-
-                @Override
-                public List<ProtocolConfiguration> getProtocolStack() {
-                    return built;
-                }
-            })) {
+            try (org.jgroups.JChannel channel = new org.jgroups.JChannel(JGroupsStacks.configurator(built))) {
                 Object bundler = channel.getProtocolStack().getTransport().getBundler();
                 java.lang.reflect.Field single = Class.forName("org.jgroups.protocols.BaseBundler")
                         .getDeclaredField("use_single_sender_thread");
