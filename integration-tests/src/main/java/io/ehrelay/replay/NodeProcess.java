@@ -214,6 +214,17 @@ final class NodeProcess implements AutoCloseable {
      * pool, a selector or an accept), up to 14 frames each, from {@code jcmd Thread.print}; what went wrong when
      * it cannot be taken.
      */
+    /**
+     * Whether a thread whose stack (as text, innermost frame first) is {@code stack} waits for work: a pool's idle
+     * worker, a selector or acceptor, a timer, an RMI connection waiting for its next call. For the busy-thread
+     * dumps of failure messages.
+     */
+    static boolean waitsForWork(String stack) {
+        return stack.contains("ThreadPoolExecutor.getTask") || stack.contains("SelectorImpl.select")
+                || stack.contains("accept") || stack.contains("ScheduledThreadPoolExecutor$DelayedWorkQueue")
+                || stack.contains("TCPTransport.handleMessages") && !stack.contains("UnicastServerRef");
+    }
+
     String busyThreads() {
         try {
             Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
@@ -226,12 +237,8 @@ final class NodeProcess implements AutoCloseable {
                 String first = block.strip();
                 int end = first.indexOf('"', 1);
                 String name = end < 0 ? "" : first.substring(1, end);
-                boolean idleConnection = first.contains("TCPTransport.handleMessages")
-                        && !first.contains("UnicastServerRef");
                 if (!first.startsWith("\"") || !(name.contains("ehrelay") || name.contains("RMI TCP Connection"))
-                        || idleConnection || first.contains("ThreadPoolExecutor.getTask")
-                        || first.contains("SelectorImpl.select") || first.contains("accept")
-                        || first.contains("ScheduledThreadPoolExecutor$DelayedWorkQueue")) {
+                        || waitsForWork(first)) {
                     continue;
                 }
                 String[] lines = first.split("\n");

@@ -124,12 +124,8 @@ final class NodeContainers implements AutoCloseable {
                 for (java.lang.management.ThreadInfo t : threads.dumpAllThreads(true, false)) {
                     String name = t.getThreadName();
                     StackTraceElement[] stack = t.getStackTrace();
-                    boolean idle = stack.length > 0 && (stack[0].getMethodName().equals("park")
-                            && String.valueOf(t.getLockName()).contains("ConditionObject")
-                            && !String.valueOf(t.getLockName()).contains("ReentrantLock")
-                            || stack[0].getMethodName().startsWith("accept")
-                            || stack[0].getMethodName().equals("epollWait"));
-                    if (idle || !(name.contains("ehrelay") || name.contains("jgroups") || name.contains("Connection")
+                    if (NodeProcess.waitsForWork(java.util.Arrays.toString(stack))
+                            || !(name.contains("ehrelay") || name.contains("jgroups") || name.contains("Connection")
                             || name.contains("RMI") || name.contains(",containers,"))) {
                         continue;
                     }
