@@ -7,12 +7,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
 
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import net.sf.ehcache.distribution.CacheManagerPeerProvider;
 
 /**
  * The program of the Java 11 container suite: an application on Java 11 that uses the published jars as a user
@@ -157,7 +157,7 @@ public final class Java11Node implements Java11NodeMBean {
     @Override
     public int peers(String cache) {
         int n = 0;
-        for (net.sf.ehcache.distribution.CacheManagerPeerProvider p
+        for (CacheManagerPeerProvider p
                 : cacheManager.getCacheManagerPeerProviders().values()) {
             n += p.listRemoteCachePeers(cacheManager.getEhcache(cache)).size();
         }

@@ -1,13 +1,18 @@
 package io.ehrelay.hessian;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 
+import io.ehrelay.replay.Attacker;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.rpc.RpcSessions;
 
@@ -87,15 +92,15 @@ public final class HessianAttacks {
      * Opens a connection that posts a body announced as {@code announced} bytes under {@code session} and sends
      * {@code sent} of them; the socket stays open (the caller closes it).
      */
-    public static java.net.Socket partialPost(int port, byte[] session, int announced, byte[] sent)
+    public static Socket partialPost(int port, byte[] session, int announced, byte[] sent)
             throws IOException {
-        java.net.Socket s = new java.net.Socket();
-        s.connect(new java.net.InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
+        Socket s = new Socket();
+        s.connect(new InetSocketAddress(Attacker.target(), port), 2000);
         OutputStream out = s.getOutputStream();
         String head = "POST /ehrelay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-hessian\r\n"
                 + HessianSettings.SESSION_HEADER + ": " + Base64.getEncoder().encodeToString(session) + "\r\n"
                 + "Content-Length: " + announced + "\r\n\r\n";
-        out.write(head.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        out.write(head.getBytes(StandardCharsets.US_ASCII));
         try {
             out.write(sent);
             out.flush();
@@ -106,7 +111,7 @@ public final class HessianAttacks {
             int n = s.getInputStream().read(line);
             s.close();
             throw new IOException("closed by the node: " + (n > 0 ? new String(line, 0, n,
-                    java.nio.charset.StandardCharsets.US_ASCII).split("\r\n")[0] : "no answer"), e);
+                    StandardCharsets.US_ASCII).split("\r\n")[0] : "no answer"), e);
         }
         return s;
     }
@@ -119,9 +124,9 @@ public final class HessianAttacks {
     public static long[] challengeFlood(int port, int count, long maxMillis) throws Exception {
         byte[] body = HessianWire.call("challenge", Envelope.of("flood", null));
         byte[] request = concat(("POST /ehrelay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + body.length
-                + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII), body);
-        try (java.net.Socket s = new java.net.Socket()) {
-            s.connect(new java.net.InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
+                + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII), body);
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(Attacker.target(), port), 2000);
             long[] answered = new long[1];
             InputStream in = s.getInputStream();
             Thread reader = new Thread(() -> {
@@ -136,7 +141,7 @@ public final class HessianAttacks {
             }, "flood-answers");
             reader.setDaemon(true);
             reader.start();
-            OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
+            OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16);
             long until = System.nanoTime() + maxMillis * 1_000_000L;
             long sent = 0;
             try {

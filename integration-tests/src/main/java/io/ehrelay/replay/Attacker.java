@@ -1,7 +1,13 @@
 package io.ehrelay.replay;
 
+import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.ObjectInputStream;
@@ -9,10 +15,14 @@ import java.io.OutputStream;
 import java.io.Serializable;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.rmi.NotBoundException;
 import java.rmi.Remote;
+import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
 import java.util.ArrayList;
@@ -21,12 +31,37 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
+import io.ehrelay.hessian.HessianAttacks;
+import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.metrics.ObjectNames;
+import io.ehrelay.provider.Ehrelay;
+import io.ehrelay.rmi.RelayRemote;
+import io.ehrelay.rmi.RmiAttacks;
+import io.ehrelay.spi.rpc.RpcSessions;
 import io.ehrelay.tcp.TcpAttacks;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
+import org.jgroups.BytesMessage;
+import org.jgroups.EmptyMessage;
+import org.jgroups.Message;
+import org.jgroups.Version;
+import org.jgroups.auth.AuthToken;
+import org.jgroups.conf.ClassConfigurator;
+import org.jgroups.protocols.AUTH;
+import org.jgroups.protocols.AuthHeader;
+import org.jgroups.protocols.PingHeader;
+import org.jgroups.protocols.TCPPING;
+import org.jgroups.stack.IpAddress;
+import org.jgroups.util.UUID;
+import org.jgroups.util.Util;
 
 /**
  * One attack of the attacker suite, as its own process on this host: {@code key=value} arguments
@@ -173,7 +208,7 @@ public final class Attacker {
                     () -> stock.remove("k1"), stock::removeAll, stock::getKeys, () -> stock.getQuiet("k1")}) {
                 try {
                     c.call();
-                } catch (java.rmi.RemoteException e) {
+                } catch (RemoteException e) {
                     refused++;
                 }
             }
@@ -183,11 +218,11 @@ public final class Attacker {
             int hostile = 0;
             long t0 = System.nanoTime();
             for (ThrowingCall c : new ThrowingCall[] {
-                    () -> stock.put(new Element("evil-refused", new java.util.concurrent.atomic.LongAdder())),
+                    () -> stock.put(new Element("evil-refused", new LongAdder())),
                     () -> stock.put(new Element("evil-bomb", bombValue(27)))}) {
                 try {
                     c.call();
-                } catch (java.rmi.RemoteException e) {
+                } catch (RemoteException e) {
                     hostile++;
                 }
             }
@@ -203,7 +238,7 @@ public final class Attacker {
      * A class an outsider names in a JGroups AUTH header: says so on standard error (the node's log) when a node
      * constructs it, as a gadget's constructor would run there.
      */
-    public static final class Canary extends org.jgroups.auth.AuthToken {
+    public static final class Canary extends AuthToken {
         public Canary() {
             if (!attacking) {
                 System.err.println("CANARY CONSTRUCTED in " + ProcessHandle.current().pid());
@@ -221,16 +256,16 @@ public final class Attacker {
         }
 
         @Override
-        public boolean authenticate(org.jgroups.auth.AuthToken token, org.jgroups.Message msg) {
+        public boolean authenticate(AuthToken token, Message msg) {
             return false;
         }
 
         @Override
-        public void writeTo(java.io.DataOutput out) {
+        public void writeTo(DataOutput out) {
         }
 
         @Override
-        public void readFrom(java.io.DataInput in) {
+        public void readFrom(DataInput in) {
         }
     }
 
@@ -240,19 +275,19 @@ public final class Attacker {
     /** Discovery requests carrying an AUTH header that names {@link Canary}, on one raw connection. */
     private static int authHeaders(int port, int count) throws Exception {
         attacking = true;
-        short ping = org.jgroups.conf.ClassConfigurator.getProtocolId(org.jgroups.protocols.TCPPING.class);
-        short auth = org.jgroups.conf.ClassConfigurator.getProtocolId(org.jgroups.protocols.AUTH.class);
+        short ping = ClassConfigurator.getProtocolId(TCPPING.class);
+        short auth = ClassConfigurator.getProtocolId(AUTH.class);
         int sent = 0;
         try (Socket s = jgroupsConnection(port, 3997)) {
-            java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
             for (int i = 0; i < count; i++) {
-                org.jgroups.EmptyMessage m = new org.jgroups.EmptyMessage(null);
-                m.setSrc(org.jgroups.util.UUID.randomUUID());
-                m.putHeader(ping, new org.jgroups.protocols.PingHeader(org.jgroups.protocols.PingHeader.GET_MBRS_REQ)
+                EmptyMessage m = new EmptyMessage(null);
+                m.setSrc(UUID.randomUUID());
+                m.putHeader(ping, new PingHeader(PingHeader.GET_MBRS_REQ)
                         .clusterName("any"));
-                m.putHeader(auth, new org.jgroups.protocols.AuthHeader(new Canary()));
-                java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
-                org.jgroups.util.Util.writeMessage(m, new java.io.DataOutputStream(b), true);
+                m.putHeader(auth, new AuthHeader(new Canary()));
+                ByteArrayOutputStream b = new ByteArrayOutputStream();
+                Util.writeMessage(m, new DataOutputStream(b), true);
                 out.writeInt(b.size());
                 b.writeTo(out);
                 out.flush();
@@ -269,14 +304,14 @@ public final class Attacker {
 
     private static void registry(int port, String marker) throws Exception {
         Registry registry = LocateRegistry.getRegistry(target(), port);
-        Remote relay = registry.lookup(io.ehrelay.rmi.RelayRemote.BINDING);
+        Remote relay = registry.lookup(RelayRemote.BINDING);
         Remote peer = registry.lookup("replay");
         int refused = 0;
         for (ThrowingCall c : new ThrowingCall[] {() -> registry.bind("intruder", new Gadget(marker)),
                 () -> registry.rebind("replay", new Gadget(marker))}) {
             try {
                 c.call();
-            } catch (java.rmi.RemoteException e) {
+            } catch (RemoteException e) {
                 refused++;
             }
         }
@@ -286,8 +321,8 @@ public final class Attacker {
         boolean rebindRefused = false;
         try {
             registry.rebind("replay", relay);
-            registry.unbind(io.ehrelay.rmi.RelayRemote.BINDING);
-        } catch (java.rmi.RemoteException e) {
+            registry.unbind(RelayRemote.BINDING);
+        } catch (RemoteException e) {
             rebindRefused = true;
         }
         ReplayNode.say("RESULT stubRebindRefused=" + rebindRefused);
@@ -297,8 +332,8 @@ public final class Attacker {
             Thread.sleep(100);
             try {
                 restored = peer.equals(registry.lookup("replay"))
-                        && registry.lookup(io.ehrelay.rmi.RelayRemote.BINDING) != null;
-            } catch (java.rmi.NotBoundException e) {
+                        && registry.lookup(RelayRemote.BINDING) != null;
+            } catch (NotBoundException e) {
                 restored = false;
             }
         }
@@ -331,8 +366,8 @@ public final class Attacker {
         for (int i = 0; i < 3; i++) {
             long t0 = System.nanoTime();
             try {
-                stock.put(new Element("bomb", (java.io.Serializable) bombValue(27)));
-            } catch (java.rmi.RemoteException e) {
+                stock.put(new Element("bomb", (Serializable) bombValue(27)));
+            } catch (RemoteException e) {
                 refused++;
             }
             worst = Math.max(worst, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
@@ -347,8 +382,8 @@ public final class Attacker {
         try {
             ReplicationNode node = ReplicationNode.all(cm).get(0);
             FaultNode.awaitReachablePeers(node, 2);
-            com.codahale.metrics.Meter sent = io.ehrelay.provider.Ehrelay.metricRegistry(cm).getMeters().get(
-                    io.ehrelay.metrics.ObjectNames.cacheMetric(cm.getName(), node.metrics().transport(), "replay", "sent"));
+            com.codahale.metrics.Meter sent = Ehrelay.metricRegistry(cm).getMeters().get(
+                    ObjectNames.cacheMetric(cm.getName(), node.metrics().transport(), "replay", "sent"));
             // until both honest nodes were handed it (at most twice, 10 s each): a send that went nowhere would
             // leave the suite nothing to measure
             int puts = 0;
@@ -373,8 +408,8 @@ public final class Attacker {
         List<Integer> out = new ArrayList<>();
         out.add(port);
         if ("rmi".equals(transport)) {
-            Remote relay = io.ehrelay.rmi.RmiAttacks.relay(port);
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(target()) + ":(\\d+)")
+            Remote relay = RmiAttacks.relay(port);
+            Matcher m = Pattern.compile(Pattern.quote(target()) + ":(\\d+)")
                     .matcher(relay.toString());
             if (m.find() && Integer.parseInt(m.group(1)) != port) {
                 out.add(Integer.parseInt(m.group(1)));
@@ -454,7 +489,7 @@ public final class Attacker {
                 if (s.getInputStream().read() == -1) {
                     closed++;
                 }
-            } catch (java.net.SocketTimeoutException e) {
+            } catch (SocketTimeoutException e) {
                 // still open
             } catch (IOException e) {
                 closed++;
@@ -472,18 +507,18 @@ public final class Attacker {
     }
 
     private static void frames(String transport, int port, String secret) throws Exception {
-        List<java.io.Closeable> open = new ArrayList<>();
+        List<Closeable> open = new ArrayList<>();
         List<Thread> writers = new ArrayList<>();
-        java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
-        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicLong written = new AtomicLong();
+        AtomicInteger refused = new AtomicInteger();
         byte[] sixteen = new byte[16 << 20];
         // Hessian: the first 16 MB of a well-formed post of a 60 MB batch (a body the node starts decoding)
-        Object[] hessianPost = "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.postPrefix(
+        Object[] hessianPost = "hessian".equals(transport) ? HessianAttacks.postPrefix(
                 "http://127.0.0.1:1/ehrelay", 60 << 20, 16 << 20) : null;
-        io.ehrelay.rmi.RelayRemote relay = "rmi".equals(transport) ? io.ehrelay.rmi.RmiAttacks.relay(port) : null;
-        io.ehrelay.spi.rpc.RpcSessions.Credentials session = "rmi".equals(transport)
-                ? io.ehrelay.rmi.RmiAttacks.session(relay, secret, "frames:1")
-                : "hessian".equals(transport) ? io.ehrelay.hessian.HessianAttacks.session(
+        RelayRemote relay = "rmi".equals(transport) ? RmiAttacks.relay(port) : null;
+        RpcSessions.Credentials session = "rmi".equals(transport)
+                ? RmiAttacks.session(relay, secret, "frames:1")
+                : "hessian".equals(transport) ? HessianAttacks.session(
                         "http://" + target() + ":" + port + "/ehrelay", secret, "http://127.0.0.1:1/ehrelay") : null;
         // JGroups allocates a message's payload at the length inside the message: 40 connections each send a
         // message whose payload is 7 MB (280 MB, more than the node's heap) and stop 3 MB short of its end;
@@ -502,12 +537,12 @@ public final class Attacker {
                                 // the call's own connection: it stalls until this process ends (counted as
                                 // handed to the call: it blocks in the middle)
                                 written.addAndGet(sixteen.length);
-                                io.ehrelay.rmi.RmiAttacks.stalledPost(relay, "frames:1", session.next(), sixteen, 60 << 20,
+                                RmiAttacks.stalledPost(relay, "frames:1", session.next(), sixteen, 60 << 20,
                                         170_000);
                                 break;
                             case "hessian":
                                 // (blocks while the node does not read: the socket is closed when this process ends)
-                                Socket h = io.ehrelay.hessian.HessianAttacks.partialPost(port, session.next(),
+                                Socket h = HessianAttacks.partialPost(port, session.next(),
                                         (Integer) hessianPost[0], (byte[]) hessianPost[1]);
                                 synchronized (open) {
                                     open.add(h);
@@ -554,7 +589,7 @@ public final class Attacker {
             holdUntilReleased(writers.size());
         } finally {
             synchronized (open) {
-                for (java.io.Closeable c : open) {
+                for (Closeable c : open) {
                     c.close();
                 }
             }
@@ -563,12 +598,12 @@ public final class Attacker {
 
     /** A JGroups frame as a member's transport writes it: its length, then a message carrying {@code payload} bytes. */
     private static byte[] jgroupsFrame(int payload) throws IOException {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(payload + 256);
-        java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(payload + 256);
+        DataOutputStream out = new DataOutputStream(bytes);
         out.writeInt(0);
-        org.jgroups.util.Util.writeMessage(new org.jgroups.BytesMessage(null, new byte[payload]), out, true);
+        Util.writeMessage(new BytesMessage(null, new byte[payload]), out, true);
         byte[] f = bytes.toByteArray();
-        java.nio.ByteBuffer.wrap(f).putInt(0, f.length - 4);
+        ByteBuffer.wrap(f).putInt(0, f.length - 4);
         return f;
     }
 
@@ -579,11 +614,11 @@ public final class Attacker {
     private static Socket jgroupsConnection(int port, int claimedPort) throws IOException {
         Socket s = new Socket();
         s.connect(new InetSocketAddress(target(), port), 2000);
-        java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
         out.write(new byte[] {'b', 'e', 'l', 'a'});
-        out.writeShort(org.jgroups.Version.version);
+        out.writeShort(Version.version);
         try {
-            org.jgroups.stack.IpAddress claimed = new org.jgroups.stack.IpAddress("127.0.0.1", claimedPort);
+            IpAddress claimed = new IpAddress("127.0.0.1", claimedPort);
             out.writeShort(claimed.serializedSize());
             claimed.writeTo(out);
         } catch (Exception e) {
@@ -594,25 +629,25 @@ public final class Attacker {
     }
 
     private static void senders(String transport, int port, String secret, int count) throws Exception {
-        byte[] batch = io.ehrelay.internal.codec.EventCodec.singletonBatch(
-                io.ehrelay.internal.codec.EventCodec.encodePut("no-such-cache", new Element("k", "v")));
+        byte[] batch = EventCodec.singletonBatch(
+                EventCodec.encodePut("no-such-cache", new Element("k", "v")));
         int posted = 0;
         long t0 = System.nanoTime();
         if ("rmi".equals(transport)) {
-            io.ehrelay.rmi.RelayRemote relay = io.ehrelay.rmi.RmiAttacks.relay(port);
+            RelayRemote relay = RmiAttacks.relay(port);
             for (int i = 0; i < count; i++) {
                 String name = "127.0.0.1:" + (10_000 + i);
-                io.ehrelay.spi.rpc.RpcSessions.Credentials session = io.ehrelay.rmi.RmiAttacks.session(relay, secret, name);
-                io.ehrelay.rmi.RmiAttacks.post(relay, name, session.next(), batch);
+                RpcSessions.Credentials session = RmiAttacks.session(relay, secret, name);
+                RmiAttacks.post(relay, name, session.next(), batch);
                 posted++;
             }
         } else {
             String url = "http://" + target() + ":" + port + "/ehrelay";
             for (int i = 0; i < count; i++) {
                 String name = "http://127.0.0.1:" + (10_000 + i) + "/ehrelay";
-                io.ehrelay.spi.rpc.RpcSessions.Credentials session = io.ehrelay.hessian.HessianAttacks.session(url,
+                RpcSessions.Credentials session = HessianAttacks.session(url,
                         secret, name);
-                if (io.ehrelay.hessian.HessianAttacks.post(url, session.next(), name, batch) == 200) {
+                if (HessianAttacks.post(url, session.next(), name, batch) == 200) {
                     posted++;
                 }
             }
@@ -624,11 +659,11 @@ public final class Attacker {
         long t0 = System.nanoTime();
         switch (transport) {
             case "rmi":
-                ReplayNode.say("RESULT sent=1000000 acknowledged=" + io.ehrelay.rmi.RmiAttacks.pings(port, 1_000_000)
+                ReplayNode.say("RESULT sent=1000000 acknowledged=" + RmiAttacks.pings(port, 1_000_000)
                         + " millis=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
                 return;
             case "hessian": {
-                long[] r = io.ehrelay.hessian.HessianAttacks.challengeFlood(port, 1_000_000, 10_000);
+                long[] r = HessianAttacks.challengeFlood(port, 1_000_000, 10_000);
                 ReplayNode.say("RESULT sent=" + r[0] + " answeredKB=" + (r[1] >> 10) + " millis="
                         + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
                 return;
@@ -638,7 +673,7 @@ public final class Attacker {
         }
         try (Socket s = "tcp".equals(transport) ? TcpAttacks.insider(port, secret, "tiny:1")
                 : jgroupsConnection(port, 1)) {
-            OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
+            OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16);
             // JGroups: a 3-byte message whose version no member speaks (dropped by the transport)
             byte[] frame = "tcp".equals(transport) ? TcpAttacks.events(new byte[] {1})
                     : new byte[] {0, 0, 0, 3, 0, 0, 0};

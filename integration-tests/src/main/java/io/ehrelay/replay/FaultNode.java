@@ -3,6 +3,8 @@ package io.ehrelay.replay;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.InputStreamReader;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Metered;
 import com.codahale.metrics.MetricRegistry;
-
+import com.sun.management.OperatingSystemMXBean;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
@@ -21,6 +23,7 @@ import io.ehrelay.spi.Peer;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
+import net.sf.ehcache.distribution.CacheManagerPeerProvider;
 
 /**
  * A node of the fault scenarios, as its own JVM: {@code key=value} arguments {@code transport}, {@code index},
@@ -98,7 +101,7 @@ public final class FaultNode {
                             + gauge(metrics, manager(cm, metricsName, "queueCapacityEvents")) + " "
                             + count(metrics, manager(cm, metricsName, "gaps")) + " "
                             + count(metrics, manager(cm, metricsName, "resyncs")) + " " + (maxUsedHeap >> 20) + " "
-                            + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount() + " "
+                            + ManagementFactory.getThreadMXBean().getThreadCount() + " "
                             + count(metrics, manager(cm, metricsName, "duplicateBatches")) + " "
                             + gauge(metrics, manager(cm, metricsName, "queueHighWaterBytes")) + " "
                             + count(metrics, cache(cm, metricsName, "applied")) + " "
@@ -109,13 +112,13 @@ public final class FaultNode {
                     System.gc();
                     Runtime rt = Runtime.getRuntime();
                     ReplayNode.say("HEAP " + ((rt.totalMemory() - rt.freeMemory()) >> 20) + " "
-                            + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
+                            + ManagementFactory.getThreadMXBean().getThreadCount());
                     break;
                 }
                 case "LISTED": {
                     // what an application's health check sees: the peers Ehcache's provider lists for the cache
                     int listed = 0;
-                    for (net.sf.ehcache.distribution.CacheManagerPeerProvider p
+                    for (CacheManagerPeerProvider p
                             : cm.getCacheManagerPeerProviders().values()) {
                         listed += p.listRemoteCachePeers(cache).size();
                     }
@@ -133,19 +136,19 @@ public final class FaultNode {
                     System.gc();
                     Runtime rt = Runtime.getRuntime();
                     long direct = 0;
-                    for (java.lang.management.BufferPoolMXBean b
-                            : java.lang.management.ManagementFactory.getPlatformMXBeans(
-                            java.lang.management.BufferPoolMXBean.class)) {
+                    for (BufferPoolMXBean b
+                            : ManagementFactory.getPlatformMXBeans(
+                            BufferPoolMXBean.class)) {
                         if ("direct".equals(b.getName())) {
                             direct = b.getMemoryUsed();
                         }
                     }
-                    long cpu = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                    long cpu = ((OperatingSystemMXBean) ManagementFactory
                             .getOperatingSystemMXBean()).getProcessCpuTime();
                     ReplayNode.say("SECURITY " + count(metrics, manager(cm, metricsName, "unauthorized")) + " "
                             + count(metrics, manager(cm, metricsName, "rejected")) + " "
                             + count(metrics, manager(cm, metricsName, "refusedConnections")) + " "
-                            + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount() + " "
+                            + ManagementFactory.getThreadMXBean().getThreadCount() + " "
                             + ((rt.totalMemory() - rt.freeMemory()) >> 20) + " " + (direct >> 20) + " "
                             + TimeUnit.NANOSECONDS.toMillis(cpu) + " " + cache.getSize() + " "
                             + count(metrics, manager(cm, metricsName, "malformedFrames")));

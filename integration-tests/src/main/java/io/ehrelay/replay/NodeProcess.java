@@ -1,11 +1,13 @@
 package io.ehrelay.replay;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +15,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 import io.ehrelay.testing.NetNamespace;
 import io.ehrelay.testing.SocketAudit;
@@ -63,7 +66,7 @@ final class NodeProcess implements AutoCloseable {
         }
         List<String> entries = new ArrayList<>();
         Path lib = null;
-        for (String e : own.split(java.io.File.pathSeparator)) {
+        for (String e : own.split(File.pathSeparator)) {
             String name = Path.of(e).getFileName() == null ? e : Path.of(e).getFileName().toString();
             if (name.startsWith("jgroups-") || name.startsWith("ehrelay-provider-jgroups")) {
                 lib = Path.of(e).getParent();
@@ -72,16 +75,16 @@ final class NodeProcess implements AutoCloseable {
             entries.add(e);
         }
         Path old = lib == null ? null : lib.resolveSibling("lib-jgroups3");
-        if (old == null || !java.nio.file.Files.isDirectory(old)) {
+        if (old == null || !Files.isDirectory(old)) {
             old = Path.of("target", "lib-jgroups3").toAbsolutePath(); // the module's tests: jars from the local repository
         }
-        if (!java.nio.file.Files.isDirectory(old)) {
+        if (!Files.isDirectory(old)) {
             throw new IOException("no JGroups 3 class path for the old module (" + old + "); build with ./mvnw install");
         }
-        try (java.util.stream.Stream<Path> jars = java.nio.file.Files.list(old)) {
+        try (Stream<Path> jars = Files.list(old)) {
             jars.filter(p -> p.toString().endsWith(".jar")).sorted().forEach(p -> entries.add(p.toString()));
         }
-        return String.join(java.io.File.pathSeparator, entries);
+        return String.join(File.pathSeparator, entries);
     }
 
     /** The replay profile of the JVMs started next. */
@@ -230,7 +233,7 @@ final class NodeProcess implements AutoCloseable {
             Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
             Process p = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
                     .redirectErrorStream(true).start();
-            String dump = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            String dump = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             p.waitFor(20, TimeUnit.SECONDS);
             StringBuilder sb = new StringBuilder(label).append("'s busy threads:\n");
             for (String block : dump.split("\n\n")) {

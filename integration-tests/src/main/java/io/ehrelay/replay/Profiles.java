@@ -1,6 +1,10 @@
 package io.ehrelay.replay;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * The transports the replay knows, and the {@code ehcache.xml} each node of a step is built from. A
@@ -31,7 +35,7 @@ public final class Profiles {
     static final List<String> ALL = List.of("tcp", "rmi", "hessian", JGROUPS, JGROUPS_UDP, STOCK_RMI, STOCK_RMI_SYNC,
             STOCK_JGROUPS, STOCK_JGROUPS_UDP, RAW);
     /** ehrelay's transports: name to the class-name prefix of its factories. */
-    private static final java.util.Map<String, String> EHRELAY = java.util.Map.of(
+    private static final Map<String, String> EHRELAY = Map.of(
             "tcp", "io.ehrelay.tcp.Tcp",
             "rmi", "io.ehrelay.rmi.Rmi",
             "hessian", "io.ehrelay.hessian.Hessian",
@@ -178,7 +182,7 @@ public final class Profiles {
     }
 
     static String stockJGroupsXml(String transport, String nodeName, int port, int[] groupPorts, boolean sync) {
-        int first = java.util.Arrays.stream(groupPorts).min().getAsInt();
+        int first = Arrays.stream(groupPorts).min().getAsInt();
         StringBuilder hosts = new StringBuilder();
         for (int p : groupPorts) {
             hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1[").append(p).append(']');
@@ -239,12 +243,12 @@ public final class Profiles {
      */
     private static String groupXml(String transport, String nodeName, int index, int[] ports, int[] reach,
                                    String faultSettings, String[] hosts) {
-        java.util.function.IntFunction<String> host = i -> hosts == null ? LOOPBACK : hosts[i];
+        IntFunction<String> host = i -> hosts == null ? LOOPBACK : hosts[i];
         int own = ports[index];
         if (isStockJGroups(transport)) {
             return stockJGroupsXml(transport, nodeName, own, ports, false);
         }
-        List<String> others = new java.util.ArrayList<>(); // host:port of every other member
+        List<String> others = new ArrayList<>(); // host:port of every other member
         for (int i = 0; i < ports.length; i++) {
             if (i != index) {
                 others.add(host.apply(i) + ":" + reach[i]);
@@ -270,7 +274,7 @@ public final class Profiles {
         String prefix = factoryPrefix(transport);
         StringBuilder provider = new StringBuilder();
         if (isJGroups(transport)) {
-            int first = java.util.Arrays.stream(ports).min().getAsInt();
+            int first = Arrays.stream(ports).min().getAsInt();
             provider.append("channelName=group-").append(first).append(", bindAddress=").append(host.apply(index));
             if (JGROUPS_UDP.equals(transport)) {
                 provider.append(", multicastAddress=230.0.0.67, multicastPort=").append(first).append(", timeToLive=0");

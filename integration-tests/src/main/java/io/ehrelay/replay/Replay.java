@@ -14,6 +14,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -107,7 +108,7 @@ public final class Replay {
         boolean full = false;
         boolean quick = false;
         boolean experimentsGiven = false;
-        Set<String> given = new java.util.HashSet<>();
+        Set<String> given = new HashSet<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             given.add(a);

@@ -1,17 +1,24 @@
 package io.ehrelay.replay;
 
-import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.lang.management.OperatingSystemMXBean;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -24,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
 import net.sf.ehcache.CacheManager;
@@ -91,7 +99,7 @@ public final class ReplayNode {
 
     /** A comma-separated list of ports. */
     static int[] ports(String csv) {
-        return java.util.Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
+        return Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
     }
 
     public static void main(String[] argv) throws Exception {
@@ -133,16 +141,16 @@ public final class ReplayNode {
 
     /** Writes each live thread's CPU time and the GC time to stderr (the replay's node log): where the time went. */
     static void logCpu(String role) {
-        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         StringBuilder sb = new StringBuilder(role + " " + ProcessHandle.current().pid() + " cpu ms:");
         for (long id : mx.getAllThreadIds()) {
-            java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
+            ThreadInfo info = mx.getThreadInfo(id);
             long cpu = mx.getThreadCpuTime(id);
             if (info != null && cpu > 50_000_000L) {
                 sb.append(' ').append(info.getThreadName()).append('=').append(cpu / 1_000_000);
             }
         }
-        for (java.lang.management.GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
             sb.append(" | ").append(gc.getName()).append(": ").append(gc.getCollectionCount()).append(" in ")
                     .append(gc.getCollectionTime()).append(" ms");
         }
@@ -162,7 +170,7 @@ public final class ReplayNode {
 
     /** A free port on 127.0.0.1 (a stock RMI reader's listener; the tests' nodes and servers). */
     public static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }
@@ -225,7 +233,7 @@ public final class ReplayNode {
                 }
             }
         });
-        String endpoint = byPort ? stockEndpoint : io.ehrelay.internal.engine.ReplicationNode.all(cm).get(0).localEndpoint();
+        String endpoint = byPort ? stockEndpoint : ReplicationNode.all(cm).get(0).localEndpoint();
         say("READY " + endpoint);
         if ("hold".equals(args.get("mode"))) {
             waitForExit();
@@ -435,7 +443,7 @@ public final class ReplayNode {
     /** Waits until the old JGroups module's channel sees {@code members} members (its channel field, by reflection). */
     static void awaitStockJGroupsView(CacheManager cm, int members) throws Exception {
         Object provider = cm.getCacheManagerPeerProvider("JGroups");
-        java.lang.reflect.Field f = provider.getClass().getDeclaredField("channel");
+        Field f = provider.getClass().getDeclaredField("channel");
         f.setAccessible(true);
         Object channel = f.get(provider);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -499,21 +507,21 @@ public final class ReplayNode {
      * spent working, without the time it waited (e.g. for room in a full replication queue).
      */
     private static long threadCpuNanos() {
-        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         return mx.isCurrentThreadCpuTimeSupported() ? mx.getCurrentThreadCpuTime() : -1;
     }
 
     private static long processCpuNanos() {
-        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-        return os instanceof com.sun.management.OperatingSystemMXBean
-                ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1;
+        OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean // qualified: HotSpot's, beside the import
+                ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1; // qualified: as above
     }
 
     /** Heap bytes all threads allocated, ended ones included (HotSpot's counters). */
     private static long allocatedBytes() {
-        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        if (mx instanceof com.sun.management.ThreadMXBean) {
-            com.sun.management.ThreadMXBean hs = (com.sun.management.ThreadMXBean) mx;
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        if (mx instanceof com.sun.management.ThreadMXBean) { // qualified: HotSpot's, beside the import
+            com.sun.management.ThreadMXBean hs = (com.sun.management.ThreadMXBean) mx; // qualified: as above
             if (hs.isThreadAllocatedMemorySupported() && hs.isThreadAllocatedMemoryEnabled()) {
                 return hs.getTotalThreadAllocatedBytes();
             }

@@ -10,6 +10,7 @@ import io.ehrelay.internal.engine.NodeThreads;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
+import io.ehrelay.spi.Peer;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 
@@ -150,7 +151,7 @@ final class ThreadsProbe {
 
     private static boolean reaches(CacheManager cm) {
         ReplicationNode node = ReplicationNode.all(cm).get(0);
-        for (io.ehrelay.spi.Peer p : node.peers()) {
+        for (Peer p : node.peers()) {
             if (!node.transport().isReachable(p)) {
                 return false;
             }
@@ -173,7 +174,7 @@ final class ThreadsProbe {
             replicator = "net.sf.ehcache.distribution.RMICacheReplicatorFactory";
         } else {
             String prefix = Profiles.factoryPrefix(transport);
-            List<String> names = new java.util.ArrayList<>();
+            List<String> names = new ArrayList<>();
             for (int i = 0; i < caches; i++) {
                 names.add("region-" + i);
             }

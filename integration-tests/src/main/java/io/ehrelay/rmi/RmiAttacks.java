@@ -1,5 +1,7 @@
 package io.ehrelay.rmi;
 
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -8,7 +10,9 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.rmi.registry.LocateRegistry;
 
+import io.ehrelay.replay.Attacker;
 import io.ehrelay.spi.ClusterSecret;
+import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
  * What the attacker suite sends to an RMI node itself: sessions opened with the cluster secret (an insider),
@@ -21,11 +25,11 @@ public final class RmiAttacks {
 
     /** The node's relay, looked up in its registry on 127.0.0.1. */
     public static RelayRemote relay(int registryPort) throws Exception {
-        return (RelayRemote) LocateRegistry.getRegistry(io.ehrelay.replay.Attacker.target(), registryPort).lookup(RelayRemote.BINDING);
+        return (RelayRemote) LocateRegistry.getRegistry(Attacker.target(), registryPort).lookup(RelayRemote.BINDING);
     }
 
     /** A session opened under {@code name} with {@code secret}. */
-    public static io.ehrelay.spi.rpc.RpcSessions.Credentials session(RelayRemote relay, String secret, String name)
+    public static RpcSessions.Credentials session(RelayRemote relay, String secret, String name)
             throws IOException {
         return RmiPeerChannel.openSession(relay, ClusterSecret.of(secret), name);
     }
@@ -50,15 +54,15 @@ public final class RmiAttacks {
      */
     public static long pings(int port, int count) throws Exception {
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
+            s.connect(new InetSocketAddress(Attacker.target(), port), 2000);
             s.setSoTimeout(30_000);
-            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream(),
+            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream(),
                     1 << 16));
             out.writeInt(0x4a524d49); // "JRMI"
             out.writeShort(2);
             out.writeByte(0x4b); // the stream protocol
             out.flush();
-            DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
+            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
             if (in.readByte() != 0x4e) {
                 throw new IOException("no protocol acknowledgement");
             }

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
+import io.ehrelay.replay.Attacker;
 import io.ehrelay.spi.ClusterSecret;
 
 /**
@@ -24,7 +25,7 @@ public final class TcpAttacks {
     public static Socket insider(int port, String secret, String name) throws IOException {
         Socket s = new Socket();
         try {
-            s.connect(new InetSocketAddress(io.ehrelay.replay.Attacker.target(), port), 2000);
+            s.connect(new InetSocketAddress(Attacker.target(), port), 2000);
             s.setSoTimeout(10_000);
             ClusterSecret cs = ClusterSecret.of(secret);
             byte[] hello = name.getBytes(StandardCharsets.UTF_8);

@@ -14,20 +14,18 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
-
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
+import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.replay.FaultNode;
+import net.sf.ehcache.CacheManager;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.cfg.Configuration;
 import org.hibernate.stat.CacheRegionStatistics;
 import org.hibernate.stat.Statistics;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
-
-import io.ehrelay.internal.engine.ReplicationNode;
-import io.ehrelay.replay.FaultNode;
-import net.sf.ehcache.CacheManager;
 
 /**
  * A node of {@code io.ehrelay.replay.FrameworksTest}, as its own JVM: one Ehcache CacheManager (the singleton, from

@@ -2,7 +2,6 @@ package io.ehrelay.frameworks;
 
 import java.util.HashSet;
 import java.util.Set;
-
 import javax.persistence.Cacheable;
 import javax.persistence.CollectionTable;
 import javax.persistence.Column;

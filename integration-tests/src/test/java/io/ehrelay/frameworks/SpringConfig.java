@@ -1,5 +1,6 @@
 package io.ehrelay.frameworks;
 
+import net.sf.ehcache.CacheManager;
 import org.springframework.cache.annotation.EnableCaching;
 import org.springframework.cache.ehcache.EhCacheCacheManager;
 import org.springframework.context.annotation.Bean;
@@ -15,7 +16,7 @@ public class SpringConfig {
 
     @Bean
     public org.springframework.cache.CacheManager cacheManager() {
-        return new EhCacheCacheManager(net.sf.ehcache.CacheManager.getInstance());
+        return new EhCacheCacheManager(CacheManager.getInstance());
     }
 
     @Bean

@@ -1,7 +1,6 @@
 package io.ehrelay.frameworks;
 
 import java.util.Set;
-
 import javax.persistence.Column;
 import javax.persistence.Id;
 import javax.persistence.MappedSuperclass;

@@ -9,14 +9,15 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import org.junit.jupiter.api.Test;
+import javax.management.ObjectName;
 
 import io.ehrelay.metrics.ObjectNames;
+import org.junit.jupiter.api.Test;
 
 /**
  * The shipped exporter configuration against the metrics reference, without a JVM agent or Prometheus (those are
@@ -168,14 +169,14 @@ class ExporterConfigTest {
 
     /** The name the first matching rule gives the attribute, as the exporter computes it, or null. */
     static String export(List<Rule> rules, String objectName, String attribute) {
-        javax.management.ObjectName on = ObjectNames.of(objectName);
+        ObjectName on = ObjectNames.of(objectName);
         // the exporter's "domain<key=value, ...><>Attribute: value", keys in the order the ObjectName was written
         String keys = on.getKeyPropertyListString().replace(",", ", ");
         String matched = on.getDomain() + "<" + keys + "><>" + attribute + ": 1.0";
         for (Rule r : rules) {
             Matcher m = r.pattern.matcher(matched);
             if (m.matches()) {
-                return safeName(m.replaceAll(r.name)).toLowerCase(java.util.Locale.ROOT);
+                return safeName(m.replaceAll(r.name)).toLowerCase(Locale.ROOT);
             }
         }
         return null;

@@ -30,11 +30,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import io.ehrelay.replay.ReplayNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-
-import io.ehrelay.replay.ReplayNode;
 
 /**
  * The shipped Prometheus setup, for real: two ehrelay nodes replicating over TCP on 127.0.0.1, each a JVM with

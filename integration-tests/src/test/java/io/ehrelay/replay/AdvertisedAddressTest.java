@@ -3,18 +3,19 @@ package io.ehrelay.replay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayInputStream;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A node that peers reach elsewhere than where it listens (NAT, a container's published port): B listens on one
@@ -28,7 +29,7 @@ class AdvertisedAddressTest {
             "ehrelay-hessian");
 
     private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }
@@ -59,7 +60,7 @@ class AdvertisedAddressTest {
                     ", advertisedHostName=127.0.0.1, advertisedPort=" + toB.port());
             CacheManager a = node(transport, "adv-a-" + transport, portA, advertisedB, "");
             try {
-                io.ehrelay.spi.Transport tb = ReplicationNode.find(b, SCHEMES.get(transport)).transport();
+                Transport tb = ReplicationNode.find(b, SCHEMES.get(transport)).transport();
                 assertThat(tb.localEndpoint()).as("what B tells its peers").contains(advertisedB)
                         .doesNotContain(":" + portB);
                 // the start line's list of listeners: where B listens, not what it tells

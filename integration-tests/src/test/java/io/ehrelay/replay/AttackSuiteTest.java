@@ -10,15 +10,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.ehrelay.testing.NetLan;
+import io.ehrelay.testing.NetNamespace;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import io.ehrelay.testing.NetLan;
-import io.ehrelay.testing.NetNamespace;
 
 /**
  * The project's own attacker suite, across hosts: two honest nodes of a transport, each its own JVM on a host of
@@ -50,9 +52,9 @@ class AttackSuiteTest {
     void hosts() throws Exception {
         if (!NetNamespace.available()) {
             if (System.getenv("CI") != null) {
-                org.junit.jupiter.api.Assertions.fail(NetNamespace.unavailableReason());
+                Assertions.fail(NetNamespace.unavailableReason());
             }
-            org.junit.jupiter.api.Assumptions.assumeTrue(false, NetNamespace.unavailableReason());
+            Assumptions.assumeTrue(false, NetNamespace.unavailableReason());
         }
         lan = NetLan.create("ehr-att", 3);
     }
@@ -211,7 +213,7 @@ class AttackSuiteTest {
      * sends the stock {@code CachePeer} a nested-set bomb. Before, the JDK decoded it: 2.7–3.5 s of CPU per call,
      * and it was stored.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void rmiReadmeExample_aListedHostsStockBomb_isRefusedCheaply_andItsHonestPutStored() throws Exception {
         log = dir.resolve("nodes.log");
         Files.createFile(log);

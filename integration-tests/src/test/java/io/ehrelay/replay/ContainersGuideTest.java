@@ -10,9 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
-import org.junit.jupiter.api.Test;
-import org.yaml.snakeyaml.Yaml;
-
 import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PropertyReader;
@@ -21,6 +18,8 @@ import net.sf.ehcache.config.Configuration;
 import net.sf.ehcache.config.ConfigurationFactory;
 import net.sf.ehcache.config.FactoryConfiguration;
 import net.sf.ehcache.util.PropertyUtil;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * The files of {@code docs/containers.md} — {@code ehcache.xml}, {@code compose.yaml}, {@code kubernetes.yaml} —

@@ -4,16 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
+import io.ehrelay.contract.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.contract.Await;
 
 /**
  * An ehrelay transport with every node in its own container, on its own address: the two-node experiments E1 and
@@ -52,7 +52,7 @@ abstract class ContainersSuite {
                                    int count, int size) throws Exception {
         reader.control.resetArrivals("replay");
         long[] wrote = writer.control.write("replay", 0, count, size);
-        Await.until(java.time.Duration.ofMinutes(10), () -> {
+        Await.until(Duration.ofMinutes(10), () -> {
             if (count(writer, "failed") > 0) {
                 throw new IllegalStateException(writer.alias + " counted failed deliveries: " + count(writer, "failed"));
             }
@@ -127,7 +127,7 @@ abstract class ContainersSuite {
 
     /** The writer started first: wait until it resolved and reached the reader's host name. */
     private static void awaitConnected(NodeContainers.Node writer) {
-        Await.until(java.time.Duration.ofSeconds(60), () -> writer.peersReachable() == 1,
+        Await.until(Duration.ofSeconds(60), () -> writer.peersReachable() == 1,
                 () -> writer.alias + " reaches " + writer.peersReachable() + " peers");
     }
 

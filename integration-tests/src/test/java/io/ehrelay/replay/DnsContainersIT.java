@@ -8,14 +8,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.ehrelay.contract.Await;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import io.ehrelay.contract.Await;
 
 /**
  * {@code peerDiscovery=dns} for real: containers on the project's own (internal) Docker network share one network
@@ -68,7 +68,7 @@ class DnsContainersIT {
     void foundByOneDnsName_scaleOutReplaceAndScaleInUnderWrites_endEqual(String transport) throws Exception {
         String cache = cache(transport);
         Path secret = Files.createTempFile("ehrelay-secret", "");
-        Files.writeString(secret, java.util.UUID.randomUUID() + "-" + java.util.UUID.randomUUID() + "\n");
+        Files.writeString(secret, UUID.randomUUID() + "-" + UUID.randomUUID() + "\n");
         secret.toFile().deleteOnExit();
         try (NodeContainers containers = new NodeContainers(transport)) {
             NodeContainers.Node a = start(containers, transport, "dns-a", secret);

@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -91,13 +93,13 @@ class FaultsTest {
     }
 
     /** Polls a node's STATS until {@code condition} holds; returns the STATS that satisfied it. */
-    private long[] awaitStats(NodeProcess n, String what, java.util.function.Predicate<long[]> condition)
+    private long[] awaitStats(NodeProcess n, String what, Predicate<long[]> condition)
             throws Exception {
         long end = deadline(60);
         long[] s = stats(n);
         while (!condition.test(s)) {
             if (System.nanoTime() > end) {
-                throw new AssertionError("not within 60 s: " + what + "; STATS " + java.util.Arrays.toString(s)
+                throw new AssertionError("not within 60 s: " + what + "; STATS " + Arrays.toString(s)
                         + "; log:\n" + logText());
             }
             Thread.sleep(20);

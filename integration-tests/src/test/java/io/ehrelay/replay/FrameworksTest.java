@@ -19,6 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import io.ehrelay.frameworks.FrameworkNode;
 import org.assertj.core.api.SoftAssertions;
 import org.h2.tools.Server;
 import org.junit.jupiter.api.AfterAll;
@@ -28,8 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-
-import io.ehrelay.frameworks.FrameworkNode;
 
 /**
  * Hibernate 5.6 (hibernate-ehcache) and Spring 5.3 ({@code EhCacheCacheManager}) applications replicating their

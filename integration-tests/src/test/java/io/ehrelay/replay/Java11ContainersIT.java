@@ -10,17 +10,18 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
 
+import io.ehrelay.metrics.ObjectNames;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,8 +32,6 @@ import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.images.builder.ImageFromDockerfile;
-
-import io.ehrelay.metrics.ObjectNames;
 
 /**
  * The Java 11 promise at run time: nodes on a real Java 11 runtime (Debian bullseye's
@@ -217,7 +216,7 @@ class Java11ContainersIT {
     }
 
     private static void awaitValue(Node n, String key, String expected) throws InterruptedException {
-        await(() -> java.util.Objects.equals(n.app.get("replay", key), expected),
+        await(() -> Objects.equals(n.app.get("replay", key), expected),
                 () -> n.alias + " holds " + key + "=" + n.app.get("replay", key) + ", expected " + expected);
     }
 

@@ -1,13 +1,17 @@
 package io.ehrelay.replay;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
-
 import javax.management.JMX;
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
@@ -15,13 +19,13 @@ import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
 
+import io.ehrelay.it.NodeControlMBean;
+import io.ehrelay.metrics.ObjectNames;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.images.builder.ImageFromDockerfile;
-
-import io.ehrelay.it.NodeControlMBean;
-import io.ehrelay.metrics.ObjectNames;
+import org.testcontainers.utility.MountableFile;
 
 /**
  * Node containers for the suites: the node image (built from {@code docker/node} on the base image, with the
@@ -117,14 +121,14 @@ final class NodeContainers implements AutoCloseable {
          */
         String busyThreads() {
             try {
-                java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory
-                        .newPlatformMXBeanProxy(mbeans, java.lang.management.ManagementFactory.THREAD_MXBEAN_NAME,
-                                java.lang.management.ThreadMXBean.class);
+                ThreadMXBean threads = ManagementFactory
+                        .newPlatformMXBeanProxy(mbeans, ManagementFactory.THREAD_MXBEAN_NAME,
+                                ThreadMXBean.class);
                 StringBuilder out = new StringBuilder();
-                for (java.lang.management.ThreadInfo t : threads.dumpAllThreads(true, false)) {
+                for (ThreadInfo t : threads.dumpAllThreads(true, false)) {
                     String name = t.getThreadName();
                     StackTraceElement[] stack = t.getStackTrace();
-                    if (NodeProcess.waitsForWork(java.util.Arrays.toString(stack))
+                    if (NodeProcess.waitsForWork(Arrays.toString(stack))
                             || !(name.contains("ehrelay") || name.contains("jgroups") || name.contains("Connection")
                             || name.contains("RMI") || name.contains(",containers,"))) {
                         continue;
@@ -173,11 +177,11 @@ final class NodeContainers implements AutoCloseable {
      * with the address of every running container that has it, as a Kubernetes headless Service does.
      */
     Node start(String alias, String javaOpts, String... args) throws IOException {
-        return start(alias, javaOpts, java.util.Map.of(), args);
+        return start(alias, javaOpts, Map.of(), args);
     }
 
     /** As {@link #start(String, String, String...)}, with files of this host copied into the container first. */
-    Node start(String alias, String javaOpts, java.util.Map<Path, String> files, String... args) throws IOException {
+    Node start(String alias, String javaOpts, Map<Path, String> files, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add("name=" + alias);
         cmd.add("port=" + PORT);
@@ -196,8 +200,8 @@ final class NodeContainers implements AutoCloseable {
                 .withEnv("NODE_JAVA_OPTS", javaOpts)
                 .withCommand(cmd.toArray(new String[0]))
                 .waitingFor(Wait.forLogMessage(".*NODE READY.*\\n", 1).withStartupTimeout(Duration.ofMinutes(3)));
-        for (java.util.Map.Entry<Path, String> f : files.entrySet()) {
-            c.withCopyFileToContainer(org.testcontainers.utility.MountableFile.forHostPath(f.getKey()), f.getValue());
+        for (Map.Entry<Path, String> f : files.entrySet()) {
+            c.withCopyFileToContainer(MountableFile.forHostPath(f.getKey()), f.getValue());
         }
         c.start();
         Node n = new Node(alias, transport, c);

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import io.ehrelay.testing.SocketAudit;
 import net.sf.ehcache.Cache;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -49,7 +50,7 @@ class ReadmeExamplesTest {
         assertThat(example).contains("10.0.0.1").contains("10.0.0.2");
         CacheManager a = null;
         CacheManager b = null;
-        io.ehrelay.testing.SocketAudit before = io.ehrelay.testing.SocketAudit.self();
+        SocketAudit before = SocketAudit.self();
         try {
             a = new CacheManager(stream(localize(example, "node-a", "10.0.0.1", "10.0.0.2", portA, portB)));
             String swapped = example.replace("10.0.0.1", "10.0.0.X").replace("10.0.0.2", "10.0.0.1")
@@ -67,7 +68,7 @@ class ReadmeExamplesTest {
             assertThat(reader.get("alice")).as("the put replicated to the other node").isNotNull();
             // every socket both nodes listen on is at the address the file names (127.0.0.1 here): the JDK's and
             // JGroups' listeners included; no multicast group joined beyond lo
-            io.ehrelay.testing.SocketAudit during = io.ehrelay.testing.SocketAudit.self();
+            SocketAudit during = SocketAudit.self();
             assertThat(during.violations(before)).as("listeners beyond the example's address: %s", during.describe())
                     .isEmpty();
         } finally {

@@ -17,10 +17,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
+import io.ehrelay.config.InvalidConfigurationException;
 import net.sf.ehcache.Cache;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -31,8 +31,6 @@ import net.sf.ehcache.distribution.CacheManagerPeerProviderFactory;
 import net.sf.ehcache.event.CacheEventListenerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.config.InvalidConfigurationException;
 
 /**
  * The reference pages checked against the code, so that no hand-kept list drifts: every property a factory
@@ -273,7 +271,7 @@ class ReferenceDocsTest {
                 long deadline = System.nanoTime() + 60_000_000_000L;
                 int i = 0;
                 while (reader.getSize() < 10 && System.nanoTime() < deadline) {
-                    writer.put(new Element("k" + (i++ % 10), new java.util.ArrayList<>(List.of("v", i))));
+                    writer.put(new Element("k" + (i++ % 10), new ArrayList<>(List.of("v", i))));
                     Thread.sleep(50);
                 }
                 assertThat(reader.getSize()).as("%s: elements replicated to the reader", transport).isEqualTo(10);

@@ -3,7 +3,12 @@ package io.ehrelay.replay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The replay's command line: every value checked before anything runs, and an error names the option. */
 class ReplayCliTest {
@@ -93,27 +98,27 @@ class ReplayCliTest {
     }
 
     @Test
-    void render_writesTheReportOfARunsCsvAgain(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+    void render_writesTheReportOfARunsCsvAgain(@TempDir Path dir)
             throws Exception {
-        java.nio.file.Path csv = dir.resolve("run.csv");
-        java.nio.file.Files.write(csv, java.util.List.of(StepResult.CSV_HEADER,
+        Path csv = dir.resolve("run.csv");
+        Files.write(csv, List.of(StepResult.CSV_HEADER,
                 "E1,tcp,10000,40960,0.5000,0.4900,819.2,20000,400,400,NaN,NaN,NaN,ok,0.3000",
                 "E1,stock-rmi,10000,40960,1.5000,0.6000,273.1,6667,400,400,NaN,NaN,NaN,ok,0.1000",
                 "E1,raw,10000,40960,0.3000,0.2900,1365.3,33333,300,300,NaN,NaN,NaN,ok,0.0000"));
         Replay r = parsed("--render", csv.toString());
         r.renderAgain();
-        String html = java.nio.file.Files.readString(dir.resolve("run.html"));
+        String html = Files.readString(dir.resolve("run.html"));
         assertThat(html).contains("Re-rendered").contains("run.csv").contains("Verdict");
         assertThat(html.indexOf("Verdict")).isLessThan(html.indexOf("<table"));
-        assertThat(java.nio.file.Files.readString(dir.resolve("run.md"))).contains("tcp fastest").contains("3.0×");
+        assertThat(Files.readString(dir.resolve("run.md"))).contains("tcp fastest").contains("3.0×");
         assertThat(dir.resolve("run-e1.svg")).exists();
     }
 
     @Test
-    void render_ofARunWithBothProfiles_writesAReportPerProfile(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+    void render_ofARunWithBothProfiles_writesAReportPerProfile(@TempDir Path dir)
             throws Exception {
-        java.nio.file.Path csv = dir.resolve("run.csv");
-        java.nio.file.Files.write(csv, java.util.List.of(StepResult.CSV_HEADER,
+        Path csv = dir.resolve("run.csv");
+        Files.write(csv, List.of(StepResult.CSV_HEADER,
                 "E1,tcp,10000,40960,1.2000,1.1900,341.3,8333,450,450,NaN,NaN,NaN,ok,1.0000,1.100,1.200,400,420,default",
                 "E1,stock-rmi,10000,40960,1.8000,1.1000,227.6,5556,520,450,NaN,NaN,NaN,ok,0.3000,1.300,1.800,390,440,"
                         + "default",
@@ -121,8 +126,8 @@ class ReplayCliTest {
                 "E1,stock-rmi,10000,40960,1.5000,0.6000,273.1,6667,400,400,NaN,NaN,NaN,ok,0.1000,1.200,1.100,390,440,"
                         + "tuned"));
         parsed("--render", csv.toString()).renderAgain();
-        String byDefault = java.nio.file.Files.readString(dir.resolve("run-default.md"));
-        String tuned = java.nio.file.Files.readString(dir.resolve("run-tuned.md"));
+        String byDefault = Files.readString(dir.resolve("run-default.md"));
+        String tuned = Files.readString(dir.resolve("run-tuned.md"));
         // ratios within each profile: 341.3 / 227.6 and 819.2 / 273.1
         assertThat(byDefault).contains("Profile **default**").contains("1.5×").doesNotContain("819");
         assertThat(tuned).contains("Profile **tuned**").contains("3.0×").doesNotContain("341");

@@ -7,11 +7,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.ehrelay.testing.SocketAudit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-
-import io.ehrelay.testing.SocketAudit;
 
 /**
  * The network rule in the replay: every step checks each node, once it is ready, for sockets beyond loopback and

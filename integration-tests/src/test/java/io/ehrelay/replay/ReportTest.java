@@ -16,9 +16,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
 import javax.xml.parsers.DocumentBuilderFactory;
 
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 import org.w3c.dom.Document;
 import org.w3c.dom.Element;
@@ -46,7 +46,7 @@ class ReportTest {
     @Test
     void html_chartsEveryExperimentAndShowsFailuresWithReasons() {
         Replay run = new Replay();
-        run.elapsed = java.time.Duration.ofSeconds(125);
+        run.elapsed = Duration.ofSeconds(125);
         List<ThreadsProbe.Row> threads = List.of(
                 new ThreadsProbe.Row("tcp", 10, 14, "7", "1", true, null),
                 new ThreadsProbe.Row("tcp", 1000, 14, "7", "1", true, null),
@@ -70,8 +70,8 @@ class ReportTest {
         assertThat(charts).extracting(Report.Chart::slug).containsExactly("e1", "e4-n-n-4");
         for (Report.Chart c : charts) {
             String svg = c.standalone();
-            org.w3c.dom.Document doc = javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
-                    .parse(new java.io.ByteArrayInputStream(svg.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()
+                    .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
             assertThat(doc.getDocumentElement().getTagName()).isEqualTo("svg");
             assertThat(doc.getDocumentElement().getTextContent()).contains(c.title());
         }
@@ -448,9 +448,9 @@ class ReportTest {
         assertThat(StepResult.parseCsv(older).putCpuSeconds).isNaN();
         assertThat(StepResult.parseCsv(older).profile).isEqualTo("default");
         assertThat(back.cpuSecondsPerGigabyte()).isCloseTo(3.75 / (40_000 * 1280 / 1e9),
-                org.assertj.core.data.Offset.offset(1e-9));
+                Offset.offset(1e-9));
         assertThat(back.allocPerByte(back.readerAllocBytes)).isCloseTo((200L << 20) / (40_000 * 1280.0),
-                org.assertj.core.data.Offset.offset(1e-9));
+                Offset.offset(1e-9));
         StepResult failed = StepResult.failed("E1", "hessian", 10_000, 1280, "peer vanished, twice");
         assertThat(StepResult.parseCsv(failed.csv()).ok()).isFalse();
     }

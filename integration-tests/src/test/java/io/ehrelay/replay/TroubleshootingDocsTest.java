@@ -8,7 +8,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -69,7 +74,7 @@ class TroubleshootingDocsTest {
                 continue; // punctuation and short words between values
             }
             checked += s.length();
-            int reached = literals.cover(s, 0, new java.util.HashMap<>());
+            int reached = literals.cover(s, 0, new HashMap<>());
             if (reached < s.length()) {
                 return "no string literal of the providers' main code says '" + s.substring(reached) + "'";
             }
@@ -84,9 +89,9 @@ class TroubleshootingDocsTest {
      */
     static final class Literals {
         private final String text;
-        private final java.util.Set<String> whole;
-        private final java.util.TreeSet<String> byStart;
-        private final java.util.TreeSet<String> byEnd;
+        private final Set<String> whole;
+        private final TreeSet<String> byStart;
+        private final TreeSet<String> byEnd;
 
         Literals(List<String> all) {
             StringBuilder b = new StringBuilder();
@@ -94,9 +99,9 @@ class TroubleshootingDocsTest {
                 b.append(SEP).append(l);
             }
             text = b.append(SEP).toString();
-            whole = new java.util.HashSet<>(all);
-            byStart = new java.util.TreeSet<>(all);
-            byEnd = new java.util.TreeSet<>();
+            whole = new HashSet<>(all);
+            byStart = new TreeSet<>(all);
+            byEnd = new TreeSet<>();
             for (String l : all) {
                 byEnd.add(reversed(l));
             }
@@ -106,7 +111,7 @@ class TroubleshootingDocsTest {
          * How far {@code s} can be covered from {@code from}; {@code s.length()} when all of it. {@code memo} keeps
          * what each position reaches.
          */
-        int cover(String s, int from, java.util.Map<Integer, Integer> memo) {
+        int cover(String s, int from, Map<Integer, Integer> memo) {
             Integer known = memo.get(from);
             if (known != null) {
                 return known;
@@ -146,7 +151,7 @@ class TroubleshootingDocsTest {
             return hasPrefix(byEnd, reversed(p)) || hasPrefix(byEnd, reversed(p + " "));
         }
 
-        private static boolean hasPrefix(java.util.TreeSet<String> sorted, String prefix) {
+        private static boolean hasPrefix(TreeSet<String> sorted, String prefix) {
             String next = sorted.ceiling(prefix);
             return next != null && next.startsWith(prefix);
         }

@@ -1,5 +1,9 @@
 package io.ehrelay.internal;
 
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+
 /**
  * The memory that what peers are sending a node may hold at once, for all of them together
  * ({@code inboundBufferMaxBytes}): a receiver takes a frame's or a body's share before it reads it, and waits when
@@ -19,7 +23,7 @@ public final class InboundBudget {
     private final long poolMax;
     private long used;
     /** Arrays given back after their batch was applied, for the next batches ({@link #array}); bounded by poolMax. */
-    private final java.util.ArrayDeque<byte[]> pool = new java.util.ArrayDeque<>();
+    private final ArrayDeque<byte[]> pool = new ArrayDeque<>();
     private long pooled;
 
     public InboundBudget(long max) {
@@ -66,8 +70,8 @@ public final class InboundBudget {
         }
 
         /** The batch: the array's first {@link #length()} bytes. */
-        public synchronized java.nio.ByteBuffer batch() {
-            return java.nio.ByteBuffer.wrap(array, 0, length);
+        public synchronized ByteBuffer batch() {
+            return ByteBuffer.wrap(array, 0, length);
         }
 
         /** Gives the array back for a later batch (a reused one) or to the garbage collector; once. */
@@ -87,7 +91,7 @@ public final class InboundBudget {
      */
     byte[] array(int length) {
         synchronized (pool) {
-            for (java.util.Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
+            for (Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
                 byte[] a = it.next();
                 if (a.length >= length && a.length - length <= length / 8) {
                     it.remove();

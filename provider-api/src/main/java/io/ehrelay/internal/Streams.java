@@ -3,6 +3,7 @@ package io.ehrelay.internal;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Arrays;
 
 /** Stream helpers that Java 8 lacks ({@code readAllBytes}, {@code readNBytes} are Java 9/11). Internal. */
 public final class Streams {
@@ -52,6 +53,6 @@ public final class Streams {
     public static byte[] readExactly(InputStream in, int n) throws IOException {
         byte[] b = new byte[n];
         int got = readFully(in, b, 0, n);
-        return got == n ? b : java.util.Arrays.copyOf(b, got);
+        return got == n ? b : Arrays.copyOf(b, got);
     }
 }

@@ -1,7 +1,6 @@
 package io.ehrelay.provider;
 
 import com.codahale.metrics.MetricRegistry;
-
 import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 

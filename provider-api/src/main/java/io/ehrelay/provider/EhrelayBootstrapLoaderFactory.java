@@ -2,7 +2,9 @@ package io.ehrelay.provider;
 
 import java.util.Properties;
 
+import io.ehrelay.internal.Dependencies;
 import io.ehrelay.internal.config.BootstrapConfig;
+import io.ehrelay.internal.config.MixedFactories;
 import net.sf.ehcache.bootstrap.BootstrapCacheLoaderFactory;
 
 /** Base of every transport's {@code bootstrapCacheLoaderFactory}: parses the stock bootstrap properties. */
@@ -19,8 +21,8 @@ public abstract class EhrelayBootstrapLoaderFactory extends BootstrapCacheLoader
 
     @Override
     public EhrelayBootstrapLoader createBootstrapCacheLoader(Properties properties) {
-        io.ehrelay.internal.Dependencies.check();
-        io.ehrelay.internal.config.MixedFactories.checkConstructing();
+        Dependencies.check();
+        MixedFactories.checkConstructing();
         return new EhrelayBootstrapLoader(scheme, providerFactoryClassName,
                 BootstrapConfig.parse(getClass().getSimpleName(), properties));
     }

@@ -4,9 +4,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
+import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.LocalCachePeer;
-import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.distribution.CacheManagerPeerListener;

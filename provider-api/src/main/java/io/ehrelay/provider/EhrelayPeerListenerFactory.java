@@ -4,11 +4,12 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Properties;
 
+import io.ehrelay.internal.Dependencies;
+import io.ehrelay.internal.config.MixedFactories;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.TransportSettings;
-
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.distribution.CacheManagerPeerListener;
 import net.sf.ehcache.distribution.CacheManagerPeerListenerFactory;
@@ -44,8 +45,8 @@ public abstract class EhrelayPeerListenerFactory extends CacheManagerPeerListene
 
     @Override
     public CacheManagerPeerListener createCachePeerListener(CacheManager cacheManager, Properties properties) {
-        io.ehrelay.internal.Dependencies.check();
-        io.ehrelay.internal.config.MixedFactories.check(cacheManager);
+        Dependencies.check();
+        MixedFactories.check(cacheManager);
         PropertyReader reader = new PropertyReader(getClass().getSimpleName(), properties);
         ListenerConfig config = readListener(reader, defaultPort())
                 .withTransportSettings(readTransportProperties(reader));

@@ -2,14 +2,14 @@ package io.ehrelay.provider;
 
 import java.util.ArrayList;
 import java.util.List;
-
+import java.util.concurrent.TimeUnit;
 import javax.management.MBeanServer;
 
 import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.internal.engine.ReplicationNode;
-import net.sf.ehcache.CacheException;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
+import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.distribution.CachePeer;
 import net.sf.ehcache.management.ManagedCacheManagerPeerProvider;
@@ -57,7 +57,7 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
     public List listRemoteCachePeers(Ehcache cache) throws CacheException {
         List<CachePeer> out = new ArrayList<>();
         Transport transport = node.transport();
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(FIRST_ATTEMPT_WAIT_MILLIS);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FIRST_ATTEMPT_WAIT_MILLIS);
         for (Peer p : node.peers()) {
             if (transport != null && reachable(transport, p, deadline)
                     && node.peerHolds(p.endpoint(), cache.getName())) {
@@ -69,7 +69,7 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
 
     private static boolean reachable(Transport transport, Peer p, long deadlineNanos) {
         try {
-            long left = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
             return left > 0 ? transport.isReachableWithin(p, left) : transport.isReachable(p);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -94,7 +94,7 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
     @Override
     public long getTimeForClusterToForm() {
         DiscoveryConfig d = node.config().discovery();
-        io.ehrelay.spi.Transport t = node.transport();
+        Transport t = node.transport();
         if (d.mode() == DiscoveryConfig.Mode.MANUAL || d.mode() == DiscoveryConfig.Mode.DNS
                 || (t != null && t.knowsPeersOnceStarted())) {
             return 0;

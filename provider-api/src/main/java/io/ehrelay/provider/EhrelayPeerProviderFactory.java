@@ -3,9 +3,12 @@ package io.ehrelay.provider;
 import java.util.Properties;
 
 import io.ehrelay.config.InvalidConfigurationException;
+import io.ehrelay.internal.Dependencies;
+import io.ehrelay.internal.config.MixedFactories;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PeerListSeparator;
 import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.internal.config.RepeatedKeys;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheManager;
@@ -50,12 +53,12 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
 
     @Override
     public CacheManagerPeerProvider createCachePeerProvider(CacheManager cacheManager, Properties properties) {
-        io.ehrelay.internal.Dependencies.check();
+        Dependencies.check();
         // peers after commas look like a key given twice (peers=h:1, h:2, h:3 gives "h" twice): the repeated key
         // is reported once the peer list is checked, which names the separator to use instead
         InvalidConfigurationException repeated = null;
         try {
-            io.ehrelay.internal.config.RepeatedKeys.check(cacheManager.getConfiguration(), "io.ehrelay.");
+            RepeatedKeys.check(cacheManager.getConfiguration(), "io.ehrelay.");
         } catch (InvalidConfigurationException e) {
             repeated = e;
         }
@@ -92,7 +95,7 @@ public abstract class EhrelayPeerProviderFactory extends CacheManagerPeerProvide
                     + "says, or list their hosts in unauthenticatedPeers");
         }
         // a cache whose replicator or bootstrap loader is another family's (stock RMI's, say) would not replicate
-        io.ehrelay.internal.config.MixedFactories.check(cacheManager);
+        MixedFactories.check(cacheManager);
         ReplicationNode node = ReplicationNode.obtain(cacheManager, scheme, transportName,
                 EhrelayReplicator.of(scheme));
         node.configure(config, transport);

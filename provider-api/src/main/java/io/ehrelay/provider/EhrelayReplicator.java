@@ -1,13 +1,16 @@
 package io.ehrelay.provider;
 
-import io.ehrelay.spi.Op;
+import java.util.function.Predicate;
+
 import io.ehrelay.internal.config.ReplicatorConfig;
 import io.ehrelay.internal.engine.CacheBinding;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.spi.Op;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CacheReplicator;
+import net.sf.ehcache.event.CacheEventListener;
 
 /**
  * The per-cache replicator: hands Ehcache's put, update, remove and removeAll notifications to the
@@ -38,7 +41,7 @@ class EhrelayReplicator implements CacheReplicator {
     }
 
     /** Tells the replicators of {@code scheme} among a cache's listeners (for the node's cache bindings). */
-    static java.util.function.Predicate<net.sf.ehcache.event.CacheEventListener> of(String scheme) {
+    static Predicate<CacheEventListener> of(String scheme) {
         return l -> l instanceof EhrelayReplicator && ((EhrelayReplicator) l).scheme.equals(scheme);
     }
 

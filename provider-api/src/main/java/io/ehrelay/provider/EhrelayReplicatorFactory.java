@@ -2,6 +2,8 @@ package io.ehrelay.provider;
 
 import java.util.Properties;
 
+import io.ehrelay.internal.Dependencies;
+import io.ehrelay.internal.config.MixedFactories;
 import io.ehrelay.internal.config.ReplicatorConfig;
 import net.sf.ehcache.event.CacheEventListener;
 import net.sf.ehcache.event.CacheEventListenerFactory;
@@ -27,9 +29,9 @@ public abstract class EhrelayReplicatorFactory extends CacheEventListenerFactory
 
     @Override
     public CacheEventListener createCacheEventListener(Properties properties) {
-        io.ehrelay.internal.Dependencies.check();
+        Dependencies.check();
         // the factory sees only its properties: the CacheManager is found by the constructor's monitor
-        io.ehrelay.internal.config.MixedFactories.checkConstructing();
+        MixedFactories.checkConstructing();
         return new EhrelayReplicator(scheme, providerFactoryClassName,
                 ReplicatorConfig.parse(getClass().getSimpleName(), properties));
     }

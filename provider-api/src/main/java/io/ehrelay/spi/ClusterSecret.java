@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
-
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 

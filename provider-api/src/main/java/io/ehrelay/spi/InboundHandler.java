@@ -1,5 +1,7 @@
 package io.ehrelay.spi;
 
+import java.nio.ByteBuffer;
+
 import net.sf.ehcache.Ehcache;
 
 /**
@@ -16,7 +18,7 @@ public interface InboundHandler {
      *
      * @throws MalformedFrameException when the batch is damaged; nothing from it was applied
      */
-    void onEvents(String fromPeer, java.nio.ByteBuffer batch) throws MalformedFrameException;
+    void onEvents(String fromPeer, ByteBuffer batch) throws MalformedFrameException;
 
     /**
      * Streams a cache's current content as event batches of at most about {@code maxChunkBytes} each, for

@@ -1,11 +1,15 @@
 package io.ehrelay.spi;
 
 import java.io.Serializable;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.rmi.AccessException;
 import java.rmi.RemoteException;
 import java.rmi.server.RemoteServer;
 import java.rmi.server.ServerNotActiveException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
 import net.sf.ehcache.Ehcache;
@@ -24,7 +28,7 @@ import net.sf.ehcache.distribution.RmiEventMessage;
 public final class LocalCachePeer implements CachePeer {
 
     /** What an RMI export filter admits besides the allow-list: the envelope types of stock RMI replication. */
-    public static final List<String> ENVELOPE = java.util.Collections.unmodifiableList(java.util.Arrays.asList(
+    public static final List<String> ENVELOPE = Collections.unmodifiableList(Arrays.asList(
             "net.sf.ehcache.Element", "net.sf.ehcache.distribution.EventMessage",
             "net.sf.ehcache.distribution.RmiEventMessage", "net.sf.ehcache.distribution.RmiEventMessage$RmiEventType",
             "java.lang.Enum", "java.util.ArrayList"));
@@ -83,10 +87,10 @@ public final class LocalCachePeer implements CachePeer {
         if (host.equals(admittedHost.get())) {
             return null;
         }
-        java.net.InetAddress address;
+        InetAddress address;
         try {
-            address = java.net.InetAddress.getByName(host);
-        } catch (java.net.UnknownHostException e) {
+            address = InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
             return "ehrelay: unauthorized: unknown caller host " + host;
         }
         if (!gate.admits(address, "stock RMI call to cache " + cacheName)) {

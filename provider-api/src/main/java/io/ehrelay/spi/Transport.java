@@ -1,5 +1,6 @@
 package io.ehrelay.spi;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -50,7 +51,7 @@ public interface Transport {
      * The current peers, called after {@link #start} and whenever the peer directory changes, so that a
      * transport can connect ahead of the first event and let go of peers that left. Optional.
      */
-    default void peersChanged(java.util.List<Peer> peers) {
+    default void peersChanged(List<Peer> peers) {
     }
 
     /**
@@ -121,7 +122,7 @@ public interface Transport {
      * The transport's own automatic-discovery packets (e.g. Ehcache's RMI heartbeat), or {@code null} for
      * ehrelay's heartbeat. Called once, after {@link #start}.
      */
-    default io.ehrelay.spi.HeartbeatFormat heartbeatFormat() {
+    default HeartbeatFormat heartbeatFormat() {
         return null;
     }
 

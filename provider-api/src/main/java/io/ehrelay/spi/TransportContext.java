@@ -1,5 +1,6 @@
 package io.ehrelay.spi;
 
+import java.util.Collection;
 import java.util.concurrent.ThreadFactory;
 
 /** What provider-api hands a transport when it starts it. */
@@ -50,7 +51,7 @@ public interface TransportContext {
      * For transports that know the cluster's members themselves (a JGroups view): the current members' endpoints,
      * which replace those reported before. This node's own endpoint may be included; it is left out.
      */
-    void setMembers(java.util.Collection<String> endpoints);
+    void setMembers(Collection<String> endpoints);
 
     /**
      * After a partition healed (e.g. a JGroups merge view): reload every replicated cache from this peer, whose

@@ -3,13 +3,21 @@ package io.ehrelay.contract;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
+import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.spi.Op;
 import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
+import net.sf.ehcache.Status;
 
 /**
  * Starts real CacheManagers from the suite's {@code contract-ehcache.xml}, filled in for one transport, and
@@ -21,7 +29,7 @@ public final class ContractCluster implements AutoCloseable {
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final TransportFixture fixture;
-    private final List<CacheManager> managers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<CacheManager> managers = new CopyOnWriteArrayList<>();
 
     public ContractCluster(TransportFixture fixture) {
         this.fixture = fixture;
@@ -56,11 +64,11 @@ public final class ContractCluster implements AutoCloseable {
         if (!manual && awaitMembers) {
             // discovery (heartbeat, JGroups view) runs on its own time: the suite starts once all see all
             List<CacheManager> all = new ArrayList<>(managers);
-            all.removeIf(m -> m.getStatus() != net.sf.ehcache.Status.STATUS_ALIVE);
-            Await.until(java.time.Duration.ofSeconds(30), () -> all.stream().allMatch(
+            all.removeIf(m -> m.getStatus() != Status.STATUS_ALIVE);
+            Await.until(Duration.ofSeconds(30), () -> all.stream().allMatch(
                     m -> node(m).peers().size() >= all.size() - 1),
                     () -> "nodes do not see each other: " + all.stream().map(m -> m.getName() + " sees "
-                            + node(m).peers()).collect(java.util.stream.Collectors.joining("; ")));
+                            + node(m).peers()).collect(Collectors.joining("; ")));
         }
         return cm;
     }
@@ -122,12 +130,12 @@ public final class ContractCluster implements AutoCloseable {
             throws Exception {
         int[] hashes = new int[2];
         byte[] ev = value == null
-                ? io.ehrelay.internal.codec.EventCodec.encodeKey(io.ehrelay.spi.Op.REMOVE, cache, key, null, hashes)
-                : io.ehrelay.internal.codec.EventCodec.encodePut(cache, new net.sf.ehcache.Element(key, value), null,
+                ? EventCodec.encodeKey(Op.REMOVE, cache, key, null, hashes)
+                : EventCodec.encodePut(cache, new Element(key, value), null,
                         hashes);
-        io.ehrelay.internal.codec.EventCodec.stamp(ev, stamp, 0x5eed, hashes[1]);
+        EventCodec.stamp(ev, stamp, 0x5eed, hashes[1]);
         node(to).inbound().onEvents("vanished:1",
-                java.nio.ByteBuffer.wrap(io.ehrelay.internal.codec.EventCodec.singletonBatch(ev)));
+                ByteBuffer.wrap(EventCodec.singletonBatch(ev)));
     }
 
     public ReplicationNode node(CacheManager cm) {

@@ -3,6 +3,7 @@ package io.ehrelay.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,16 +13,21 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.Op;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.internal.codec.EventCodec;
-import net.sf.ehcache.CacheManager;
-import net.sf.ehcache.Ehcache;
-import net.sf.ehcache.Element;
 
 /**
  * The convergence profile ({@code ./mvnw -Pconvergence verify}): each scenario many times per transport
@@ -31,7 +37,7 @@ import net.sf.ehcache.Element;
  * the conflicts counted) and appends it to {@code target/convergence.txt}. The negative control runs the same
  * writers with ordering switched off ({@code -Dehrelay.ordering=arrival}) and asserts that nodes then diverge.
  */
-@Timeout(value = 3, unit = java.util.concurrent.TimeUnit.HOURS)
+@Timeout(value = 3, unit = TimeUnit.HOURS)
 public abstract class ConvergenceStress {
 
     protected abstract TransportFixture fixture();
@@ -206,7 +212,7 @@ public abstract class ConvergenceStress {
                         byte[] ev = EventCodec.encodePut("async", new Element("lost-" + i, "v" + i), null, hashes);
                         EventCodec.stamp(ev, base + i, 0x5eed, hashes[1]);
                         cluster.node(cms.get(i % 2)).inbound().onEvents("vanished:1",
-                                java.nio.ByteBuffer.wrap(EventCodec.singletonBatch(ev)));
+                                ByteBuffer.wrap(EventCodec.singletonBatch(ev)));
                         Thread.sleep(5);
                     } catch (Exception e) {
                         throw new IllegalStateException(e);
@@ -236,11 +242,11 @@ public abstract class ConvergenceStress {
         Tally t = new Tally("fault: delayed batches");
         for (int run = 0; run < RUNS; run++) {
             List<CacheManager> cms = nodes(2, "");
-            java.util.concurrent.ScheduledExecutorService late =
-                    java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-            java.util.Random random = new java.util.Random(run);
-            java.util.concurrent.atomic.AtomicReference<Throwable> failed =
-                    new java.util.concurrent.atomic.AtomicReference<>();
+            ScheduledExecutorService late =
+                    Executors.newSingleThreadScheduledExecutor();
+            Random random = new Random(run);
+            AtomicReference<Throwable> failed =
+                    new AtomicReference<>();
             Thread third = new Thread(() -> {
                 try {
                     long origin = 0x1a7e;
@@ -248,20 +254,20 @@ public abstract class ConvergenceStress {
                         String key = "k" + random.nextInt(200);
                         int[] hashes = new int[2];
                         byte[] ev = random.nextInt(4) == 0
-                                ? EventCodec.encodeKey(io.ehrelay.spi.Op.REMOVE, "async", key, null, hashes)
+                                ? EventCodec.encodeKey(Op.REMOVE, "async", key, null, hashes)
                                 : EventCodec.encodePut("async", new Element(key, "late-" + i), null, hashes);
                         EventCodec.stamp(ev, System.currentTimeMillis() << 16 | i, origin, hashes[1]);
                         byte[] batch = EventCodec.singletonBatch(ev);
                         CacheManager first = cms.get(i % 2);
                         CacheManager second = cms.get(1 - i % 2);
-                        cluster.node(first).inbound().onEvents("late:1", java.nio.ByteBuffer.wrap(batch));
+                        cluster.node(first).inbound().onEvents("late:1", ByteBuffer.wrap(batch));
                         late.schedule(() -> {
                             try {
-                                cluster.node(second).inbound().onEvents("late:1", java.nio.ByteBuffer.wrap(batch));
+                                cluster.node(second).inbound().onEvents("late:1", ByteBuffer.wrap(batch));
                             } catch (Exception e) {
                                 failed.set(e);
                             }
-                        }, 300 + random.nextInt(500), java.util.concurrent.TimeUnit.MILLISECONDS);
+                        }, 300 + random.nextInt(500), TimeUnit.MILLISECONDS);
                         Thread.sleep(6);
                     }
                 } catch (Exception e) {
@@ -273,7 +279,7 @@ public abstract class ConvergenceStress {
                     new double[] {0.2, 0.2}, false, run);
             third.join();
             late.shutdown();
-            assertThat(late.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(late.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
             assertThat(failed.get()).as("delivering the delayed batches").isNull();
             t.writes += r.puts + r.removes + 150;
             agree(t, cms, "async", Duration.ofSeconds(2));

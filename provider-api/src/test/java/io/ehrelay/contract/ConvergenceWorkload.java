@@ -1,11 +1,15 @@
 package io.ehrelay.contract;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
@@ -13,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import javax.management.ObjectName;
 
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
@@ -57,7 +62,7 @@ public final class ConvergenceWorkload {
                              int opsPerSecondPerCache, double removeFraction, boolean removeAll, long seed)
             throws InterruptedException {
         double[] fractions = new double[caches.size()];
-        java.util.Arrays.fill(fractions, removeFraction);
+        Arrays.fill(fractions, removeFraction);
         return run(caches, keys, millis, threadsPerCache, opsPerSecondPerCache, fractions, removeAll, seed);
     }
 
@@ -199,17 +204,17 @@ public final class ConvergenceWorkload {
         for (Ehcache c : caches) {
             String manager = c.getCacheManager() == null ? "?" : c.getCacheManager().getName();
             sb.append("\n  ").append(manager).append(':');
-            String quoted = javax.management.ObjectName.quote(manager);
-            java.util.Set<javax.management.ObjectName> names = new java.util.TreeSet<>();
+            String quoted = ObjectName.quote(manager);
+            Set<ObjectName> names = new TreeSet<>();
             names.addAll(safeQuery("io.ehrelay:type=CacheManager,cacheManager=" + quoted + ",*"));
             names.addAll(safeQuery("io.ehrelay:type=Cache,cacheManager=" + quoted + ",cache="
-                    + javax.management.ObjectName.quote(c.getName()) + ",*"));
+                    + ObjectName.quote(c.getName()) + ",*"));
             names.addAll(safeQuery("io.ehrelay:type=CacheManager,cacheManager=" + manager + ",*"));
             names.addAll(safeQuery("io.ehrelay:type=Cache,cacheManager=" + manager + ",cache=" + c.getName() + ",*"));
-            for (javax.management.ObjectName n : names) {
+            for (ObjectName n : names) {
                 Object v;
                 try {
-                    v = java.lang.management.ManagementFactory.getPlatformMBeanServer().getAttribute(n, "Count");
+                    v = ManagementFactory.getPlatformMBeanServer().getAttribute(n, "Count");
                 } catch (Exception e) {
                     continue; // a gauge or a timer: not a count
                 }
@@ -222,12 +227,12 @@ public final class ConvergenceWorkload {
         return sb.toString();
     }
 
-    private static java.util.Set<javax.management.ObjectName> safeQuery(String pattern) {
+    private static Set<ObjectName> safeQuery(String pattern) {
         try {
-            return java.lang.management.ManagementFactory.getPlatformMBeanServer()
-                    .queryNames(new javax.management.ObjectName(pattern), null);
+            return ManagementFactory.getPlatformMBeanServer()
+                    .queryNames(new ObjectName(pattern), null);
         } catch (Exception e) {
-            return java.util.Collections.emptySet(); // a name that is not valid unquoted: the other form serves
+            return Collections.emptySet(); // a name that is not valid unquoted: the other form serves
         }
     }
 }

@@ -1,7 +1,9 @@
 package io.ehrelay.contract;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
@@ -9,6 +11,7 @@ import java.util.function.Consumer;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
 import net.sf.ehcache.Element;
 
 /**
@@ -49,11 +52,11 @@ public final class HostileInputs {
             out.add(EventCodec.singletonBatch(EventCodec.encodePut("async", new Element("k", "value"))));
             out.add(EventCodec.singletonBatch(EventCodec.encodePut("async", new Element(7L, new byte[200]))));
             List<byte[]> three = List.of(EventCodec.encodePut("async", new Element("a", "1")),
-                    EventCodec.encodeKey(io.ehrelay.spi.Op.REMOVE, "async", "b"),
+                    EventCodec.encodeKey(Op.REMOVE, "async", "b"),
                     EventCodec.encodeRemoveAll("async"));
             out.add(EventCodec.batch(three, three.stream().mapToInt(b -> b.length).sum()));
             return out;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -90,7 +93,7 @@ public final class HostileInputs {
                     }
                     break;
                 case 1: // a valid batch cut short
-                    input = java.util.Arrays.copyOf(base, 1 + random.nextInt(base.length - 1));
+                    input = Arrays.copyOf(base, 1 + random.nextInt(base.length - 1));
                     break;
                 case 2: { // one 32-bit field past the header overwritten with a lie
                     input = base.clone();

@@ -1,7 +1,7 @@
 package io.ehrelay.contract;
 
 import java.lang.management.ManagementFactory;
-
+import java.util.Set;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
@@ -56,7 +56,7 @@ public final class Jmx {
         return SERVER.isRegistered(name);
     }
 
-    public static java.util.Set<ObjectName> query(String pattern) {
+    public static Set<ObjectName> query(String pattern) {
         try {
             return SERVER.queryNames(new ObjectName(pattern), null);
         } catch (Exception e) {

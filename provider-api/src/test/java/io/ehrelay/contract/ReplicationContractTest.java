@@ -3,26 +3,58 @@ package io.ehrelay.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.lang.management.ManagementFactory;
+import java.math.BigDecimal;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.rmi.RemoteException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import java.util.stream.Collectors;
+import javax.management.ObjectName;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
+import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.engine.NodeThreads;
+import io.ehrelay.metrics.ObjectNames;
+import io.ehrelay.provider.Ehrelay;
+import io.ehrelay.spi.Peer;
 import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
+import net.sf.ehcache.Status;
+import net.sf.ehcache.distribution.CacheManagerPeerListener;
+import net.sf.ehcache.distribution.CacheManagerPeerProvider;
+import net.sf.ehcache.distribution.CachePeer;
 import net.sf.ehcache.event.CacheEventListenerAdapter;
+import net.sf.ehcache.util.ProductInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
 /**
  * The contract every ehrelay transport meets, run by each transport module through one subclass that supplies
@@ -54,7 +86,7 @@ public abstract class ReplicationContractTest {
     private static void awaitValue(CacheManager cm, String cache, Object key, Object expected) {
         Await.until(() -> {
             Element e = cm.getEhcache(cache).get(key);
-            return e != null && java.util.Objects.deepEquals(e.getObjectValue(), expected);
+            return e != null && Objects.deepEquals(e.getObjectValue(), expected);
         }, () -> cm.getName() + "/" + cache + " has " + cm.getEhcache(cache).get(key) + ", expected " + expected);
     }
 
@@ -90,7 +122,7 @@ public abstract class ReplicationContractTest {
     private List<CacheManager> peersOf(CacheManager cm) {
         List<CacheManager> out = new ArrayList<>(started);
         out.remove(cm);
-        out.removeIf(m -> m.getStatus() != net.sf.ehcache.Status.STATUS_ALIVE);
+        out.removeIf(m -> m.getStatus() != Status.STATUS_ALIVE);
         return out;
     }
 
@@ -106,10 +138,10 @@ public abstract class ReplicationContractTest {
         String expected = System.getProperty("ehrelay.expectClasspath");
         assertThat(expected).as("system property ehrelay.expectClasspath (set in the parent pom)")
                 .isIn("built", "oldest");
-        String ehcache = new net.sf.ehcache.util.ProductInfo().getVersion();
+        String ehcache = new ProductInfo().getVersion();
         if (expected.equals("oldest")) {
             assertThat(ehcache).isEqualTo(System.getProperty("ehrelay.expectEhcache"));
-            for (Class<?> c : new Class<?>[] {CacheManager.class, org.slf4j.LoggerFactory.class,
+            for (Class<?> c : new Class<?>[] {CacheManager.class, LoggerFactory.class,
                 com.codahale.metrics.MetricRegistry.class}) {
                 assertThat(c.getProtectionDomain().getCodeSource().getLocation().toString()).as("jar of %s", c)
                         .contains("oldest-classpath");
@@ -126,9 +158,9 @@ public abstract class ReplicationContractTest {
         CacheManager a = node("a");
         CacheManager b = node("b");
         Object[] values = {"text", new byte[] {1, 2, 3}, 42, 42L, (short) 7, (byte) 3, 'c', true, 1.5f, 2.5d,
-            new java.util.ArrayList<>(List.of("x", "y")), new java.util.HashMap<>(java.util.Map.of("a", 1)),
-            new java.util.HashSet<>(List.of(1L, 2L)), new java.util.Date(1234), new java.math.BigDecimal("12.50"),
-            java.util.UUID.randomUUID(), null};
+            new ArrayList<>(List.of("x", "y")), new HashMap<>(Map.of("a", 1)),
+            new HashSet<>(List.of(1L, 2L)), new Date(1234), new BigDecimal("12.50"),
+            UUID.randomUUID(), null};
         for (int i = 0; i < values.length; i++) {
             cache(a, "async").put(new Element("k" + i, values[i]));
         }
@@ -148,9 +180,9 @@ public abstract class ReplicationContractTest {
         CacheManager a = node("a");
         CacheManager b = node("b");
         cache(a, "async").put(new Element(17L, "long key"));
-        cache(a, "async").put(new Element(java.util.UUID.nameUUIDFromBytes(new byte[] {1}), "uuid key"));
+        cache(a, "async").put(new Element(UUID.nameUUIDFromBytes(new byte[] {1}), "uuid key"));
         awaitValue(b, "async", 17L, "long key");
-        awaitValue(b, "async", java.util.UUID.nameUUIDFromBytes(new byte[] {1}), "uuid key");
+        awaitValue(b, "async", UUID.nameUUIDFromBytes(new byte[] {1}), "uuid key");
     }
 
     @Test
@@ -354,7 +386,7 @@ public abstract class ReplicationContractTest {
         CacheManager a = node("a");
         CacheManager b = node("b");
         int n = 400;
-        java.util.function.IntFunction<byte[]> value = k -> {
+        IntFunction<byte[]> value = k -> {
             byte[] v = new byte[4096 + (k * 7919) % 57_000];
             for (int i = 0; i < v.length; i++) {
                 v[i] = (byte) (k * 31 + i);
@@ -391,18 +423,18 @@ public abstract class ReplicationContractTest {
     void anEventOfACacheThisNodeLacks_isCountedAndNotCreated() throws Exception {
         CacheManager b = node("b");
         // what a sender that has not heard b's membership yet would send (a peer that has, sends nothing)
-        byte[] batch = io.ehrelay.internal.codec.EventCodec.singletonBatch(
-                io.ehrelay.internal.codec.EventCodec.encodePut("onlyOnA", new Element("k", "v")));
-        cluster.node(b).inbound().onEvents("test", java.nio.ByteBuffer.wrap(batch));
+        byte[] batch = EventCodec.singletonBatch(
+                EventCodec.encodePut("onlyOnA", new Element("k", "v")));
+        cluster.node(b).inbound().onEvents("test", ByteBuffer.wrap(batch));
         assertThat(cluster.jmx(b).managerCount("unknownCache")).isEqualTo(1);
         assertThat(b.getEhcache("onlyOnA")).isNull();
     }
 
     /** A value whose serialization throws an Error, as a deep object graph or a huge value does. */
-    static final class ErrorOnWrite implements java.io.Serializable {
+    static final class ErrorOnWrite implements Serializable {
         private static final long serialVersionUID = 1L;
 
-        private void writeObject(java.io.ObjectOutputStream out) {
+        private void writeObject(ObjectOutputStream out) {
             throw new StackOverflowError("a graph too deep to serialize");
         }
     }
@@ -594,12 +626,12 @@ public abstract class ReplicationContractTest {
 
     /** Whether the two caches hold the same keys with equal values (byte arrays compared by content). */
     private static String difference(Ehcache x, Ehcache y) {
-        java.util.Set<Object> kx = new java.util.HashSet<Object>(x.getKeys());
-        java.util.Set<Object> ky = new java.util.HashSet<Object>(y.getKeys());
+        Set<Object> kx = new HashSet<Object>(x.getKeys());
+        Set<Object> ky = new HashSet<Object>(y.getKeys());
         if (!kx.equals(ky)) {
-            java.util.Set<Object> onlyX = new java.util.HashSet<>(kx);
+            Set<Object> onlyX = new HashSet<>(kx);
             onlyX.removeAll(ky);
-            java.util.Set<Object> onlyY = new java.util.HashSet<>(ky);
+            Set<Object> onlyY = new HashSet<>(ky);
             onlyY.removeAll(kx);
             return kx.size() + " vs " + ky.size() + " keys; only in first " + first(onlyX) + ", only in second "
                     + first(onlyY);
@@ -609,15 +641,15 @@ public abstract class ReplicationContractTest {
             Element ey = y.getQuiet(k);
             Object vx = ex == null ? null : ex.getObjectValue();
             Object vy = ey == null ? null : ey.getObjectValue();
-            if (!java.util.Objects.deepEquals(vx, vy)) {
+            if (!Objects.deepEquals(vx, vy)) {
                 return "key " + k + " differs";
             }
         }
         return null;
     }
 
-    private static String first(java.util.Set<Object> keys) {
-        return keys.stream().limit(5).map(String::valueOf).collect(java.util.stream.Collectors.joining(",", "[",
+    private static String first(Set<Object> keys) {
+        return keys.stream().limit(5).map(String::valueOf).collect(Collectors.joining(",", "[",
                 keys.size() > 5 ? ",…]" : "]"));
     }
 
@@ -729,8 +761,8 @@ public abstract class ReplicationContractTest {
     // ---- Ehcache's replication API --------------------------------------------------------------------------
 
     @SuppressWarnings("unchecked")
-    private List<net.sf.ehcache.distribution.CachePeer> remotePeers(CacheManager cm, String cache) {
-        return (List<net.sf.ehcache.distribution.CachePeer>) cm.getCacheManagerPeerProvider(fixture().scheme())
+    private List<CachePeer> remotePeers(CacheManager cm, String cache) {
+        return (List<CachePeer>) cm.getCacheManagerPeerProvider(fixture().scheme())
                 .listRemoteCachePeers(cache(cm, cache));
     }
 
@@ -740,10 +772,10 @@ public abstract class ReplicationContractTest {
                 + remotePeers(cm, cache) + ", expected " + peers + " peer(s)");
     }
 
-    private static String nameOf(net.sf.ehcache.distribution.CachePeer p) {
+    private static String nameOf(CachePeer p) {
         try {
             return p.getName();
-        } catch (java.rmi.RemoteException e) {
+        } catch (RemoteException e) {
             throw new AssertionError(e);
         }
     }
@@ -753,14 +785,14 @@ public abstract class ReplicationContractTest {
         CacheManager a = node("a");
         CacheManager b = node("b");
         awaitListed(a, "async", 1);
-        net.sf.ehcache.distribution.CachePeer peer = remotePeers(a, "async").get(0);
+        CachePeer peer = remotePeers(a, "async").get(0);
         assertThat(peer.getName()).isEqualTo("async");
         assertThat(peer.getUrlBase()).contains(cluster.endpoint(b));
         assertThat(peer.getUrl()).isEqualTo(peer.getUrlBase() + "/async");
         assertThat(peer.getGuid()).isNotBlank();
-        assertThatThrownBy(() -> peer.put(new Element("k", "v"))).isInstanceOf(java.rmi.RemoteException.class)
+        assertThatThrownBy(() -> peer.put(new Element("k", "v"))).isInstanceOf(RemoteException.class)
                 .hasMessageContaining("ehrelay replicates through its own transport");
-        assertThatThrownBy(peer::getKeys).isInstanceOf(java.rmi.RemoteException.class);
+        assertThatThrownBy(peer::getKeys).isInstanceOf(RemoteException.class);
         assertThat(remotePeers(a, "sync").get(0).getName()).isEqualTo("sync");
     }
 
@@ -779,17 +811,17 @@ public abstract class ReplicationContractTest {
     @Test
     void boundCachePeers_arePerReplicatedCache_andActOnTheLocalCache() throws Exception {
         CacheManager a = node("a");
-        net.sf.ehcache.distribution.CacheManagerPeerListener listener = a.getCachePeerListener(fixture().scheme());
+        CacheManagerPeerListener listener = a.getCachePeerListener(fixture().scheme());
         if (fixture().listenerFactory() == null) {
             // no peer listener in this transport's configuration (JGroups, as stock JGroups replication)
             assertThat(listener).isNull();
             return;
         }
         @SuppressWarnings("unchecked")
-        List<net.sf.ehcache.distribution.CachePeer> bound = listener.getBoundCachePeers();
+        List<CachePeer> bound = listener.getBoundCachePeers();
         assertThat(bound).extracting(ReplicationContractTest::nameOf)
                 .contains("async", "sync", "invalidate", "noRemovals", "bootstrapped").doesNotHaveDuplicates();
-        net.sf.ehcache.distribution.CachePeer async = bound.stream().filter(p -> nameOf(p).equals("async"))
+        CachePeer async = bound.stream().filter(p -> nameOf(p).equals("async"))
                 .findFirst().orElseThrow(AssertionError::new);
         assertThat(async.getUrl()).isEqualTo(async.getUrlBase() + "/async");
         assertThat(async.getUrlBase()).contains(cluster.endpoint(a));
@@ -806,7 +838,7 @@ public abstract class ReplicationContractTest {
      */
     @Test
     void listRemoteCachePeers_rightAfterStart_listsAPeerThatIsUp() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(fixture().manualDiscovery(), "automatic discovery: found later");
+        Assumptions.assumeTrue(fixture().manualDiscovery(), "automatic discovery: found later");
         CacheManager b = node("b");
         CacheManager a = cluster.start("a", "", false);
         assertThat(remotePeers(a, "async")).as("peers listed at once").hasSize(1);
@@ -824,7 +856,7 @@ public abstract class ReplicationContractTest {
         awaitListed(b, "async", 1);
         long t0 = System.nanoTime();
         a.shutdown();
-        Await.until(java.time.Duration.ofSeconds(10), () -> remotePeers(b, "async").isEmpty(),
+        Await.until(Duration.ofSeconds(10), () -> remotePeers(b, "async").isEmpty(),
                 () -> "b still lists " + remotePeers(b, "async").size() + " peer(s) after a shut down");
         System.out.printf("[contract] %s: a stopped peer left listRemoteCachePeers after %d ms%n",
                 fixture().scheme(), (System.nanoTime() - t0) / 1_000_000);
@@ -833,18 +865,18 @@ public abstract class ReplicationContractTest {
     @Test
     void registerPeer_andUnregisterPeer_changeThePeersAtRunTime() {
         CacheManager a = node("a");
-        net.sf.ehcache.distribution.CacheManagerPeerProvider provider = a.getCacheManagerPeerProvider(
+        CacheManagerPeerProvider provider = a.getCacheManagerPeerProvider(
                 fixture().scheme());
         if (!fixture().manualDiscovery()) {
             // members find each other (JGroups' view): the calls are ignored, as stock JGroups replication does
             CacheManager b = node("b");
             provider.registerPeer("10.1.2.3[7800]");
             provider.unregisterPeer(cluster.endpoint(b));
-            assertThat(cluster.node(a).peers()).extracting(io.ehrelay.spi.Peer::endpoint)
+            assertThat(cluster.node(a).peers()).extracting(Peer::endpoint)
                     .containsExactly(cluster.endpoint(b));
             return;
         }
-        assertThatThrownBy(() -> provider.registerPeer("no peer here")).isInstanceOf(net.sf.ehcache.CacheException.class)
+        assertThatThrownBy(() -> provider.registerPeer("no peer here")).isInstanceOf(CacheException.class)
                 .hasMessageContaining("cannot register peer 'no peer here'");
         CacheManager b = node("b"); // registered on a at run time by the suite
         cache(a, "async").put(new Element("k1", "v"));
@@ -893,7 +925,7 @@ public abstract class ReplicationContractTest {
         awaitListed(a, "expiring", 0);
         assertThat(remotePeers(a, "async")).as("the other caches keep their peer").hasSize(1);
         if (fixture().listenerFactory() != null) {
-            List<net.sf.ehcache.distribution.CachePeer> bound = boundPeers(b);
+            List<CachePeer> bound = boundPeers(b);
             assertThat(bound).extracting(ReplicationContractTest::nameOf).contains("async")
                     .doesNotContain("expiring");
         }
@@ -917,7 +949,7 @@ public abstract class ReplicationContractTest {
     }
 
     @SuppressWarnings("unchecked")
-    private List<net.sf.ehcache.distribution.CachePeer> boundPeers(CacheManager cm) {
+    private List<CachePeer> boundPeers(CacheManager cm) {
         return cm.getCachePeerListener(fixture().scheme()).getBoundCachePeers();
     }
 
@@ -1137,9 +1169,9 @@ public abstract class ReplicationContractTest {
         assertThat(cluster.jmx(b).cacheCount("async", "keysRepaired")).isEqualTo(1);
         Await.until(() -> cluster.jmx(a).managerCount("antiEntropyRounds") > 0, () -> "no round counted");
         // an operator's check over JMX: nothing differs now, and it says so per peer
-        javax.management.ObjectName check = io.ehrelay.metrics.ObjectNames.of(
-                io.ehrelay.metrics.ObjectNames.convergence(a.getName(), fixture().transportName()));
-        Object report = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(check, "checkNow",
+        ObjectName check = ObjectNames.of(
+                ObjectNames.convergence(a.getName(), fixture().transportName()));
+        Object report = ManagementFactory.getPlatformMBeanServer().invoke(check, "checkNow",
                 new Object[0], new String[0]);
         assertThat(report).asString().matches("\\S+=0");
         assertThat(Jmx.attribute(check, "DifferingKeys")).isEqualTo(0L);
@@ -1179,7 +1211,7 @@ public abstract class ReplicationContractTest {
         assertThat(ja.cacheGauge("async", "threadsPerRegion").intValue()).isBetween(1, 4);
         assertThat(jb.cacheGauge("async", "threadsPerRegion").intValue()).isBetween(1, 4);
         assertThat(ja.managerGauge("threads").intValue()).isPositive();
-        assertThat(cluster.node(a).metrics().registry()).isSameAs(io.ehrelay.provider.Ehrelay.metricRegistry(a));
+        assertThat(cluster.node(a).metrics().registry()).isSameAs(Ehrelay.metricRegistry(a));
     }
 
     // ---- threads and lifecycle -----------------------------------------------------------------------------
@@ -1272,14 +1304,14 @@ public abstract class ReplicationContractTest {
         return names;
     }
 
-    private static int freeLoopbackPort() throws java.io.IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    private static int freeLoopbackPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }
 
     private static CacheManager construct(String xml) {
-        return new CacheManager(new java.io.ByteArrayInputStream(xml.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
     }
 
     /**
@@ -1290,17 +1322,17 @@ public abstract class ReplicationContractTest {
      */
     /** Whether a listening socket can be opened on {@code port} of 127.0.0.1 now. */
     private static boolean bindable(int port) {
-        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
-            s.bind(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port));
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
             return true;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }
 
     @Test
     void aCacheManagerThatFailsToConstruct_leavesNoThreads_andItsPortToTheNextOne() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(fixture().listenerFactory() != null && fixture().manualDiscovery(),
+        Assumptions.assumeTrue(fixture().listenerFactory() != null && fixture().manualDiscovery(),
                 "the transport's listener is not a port of its own (JGroups: the stack's)");
         int port = freeLoopbackPort();
         ContractCluster fixed = new ContractCluster(fixture().withListenerProperties(

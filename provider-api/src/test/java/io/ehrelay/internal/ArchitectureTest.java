@@ -9,7 +9,10 @@ import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -33,7 +36,7 @@ class ArchitectureTest {
     private static final Path CLASSES = Paths.get("target", "classes");
 
     /** The public types outside {@code io.ehrelay.internal}: what users and transport authors see. */
-    private static final Set<String> API = new TreeSet<>(java.util.Arrays.asList(
+    private static final Set<String> API = new TreeSet<>(Arrays.asList(
             // users: the factories' base classes, the entry point, exception and policy types, JMX names
             "io.ehrelay.provider.Ehrelay",
             "io.ehrelay.provider.EhrelayBootstrapLoaderFactory",
@@ -110,11 +113,11 @@ class ArchitectureTest {
     @Test
     void theCycleFinder_findsACycle() {
         Map<String, Set<String>> g = new HashMap<>();
-        g.put("a", new HashSet<>(java.util.Arrays.asList("b")));
-        g.put("b", new HashSet<>(java.util.Arrays.asList("c")));
-        g.put("c", new HashSet<>(java.util.Arrays.asList("a")));
-        g.put("d", new HashSet<>(java.util.Arrays.asList("a")));
-        assertThat(cycles(g)).containsExactly(new TreeSet<>(java.util.Arrays.asList("a", "b", "c")));
+        g.put("a", new HashSet<>(Arrays.asList("b")));
+        g.put("b", new HashSet<>(Arrays.asList("c")));
+        g.put("c", new HashSet<>(Arrays.asList("a")));
+        g.put("d", new HashSet<>(Arrays.asList("a")));
+        assertThat(cycles(g)).containsExactly(new TreeSet<>(Arrays.asList("a", "b", "c")));
     }
 
     private static List<String> classNames() throws IOException {
@@ -162,7 +165,7 @@ class ArchitectureTest {
         List<Set<String>> out = new ArrayList<>();
         Map<String, Integer> index = new HashMap<>();
         Map<String, Integer> low = new HashMap<>();
-        java.util.Deque<String> stack = new java.util.ArrayDeque<>();
+        Deque<String> stack = new ArrayDeque<>();
         Set<String> onStack = new HashSet<>();
         int[] next = {0};
         for (String v : new TreeSet<>(graph.keySet())) {
@@ -174,7 +177,7 @@ class ArchitectureTest {
     }
 
     private static void connect(String v, Map<String, Set<String>> g, Map<String, Integer> index,
-                                Map<String, Integer> low, java.util.Deque<String> stack, Set<String> onStack,
+                                Map<String, Integer> low, Deque<String> stack, Set<String> onStack,
                                 int[] next, List<Set<String>> out) {
         index.put(v, next[0]);
         low.put(v, next[0]++);

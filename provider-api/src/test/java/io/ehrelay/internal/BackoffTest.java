@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.testing.ManualClock;
+import org.junit.jupiter.api.Test;
 
 class BackoffTest {
 

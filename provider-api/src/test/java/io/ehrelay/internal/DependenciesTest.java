@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Arrays;
 
-import org.junit.jupiter.api.Test;
-
 import net.sf.ehcache.CacheException;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
 
 class DependenciesTest {
 
@@ -40,6 +40,6 @@ class DependenciesTest {
 
     @Test
     void theJarOfAClass_isNamed() {
-        assertThat(Dependencies.where(org.slf4j.Logger.class)).contains("slf4j-api");
+        assertThat(Dependencies.where(Logger.class)).contains("slf4j-api");
     }
 }

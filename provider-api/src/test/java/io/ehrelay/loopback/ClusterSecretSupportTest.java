@@ -3,11 +3,10 @@ package io.ehrelay.loopback;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.spi.ClusterSecret;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code clusterSecret} with a transport that does not prove it (the loopback transport, as RMI and Hessian

@@ -1,5 +1,9 @@
 package io.ehrelay.loopback;
 
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -58,21 +62,21 @@ public final class LoopbackTransport implements Transport {
     public CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge) {
         LoopbackTransport target = NODES.get(peer.endpoint());
         if (target == null) {
-            return CompletableFuture.failedFuture(new java.net.ConnectException("no loopback node at " + peer));
+            return CompletableFuture.failedFuture(new ConnectException("no loopback node at " + peer));
         }
         byte[] bytes = batch.toByteArray();
         String from = endpoint;
         return target.run(() -> {
             target.admit();
-            target.context.inbound().onEvents(from, java.nio.ByteBuffer.wrap(bytes));
+            target.context.inbound().onEvents(from, ByteBuffer.wrap(bytes));
             return null;
         });
     }
 
     /** Every loopback node is on this host: it is refused only when unauthenticatedPeers leaves loopback out. */
-    private void admit() throws java.io.IOException {
-        if (!context.peerGate().admits(java.net.InetAddress.getLoopbackAddress(), "connection")) {
-            throw new java.io.IOException("refused by unauthenticatedPeers");
+    private void admit() throws IOException {
+        if (!context.peerGate().admits(InetAddress.getLoopbackAddress(), "connection")) {
+            throw new IOException("refused by unauthenticatedPeers");
         }
     }
 
@@ -81,7 +85,7 @@ public final class LoopbackTransport implements Transport {
                                                 InboundHandler.ChunkSink sink) {
         LoopbackTransport target = NODES.get(peer.endpoint());
         if (target == null) {
-            return CompletableFuture.failedFuture(new java.net.ConnectException("no loopback node at " + peer));
+            return CompletableFuture.failedFuture(new ConnectException("no loopback node at " + peer));
         }
         return target.run(() -> {
             target.admit();
@@ -106,7 +110,7 @@ public final class LoopbackTransport implements Transport {
                 }
             });
         } catch (RejectedExecutionException e) {
-            f.completeExceptionally(new java.net.ConnectException("loopback node " + endpoint + " stopped"));
+            f.completeExceptionally(new ConnectException("loopback node " + endpoint + " stopped"));
         }
         return f;
     }

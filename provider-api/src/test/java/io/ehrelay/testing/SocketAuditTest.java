@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -65,10 +67,10 @@ class SocketAuditTest {
 
     @Test
     void violations_nameWildcardSocketsAndGroupsJoinedBeyondLo_notTheKernelsOwn() throws Exception {
-        List<SocketAudit.Socket> sockets = new java.util.ArrayList<>(SocketAudit.parseSockets("tcp", TCP,
+        List<SocketAudit.Socket> sockets = new ArrayList<>(SocketAudit.parseSockets("tcp", TCP,
                 Set.of(101L, 102L)));
         sockets.addAll(SocketAudit.parseSockets("udp", UDP, Set.of(201L, 202L)));
-        Set<SocketAudit.Membership> groups = new java.util.LinkedHashSet<>(SocketAudit.parseIgmp(IGMP));
+        Set<SocketAudit.Membership> groups = new LinkedHashSet<>(SocketAudit.parseIgmp(IGMP));
         groups.addAll(SocketAudit.parseIgmp6(IGMP6));
         SocketAudit audit = new SocketAudit(1, sockets, groups);
         assertThat(audit.violations(null)).containsExactly(

@@ -1,6 +1,9 @@
 package io.ehrelay.hessian;
 
 import java.io.Serializable;
+import java.nio.ByteBuffer;
+
+import io.ehrelay.internal.InboundBudget;
 
 /**
  * The only object a Hessian call to an ehrelay endpoint may carry: who sends, and the call's arguments
@@ -21,11 +24,11 @@ public final class Envelope implements Serializable {
     int payloadLength = -1;
     transient byte[] payload;
     /** A received batch ({@code deliver}, {@code post}), in an array of the node's budget; {@code payload} is then null. */
-    transient io.ehrelay.internal.InboundBudget.Borrowed batch;
+    transient InboundBudget.Borrowed batch;
 
     /** The batch a call carries, or {@code null} when it carries none. */
-    java.nio.ByteBuffer payloadBuffer() {
-        return batch != null ? batch.batch() : payload == null ? null : java.nio.ByteBuffer.wrap(payload);
+    ByteBuffer payloadBuffer() {
+        return batch != null ? batch.batch() : payload == null ? null : ByteBuffer.wrap(payload);
     }
 
     /** Gives a received batch's array back (for a later batch), once nothing reads it any more. */

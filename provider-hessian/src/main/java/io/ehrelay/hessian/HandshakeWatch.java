@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.security.KeyManagementException;
 import java.security.SecureRandom;
 import java.util.function.BiConsumer;
-
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLContextSpi;

@@ -1,8 +1,8 @@
 package io.ehrelay.hessian;
 
-import io.ehrelay.spi.TransportSettings;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.provider.EhrelayPeerListenerFactory;
+import io.ehrelay.spi.TransportSettings;
 
 /**
  * {@code cacheManagerPeerListenerFactory} of the Hessian/HTTP transport: {@code hostName}, {@code port} (0 = any

@@ -1,8 +1,8 @@
 package io.ehrelay.hessian;
 
-import io.ehrelay.spi.TransportSettings;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.internal.config.TlsSettings;
+import io.ehrelay.spi.TransportSettings;
 
 /**
  * The listener's own properties: {@code path}, HTTPS key store, client certificates ({@code tlsTrustStore},

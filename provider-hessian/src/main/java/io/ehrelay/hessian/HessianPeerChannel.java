@@ -1,15 +1,20 @@
 package io.ehrelay.hessian;
 
-import java.util.Collections;
 import java.io.IOException;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Collections;
 import java.util.concurrent.ThreadFactory;
+import javax.net.ssl.SSLContext;
 
-
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.ClusterSecret;
+import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.rpc.PeerChannel;
 import io.ehrelay.spi.rpc.RpcCalls;
 import io.ehrelay.spi.rpc.RpcException;
-import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
  * One peer's endpoint over HTTP(S): the relay protocol as Hessian calls, POSTed over persistent HTTP/1.1
@@ -23,19 +28,19 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
     private final int timeoutMillis;
 
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
-    private final io.ehrelay.spi.ClusterSecret secret;
+    private final ClusterSecret secret;
 
     /** @param secret the cluster secret to open sessions with, or {@code null} */
-    HessianPeerChannel(String endpoint, String self, HessianSettings settings, javax.net.ssl.SSLContext tls,
-                       long maxAnswerBytes, ThreadFactory threads, Clock clock, io.ehrelay.spi.ClusterSecret secret) {
+    HessianPeerChannel(String endpoint, String self, HessianSettings settings, SSLContext tls,
+                       long maxAnswerBytes, ThreadFactory threads, Clock clock, ClusterSecret secret) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.secret = secret;
         this.self = self;
         this.timeoutMillis = settings.callTimeoutMillis;
         try {
             this.connections = new HttpConnections(endpoint, tls, HessianWire.CONTENT_TYPE,
-                    settings.clusterToken == null ? java.util.Collections.emptyList()
-                            : java.util.Collections.singletonList(HessianSettings.TOKEN_HEADER + ": " + settings.clusterToken),
+                    settings.clusterToken == null ? Collections.emptyList()
+                            : Collections.singletonList(HessianSettings.TOKEN_HEADER + ": " + settings.clusterToken),
                     settings.connectTimeoutMillis, settings.callTimeoutMillis, maxAnswerBytes, clock);
         } catch (IOException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
@@ -47,8 +52,8 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
         if (secret != null) {
             connections.sessionHeader(null);
             String from = self != null ? self : "client";
-            io.ehrelay.spi.rpc.RpcSessions.Credentials credentials = io.ehrelay.spi.rpc.RpcSessions.open(secret, from,
-                    new io.ehrelay.spi.rpc.RpcSessions.Listener() {
+            RpcSessions.Credentials credentials = RpcSessions.open(secret, from,
+                    new RpcSessions.Listener() {
                         @Override
                         public byte[] challenge() throws IOException {
                             return HessianWire.readBinaryReply(invoke("challenge", Envelope.of(from, null)));
@@ -56,14 +61,14 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
 
                         @Override
                         public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
-                            byte[] both = java.util.Arrays.copyOf(challenge, challenge.length + response.length);
+                            byte[] both = Arrays.copyOf(challenge, challenge.length + response.length);
                             System.arraycopy(response, 0, both, challenge.length, response.length);
                             return HessianWire.readBinaryReply(invoke("authenticate", Envelope.of(from, both)));
                         }
                     });
             // every request names the session in a credential of its own (a recorded one is not served again)
             connections.sessionHeader(() -> HessianSettings.SESSION_HEADER + ": "
-                    + java.util.Base64.getEncoder().encodeToString(credentials.next()));
+                    + Base64.getEncoder().encodeToString(credentials.next()));
         }
         if (self != null) {
             hello(self);
@@ -88,13 +93,13 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
     protected boolean peerGone(Exception failure) {
         // a refused session (e.g. the peer restarted and forgot it) is opened again on the next connect
         return failure instanceof IOException && !(failure instanceof RpcException)
-                || io.ehrelay.spi.rpc.RpcSessions.isRefusal(failure);
+                || RpcSessions.isRefusal(failure);
     }
 
     /** Sends an array's batch the way {@link #transmit(io.ehrelay.spi.Batch, boolean)} sends every batch. */
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws IOException {
-        transmit(new io.ehrelay.spi.Batch(batch, 0), acknowledge);
+        transmit(new Batch(batch, 0), acknowledge);
     }
 
     /**
@@ -106,7 +111,7 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
 
     /** Writes the batch from its buffer into the reused body: no array of the batch's size per send. */
     @Override
-    protected void transmit(io.ehrelay.spi.Batch batch, boolean acknowledge) throws IOException {
+    protected void transmit(Batch batch, boolean acknowledge) throws IOException {
         String method = acknowledge ? "deliver" : "post";
         HessianWire.call(method, Envelope.of(self, null), batch.buffer(), batchBody);
         HessianWire.readReply(answer(method, connections.post(batchBody.array(), batchBody.size(),
@@ -166,7 +171,7 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
     private byte[] answer(String method, HttpConnections.Answer response) throws IOException {
         int status = response.status;
         if (status == 401) {
-            throw new RpcException("peer " + endpoint() + " answered 401 (" + io.ehrelay.spi.rpc.RpcSessions.UNAUTHORIZED
+            throw new RpcException("peer " + endpoint() + " answered 401 (" + RpcSessions.UNAUTHORIZED
                     + (secret != null ? "session refused: clusterSecret missing or different, or the session ended"
                     : "clusterToken missing or different") + ")");
         }

@@ -1,27 +1,30 @@
 package io.ehrelay.hessian;
 
+import java.io.IOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
-
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
-
+import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.engine.RateLimitedLog;
-
 import io.ehrelay.spi.ListenerConfig;
-import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.rpc.RpcService;
+import io.ehrelay.spi.rpc.RpcSessions;
+import io.ehrelay.spi.rpc.RpcTransport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Hessian over HTTP(S) as an ehrelay transport: the JDK's built-in HTTP server on {@code hostName:port/path}
@@ -29,7 +32,7 @@ import io.ehrelay.spi.MetricNames;
  * {@code httpThreads} threads (up to {@code maxHttpThreads} while requests arrive slowly; see
  * {@link RequestGuard}), and one {@link HessianPeerChannel} per peer. Thread-safe.
  */
-final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeerChannel> {
+final class HessianTransport extends RpcTransport<HessianPeerChannel> {
 
     static {
         // the JDK's HTTP server writes a response's headers and body separately: without TCP_NODELAY, Nagle's
@@ -82,9 +85,9 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
             } else {
                 server = HttpServer.create(address, 128);
             }
-        } catch (java.net.BindException e) {
+        } catch (BindException e) {
             // the JDK says only "Address already in use" or "Cannot assign requested address"
-            throw new java.io.IOException("cannot listen on " + hostForUrl(listener.hostName()) + ":" + listener.port()
+            throw new IOException("cannot listen on " + hostForUrl(listener.hostName()) + ":" + listener.port()
                     + ": " + e.getMessage(), e);
         }
         tlsAuthenticates = ls.tlsAuthenticates();
@@ -93,12 +96,12 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
         requests = new RequestGuard(ls.httpThreads, ls.maxHttpThreads, ls.requestReadMillis, ctx.threads("http"),
                 ctx.clock(), ctx.metrics(), ctx.cacheManagerName());
         server.setExecutor(requests);
-        io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(settings.inboundBufferMaxBytes);
+        InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes);
         ctx.metrics().gauge("inboundBufferBytes", budget::used);
         // a TLS client certificate authenticates the caller: unauthenticatedPeers does not apply then
         server.createContext(ls.path, new RpcHttpHandler(relay, settings.clusterToken,
                 ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics(), tlsAuthenticates ? null : ctx.peerGate(),
-                io.ehrelay.spi.rpc.RpcSessions.of(ctx)).withBudget(budget));
+                RpcSessions.of(ctx)).withBudget(budget));
         server.start();
         every(RequestGuard.TICK_MILLIS, requests::tick);
         int listening = server.getAddress().getPort();
@@ -110,12 +113,12 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
      * HTTPS with the listener's key; with {@code tlsClientAuth=true} every connection must present a client
      * certificate that {@code tlsTrustStore} trusts, and failed handshakes are counted in {@code unauthorized}.
      */
-    private static HttpsConfigurator configurator(HessianListenerSettings ls, io.ehrelay.spi.TransportContext ctx)
+    private static HttpsConfigurator configurator(HessianListenerSettings ls, TransportContext ctx)
             throws Exception {
         SSLContext tls = ls.tls.context();
         boolean clientAuth = ls.clientAuth;
         if (clientAuth) {
-            io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
+            TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
             String node = ctx.cacheManagerName();
             tls = HandshakeWatch.watch(tls, (peer, failure) -> {
                 unauthorized.mark();
@@ -182,13 +185,13 @@ final class HessianTransport extends io.ehrelay.spi.rpc.RpcTransport<HessianPeer
     /** The peer's URL: this node's scheme and path, the peer's host and port. */
     @Override
     public String endpointAt(String host, int port) {
-        java.net.URI own = java.net.URI.create(localEndpoint);
+        URI own = URI.create(localEndpoint);
         return PeerUrls.normalize(own.getScheme() + "://" + hostForUrl(host) + ":" + port + own.getRawPath());
     }
 
     @Override
     public int localPort() {
-        return localEndpoint == null ? -1 : java.net.URI.create(localEndpoint).getPort();
+        return localEndpoint == null ? -1 : URI.create(localEndpoint).getPort();
     }
 
     /** Peers announce themselves by their endpoint URL, in any spelling. */

@@ -4,10 +4,15 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
 
 import com.caucho.hessian.io.Hessian2Input;
 import com.caucho.hessian.io.Hessian2Output;
 import com.caucho.hessian.io.SerializerFactory;
+import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.internal.Streams;
+import io.ehrelay.spi.rpc.RpcException;
 
 /**
  * Hessian 2 calls and replies of the relay protocol. The serializer factory is in allow-list mode and allows
@@ -69,8 +74,8 @@ final class HessianWire {
      * which is reset first: the same bytes as {@link #call(String, Envelope)} would make from an array holding
      * the payload, without that array.
      */
-    static void call(String method, Envelope envelope, java.nio.ByteBuffer payload, Body body) throws IOException {
-        java.nio.ByteBuffer from = payload.duplicate();
+    static void call(String method, Envelope envelope, ByteBuffer payload, Body body) throws IOException {
+        ByteBuffer from = payload.duplicate();
         envelope.payload = null;
         envelope.payloadLength = from.remaining();
         body.reset();
@@ -79,7 +84,7 @@ final class HessianWire {
         out.startCall(method, 2);
         out.writeObject(envelope);
         // Hessian's own chunked binary writer (writeByteBufferPart overruns its buffer with parts over ~8 KiB)
-        java.io.OutputStream binary = out.getBytesOutputStream();
+        OutputStream binary = out.getBytesOutputStream();
         byte[] part = body.part;
         while (from.hasRemaining()) {
             int n = Math.min(part.length, from.remaining());
@@ -118,7 +123,7 @@ final class HessianWire {
      * of {@code arrays} (when given: {@link io.ehrelay.internal.InboundBudget#borrow}, reused for a large batch),
      * which goes back with {@link Envelope#recycle} once the batch was applied.
      */
-    static Call readCall(InputStream body, long maxPayloadBytes, io.ehrelay.internal.InboundBudget arrays)
+    static Call readCall(InputStream body, long maxPayloadBytes, InboundBudget arrays)
             throws IOException {
         Hessian2Input in = new Hessian2Input(body);
         in.setSerializerFactory(FACTORY);
@@ -148,7 +153,7 @@ final class HessianWire {
                     throw new IOException("payload expected, got null");
                 }
                 if (arrays != null && ("deliver".equals(method) || "post".equals(method))) {
-                    io.ehrelay.internal.InboundBudget.Borrowed batch = arrays.borrow(length);
+                    InboundBudget.Borrowed batch = arrays.borrow(length);
                     try {
                         readExactly(binary, batch.array(), length);
                     } catch (IOException | RuntimeException e) {
@@ -170,7 +175,7 @@ final class HessianWire {
 
     /** Reads a Hessian binary of exactly {@code length} bytes into the first {@code length} bytes of {@code into}. */
     private static void readExactly(InputStream binary, byte[] into, int length) throws IOException {
-        int got = io.ehrelay.internal.Streams.readFully(binary, into, 0, length);
+        int got = Streams.readFully(binary, into, 0, length);
         if (got != length || binary.read() != -1) {
             throw new IOException("the payload is not the announced " + length + " bytes");
         }
@@ -204,7 +209,7 @@ final class HessianWire {
         } catch (IOException e) {
             throw e;
         } catch (Throwable t) {
-            throw new io.ehrelay.spi.rpc.RpcException(t.getMessage() == null ? t.toString() : t.getMessage());
+            throw new RpcException(t.getMessage() == null ? t.toString() : t.getMessage());
         }
     }
 
@@ -213,11 +218,11 @@ final class HessianWire {
         Hessian2Input in = replyInput(body);
         if (in.read() != 'R') {
             Object value = readReply(body); // a fault throws here
-            throw new io.ehrelay.spi.rpc.RpcException("expected a binary reply, got " + value);
+            throw new RpcException("expected a binary reply, got " + value);
         }
         try {
             InputStream binary = in.readInputStream();
-            return binary == null ? null : io.ehrelay.internal.Streams.readUpTo(binary, Integer.MAX_VALUE);
+            return binary == null ? null : Streams.readUpTo(binary, Integer.MAX_VALUE);
         } catch (RuntimeException e) {
             throw new IOException("not a binary reply: " + e, e);
         }

@@ -9,16 +9,20 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.util.Deque;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentLinkedDeque;
-
+import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 
+import io.ehrelay.internal.Streams;
 import io.ehrelay.spi.Clock;
 
 /**
@@ -64,9 +68,9 @@ final class HttpConnections implements AutoCloseable {
      * @param extraHeaders e.g. the cluster token, as {@code Name: value} lines without CRLF; may be empty
      * @param clock  the node's time source, for closing idle connections
      */
-    private volatile java.util.function.Supplier<String> sessionHeader;
+    private volatile Supplier<String> sessionHeader;
 
-    HttpConnections(String url, SSLContext tls, String contentType, java.util.List<String> extraHeaders,
+    HttpConnections(String url, SSLContext tls, String contentType, List<String> extraHeaders,
                     int connectTimeoutMillis, int readTimeoutMillis, long maxBodyBytes, Clock clock)
             throws IOException {
         this.clock = clock;
@@ -80,7 +84,7 @@ final class HttpConnections implements AutoCloseable {
         this.target = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
         try {
             this.tls = https ? (tls != null ? tls : SSLContext.getDefault()) : null;
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IOException("no TLS context: " + e.getMessage(), e);
         }
         StringBuilder h = new StringBuilder();
@@ -99,12 +103,12 @@ final class HttpConnections implements AutoCloseable {
      * One more header line for every request from now on, made for each request (e.g. the session's credential),
      * or {@code null} for none.
      */
-    void sessionHeader(java.util.function.Supplier<String> line) {
+    void sessionHeader(Supplier<String> line) {
         sessionHeader = line;
     }
 
     private byte[] sessionHeaderBytes() {
-        java.util.function.Supplier<String> line = sessionHeader;
+        Supplier<String> line = sessionHeader;
         return line == null ? new byte[0] : (line.get() + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
     }
 
@@ -204,7 +208,7 @@ final class HttpConnections implements AutoCloseable {
             c.out.write(body, 0, bodyLength);
             c.out.flush();
             first = c.in.read();
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             throw e; // the server may be working on it: not retried
         } catch (IOException e) {
             throw new StaleConnectionException(e); // reset or broken pipe before any answer
@@ -257,7 +261,7 @@ final class HttpConnections implements AutoCloseable {
             if (length > maxBodyBytes) {
                 throw new IOException("answer of " + length + " bytes, limit " + maxBodyBytes);
             }
-            answer = io.ehrelay.internal.Streams.readExactly(c.in, (int) length);
+            answer = Streams.readExactly(c.in, (int) length);
             if (answer.length != length) {
                 throw new EOFException("answer ended after " + answer.length + " of " + length + " bytes");
             }
@@ -294,7 +298,7 @@ final class HttpConnections implements AutoCloseable {
             if (size < 0 || out.size() + size > maxBodyBytes) {
                 throw new IOException("chunked answer longer than " + maxBodyBytes + " bytes");
             }
-            byte[] chunk = io.ehrelay.internal.Streams.readExactly(in, (int) size);
+            byte[] chunk = Streams.readExactly(in, (int) size);
             if (chunk.length != size) {
                 throw new EOFException("chunk ended early");
             }
@@ -304,7 +308,7 @@ final class HttpConnections implements AutoCloseable {
     }
 
     private byte[] readToEnd(InputStream in) throws IOException {
-        byte[] all = io.ehrelay.internal.Streams.readUpTo(in, (int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
+        byte[] all = Streams.readUpTo(in, (int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
         if (all.length > maxBodyBytes) {
             throw new IOException("answer longer than " + maxBodyBytes + " bytes");
         }

@@ -2,6 +2,7 @@ package io.ehrelay.hessian;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Locale;
 
 /** Peer endpoints are their endpoint URLs, {@code http(s)://host:port/path}, in one canonical spelling. */
 final class PeerUrls {
@@ -16,7 +17,7 @@ final class PeerUrls {
         } catch (URISyntaxException e) {
             throw new IllegalArgumentException("not a URL: '" + entry + "'");
         }
-        String scheme = u.getScheme() == null ? null : u.getScheme().toLowerCase(java.util.Locale.ROOT);
+        String scheme = u.getScheme() == null ? null : u.getScheme().toLowerCase(Locale.ROOT);
         if (!"http".equals(scheme) && !"https".equals(scheme)) {
             throw new IllegalArgumentException("not an http(s) URL: '" + entry + "'");
         }
@@ -27,7 +28,7 @@ final class PeerUrls {
         if (u.getRawQuery() != null || u.getRawFragment() != null) {
             throw new IllegalArgumentException("no query or fragment allowed in '" + entry + "'");
         }
-        String host = u.getHost().toLowerCase(java.util.Locale.ROOT);
+        String host = u.getHost().toLowerCase(Locale.ROOT);
         return scheme + "://" + host + ":" + u.getPort() + path;
     }
 }

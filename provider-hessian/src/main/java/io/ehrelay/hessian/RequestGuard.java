@@ -10,19 +10,19 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.TransportMetrics;
 import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The executor of the listener's HTTP server, and the watchdog over what its threads read.
@@ -439,7 +439,7 @@ final class RequestGuard implements Executor {
      * which the rejection handler queues it after all); without slow readers it waits for one of the
      * {@code httpThreads}, as any busy server's requests do.
      */
-    private final class Queue extends java.util.concurrent.LinkedBlockingDeque<Runnable> {
+    private final class Queue extends LinkedBlockingDeque<Runnable> {
         private static final long serialVersionUID = 1L;
 
         /**

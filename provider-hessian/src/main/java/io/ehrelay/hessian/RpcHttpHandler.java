@@ -1,21 +1,27 @@
 package io.ehrelay.hessian;
 
-import java.io.IOException;
 import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.Arrays;
+import java.util.Base64;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
-
+import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.spi.ClusterSecret;
+import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.PeerGate;
 import io.ehrelay.spi.TransportMetrics;
 import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.rpc.RpcSessions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The node's HTTP endpoint: {@code POST} of one Hessian call whose argument is an {@link Envelope}. Refuses,
@@ -37,8 +43,8 @@ final class RpcHttpHandler implements HttpHandler {
     private final TransportMetrics metrics;
     private final TransportMetrics.Count unauthorized;
 
-    private final io.ehrelay.spi.PeerGate gate;
-    private final io.ehrelay.spi.rpc.RpcSessions sessions;
+    private final PeerGate gate;
+    private final RpcSessions sessions;
 
     /** The largest body of a call without a session: opening one ({@code challenge}, {@code authenticate}). */
     private static final int MAX_SESSIONLESS_BODY = 4096;
@@ -53,16 +59,16 @@ final class RpcHttpHandler implements HttpHandler {
     /** How long a body waits for room before its request is refused (503). */
     private static final long BUDGET_WAIT_MILLIS = 10_000;
 
-    private io.ehrelay.internal.InboundBudget budget;
+    private InboundBudget budget;
 
     /** Bounds the bytes of the bodies being read at once, for all callers together. */
-    RpcHttpHandler withBudget(io.ehrelay.internal.InboundBudget budget) {
+    RpcHttpHandler withBudget(InboundBudget budget) {
         this.budget = budget;
         return this;
     }
 
     RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics,
-                   io.ehrelay.spi.PeerGate gate, io.ehrelay.spi.rpc.RpcSessions sessions) {
+                   PeerGate gate, RpcSessions sessions) {
         this.gate = gate;
         this.sessions = sessions;
         this.relay = relay;
@@ -82,7 +88,7 @@ final class RpcHttpHandler implements HttpHandler {
                 respond(exchange, request, 405, new byte[0]);
                 return;
             }
-            java.net.InetAddress host = exchange.getRemoteAddress().getAddress();
+            InetAddress host = exchange.getRemoteAddress().getAddress();
             String sender = null;
             long maxBody = maxBodyBytes;
             if (sessions != null) {
@@ -144,7 +150,7 @@ final class RpcHttpHandler implements HttpHandler {
                     room = budget.reserve(length, BUDGET_WAIT_MILLIS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new java.io.InterruptedIOException("dropped while waiting for room for its body");
+                    throw new InterruptedIOException("dropped while waiting for room for its body");
                 }
                 if (!room) {
                     metrics.markRejected();
@@ -227,20 +233,20 @@ final class RpcHttpHandler implements HttpHandler {
     }
 
     /** Without a session only a session can be opened. */
-    private byte[] openSession(String method, Envelope e, java.net.InetAddress host) throws IOException {
+    private byte[] openSession(String method, Envelope e, InetAddress host) throws IOException {
         try {
             if ("challenge".equals(method)) {
                 return HessianWire.reply(sessions.challenge());
             }
             if ("authenticate".equals(method) && e.payload != null
-                    && e.payload.length == io.ehrelay.spi.ClusterSecret.NONCE_BYTES * 2
-                    + io.ehrelay.spi.ClusterSecret.PROOF_BYTES) {
-                int n = io.ehrelay.spi.ClusterSecret.NONCE_BYTES;
-                return HessianWire.reply(sessions.authenticate(e.from, host, java.util.Arrays.copyOf(e.payload, n),
-                        java.util.Arrays.copyOfRange(e.payload, n, e.payload.length)));
+                    && e.payload.length == ClusterSecret.NONCE_BYTES * 2
+                    + ClusterSecret.PROOF_BYTES) {
+                int n = ClusterSecret.NONCE_BYTES;
+                return HessianWire.reply(sessions.authenticate(e.from, host, Arrays.copyOf(e.payload, n),
+                        Arrays.copyOfRange(e.payload, n, e.payload.length)));
             }
             sessions.refused(host, "a call '" + method + "' without a session (clusterSecret missing or different)");
-            return HessianWire.fault(io.ehrelay.spi.rpc.RpcSessions.UNAUTHORIZED + "no session: session refused: "
+            return HessianWire.fault(RpcSessions.UNAUTHORIZED + "no session: session refused: "
                     + "clusterSecret missing or different (this node serves only callers that prove it)");
         } catch (RpcException ex) {
             return HessianWire.fault(ex.getMessage());
@@ -249,7 +255,7 @@ final class RpcHttpHandler implements HttpHandler {
 
     private static byte[] decode(String base64) {
         try {
-            return java.util.Base64.getDecoder().decode(base64.trim());
+            return Base64.getDecoder().decode(base64.trim());
         } catch (IllegalArgumentException e) {
             return null;
         }

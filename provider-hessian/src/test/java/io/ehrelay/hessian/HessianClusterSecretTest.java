@@ -11,10 +11,6 @@ import java.net.URL;
 import java.util.Arrays;
 import java.util.Base64;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.internal.codec.EventCodec;
@@ -23,6 +19,9 @@ import io.ehrelay.spi.rpc.RpcException;
 import io.ehrelay.spi.rpc.RpcSessions;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * {@code clusterSecret} on Hessian, with real nodes on 127.0.0.1 (where, without a secret or token, every local

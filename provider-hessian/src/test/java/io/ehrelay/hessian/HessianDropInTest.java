@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-
-import org.junit.jupiter.api.Test;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
@@ -16,6 +18,7 @@ import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code ehcache.xml} files as users write them: a peer list with the wrong separator is refused at start; a peer
@@ -82,7 +85,7 @@ class HessianDropInTest {
     @Test
     void anotherSecret_noSecret_andAWrongPath_areNamedForWhatTheyAre() {
         CacheManager a = node("peerDiscovery=manual, clusterSecret=the-first-secret-here", 0);
-        java.util.List<CacheManager> callers = new java.util.ArrayList<>();
+        List<CacheManager> callers = new ArrayList<>();
         try (LogCapture log = LogCapture.start()) {
             String url = ReplicationNode.find(a, HessianSettings.SCHEME).localEndpoint();
             String wrongPath = url.substring(0, url.lastIndexOf('/')) + "/replication";
@@ -117,8 +120,8 @@ class HessianDropInTest {
     /** A listener port another process holds: the refusal names the address. */
     @Test
     void aListenerPortAlreadyTaken_isNamedWithItsAddress() throws Exception {
-        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
-                java.net.InetAddress.getByName("127.0.0.1"))) {
+        try (ServerSocket taken = new ServerSocket(0, 1,
+                InetAddress.getByName("127.0.0.1"))) {
             int port = taken.getLocalPort();
             assertThatThrownBy(() -> node("peerDiscovery=manual", port))
                     .isInstanceOf(CacheException.class)

@@ -7,23 +7,31 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.Serializable;
+import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
 import java.net.URL;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
 
+import com.caucho.hessian.io.Hessian2Output;
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.Gadget;
+import io.ehrelay.contract.HostileInputs;
+import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TestKeyStores;
+import io.ehrelay.contract.TransportFixture;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.Clock;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import com.caucho.hessian.io.Hessian2Output;
-
-import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.contract.Await;
-import io.ehrelay.contract.ContractCluster;
-import io.ehrelay.contract.Jmx;
-import io.ehrelay.contract.TransportFixture;
-import net.sf.ehcache.CacheManager;
-import net.sf.ehcache.Element;
 
 /**
  * The HTTP endpoint's defences: only envelopes are read (any other object graph is refused before it is
@@ -37,7 +45,7 @@ class HessianSecurityTest {
 
     @BeforeAll
     static void keyStore() throws Exception {
-        keyStore = io.ehrelay.contract.TestKeyStores.selfSigned("https", "127.0.0.1", "ip:127.0.0.1");
+        keyStore = TestKeyStores.selfSigned("https", "127.0.0.1", "ip:127.0.0.1");
     }
 
     /** Records whether Hessian ever made one: its constructor or its readResolve. */
@@ -98,7 +106,7 @@ class HessianSecurityTest {
             Intruder intruder = new Intruder();
             Intruder.instantiated = false;
             assertThat(post(url, hessianCall("post", intruder), null)).isEqualTo(400);
-            assertThat(post(url, hessianCall("deliver", new java.util.HashMap<>(java.util.Map.of("from", "x"))), null))
+            assertThat(post(url, hessianCall("deliver", new HashMap<>(Map.of("from", "x"))), null))
                     .isEqualTo(400);
             assertThat(Intruder.instantiated).as("Hessian made an Intruder on the node").isFalse();
             assertThat(jmx.managerCount("rejected")).isEqualTo(2);
@@ -119,9 +127,9 @@ class HessianSecurityTest {
             assertThat(node.getCache("async").getSize()).isZero();
             // an envelope whose batch hides a gadget: the codec's allow-list refuses the value
             byte[] batch = EventCodec.singletonBatch(EventCodec.encodePut("async",
-                    new Element("k", new io.ehrelay.contract.Gadget("g"))));
+                    new Element("k", new Gadget("g"))));
             assertThat(post(url, HessianWire.call("deliver", Envelope.of("attacker", batch)), null)).isEqualTo(200);
-            assertThat(io.ehrelay.contract.Gadget.readObjectRan).isFalse();
+            assertThat(Gadget.readObjectRan).isFalse();
             assertThat(node.getCache("async").get("k")).isNull();
         }
     }
@@ -135,27 +143,27 @@ class HessianSecurityTest {
             int n = 100_000;
             int calls = 20_000;
             int[] notOk = {0};
-            HttpConnections http = new HttpConnections(url, null, HessianWire.CONTENT_TYPE, java.util.List.of(), 5000,
-                    5000, 1 << 20, io.ehrelay.spi.Clock.SYSTEM);
-            io.ehrelay.contract.HostileInputs.Tally tally;
+            HttpConnections http = new HttpConnections(url, null, HessianWire.CONTENT_TYPE, List.of(), 5000,
+                    5000, 1 << 20, Clock.SYSTEM);
+            HostileInputs.Tally tally;
             try {
                 // sound calls whose batch is hostile: posted, decoded on the apply thread, counted
-                tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
+                tally = HostileInputs.generate(2026, n, batch -> {
                     try {
                         if (http.post(HessianWire.call("post", Envelope.of("fuzzer", batch))).status != 200) {
                             notOk[0]++;
                         }
                     } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
+                        throw new UncheckedIOException(e);
                     }
                 });
                 Await.until(() -> jmx.managerCount("malformedFrames") == n,
                         () -> "malformedFrames " + jmx.managerCount("malformedFrames") + " of " + n);
                 // hostile Hessian: random bytes and calls cut short, each refused with 400 and counted
-                java.util.Random random = new java.util.Random(7);
+                Random random = new Random(7);
                 byte[] sound = HessianWire.call("post", Envelope.of("fuzzer", new byte[40]));
                 for (int i = 0; i < calls; i++) {
-                    byte[] body = i % 2 == 0 ? java.util.Arrays.copyOf(sound, 1 + random.nextInt(sound.length - 1))
+                    byte[] body = i % 2 == 0 ? Arrays.copyOf(sound, 1 + random.nextInt(sound.length - 1))
                             : new byte[1 + random.nextInt(200)];
                     if (i % 2 == 1) {
                         random.nextBytes(body);

@@ -16,6 +16,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -23,16 +25,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
+import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.internal.Streams;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.rpc.RpcSessions;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Requests whose bytes stop arriving must not stall replication: with honest replication running between two
@@ -80,7 +83,7 @@ class HessianSlowRequestTest {
     private static int busyHttpThreads(CacheManager cm) {
         String marker = "ehrelay-hessian-" + cm.getName() + "-http-";
         int n = 0;
-        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+        for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
             if (e.getKey().getName().contains(marker)
                     && Arrays.stream(e.getValue()).anyMatch(f -> f.getClassName().endsWith("ServerImpl$Exchange"))) {
                 n++;
@@ -188,7 +191,7 @@ class HessianSlowRequestTest {
         final ExecutorService thread = Executors.newSingleThreadExecutor();
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicInteger maxThreads = new AtomicInteger();
-        final List<Long> latencies = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<Long> latencies = new CopyOnWriteArrayList<>();
         final Future<?> run;
 
         Honest(CacheManager a, CacheManager b) {
@@ -239,7 +242,7 @@ class HessianSlowRequestTest {
         int port = port(url);
         Jmx jb = cluster.jmx(b);
         a.getCache("async").put(new Element("warm", "up"));
-        io.ehrelay.contract.Await.until(() -> b.getCache("async").get("warm") != null, () -> "replication a → b");
+        Await.until(() -> b.getCache("async").get("warm") != null, () -> "replication a → b");
         RpcSessions.Credentials session = insider ? session(url) : null;
         // an outsider may send at most 4 KiB without a session: it stalls in such a body; an insider in 1 MiB
         byte[] body = insider ? HessianWire.call("post", Envelope.of("insider", new byte[1 << 20]))
@@ -270,7 +273,7 @@ class HessianSlowRequestTest {
             maxThreads = Math.max(honest.maxThreads.get(), httpThreads(b));
             honest.finish();
             // the dropped requests' threads were unblocked: none is left inside a request
-            io.ehrelay.contract.Await.until(() -> busyHttpThreads(b) == 0,
+            Await.until(() -> busyHttpThreads(b) == 0,
                     () -> busyHttpThreads(b) + " of b's HTTP threads still inside a request");
             maxLatency = honest.maxLatency();
             assertThat(honest.latencies).as("honest puts during the attack").hasSizeGreaterThan(10);
@@ -305,7 +308,7 @@ class HessianSlowRequestTest {
                 halfBody(port(url), body, session.next());
             }
             // two bodies of 3 MB fit the node's 8 MB, the others wait for room (and get 503 after 10 s)
-            io.ehrelay.contract.Await.until(() -> jb.managerGauge("inboundBufferBytes").longValue() > 0,
+            Await.until(() -> jb.managerGauge("inboundBufferBytes").longValue() > 0,
                     () -> "bodies reserved");
             Thread.sleep(1000);
             long held = jb.managerGauge("inboundBufferBytes").longValue();
@@ -351,7 +354,7 @@ class HessianSlowRequestTest {
         for (Socket s : refused) {
             byte[] status = new byte[12];
             s.setSoTimeout(5000);
-            int got = io.ehrelay.internal.Streams.readFully(s.getInputStream(), status, 0, status.length);
+            int got = Streams.readFully(s.getInputStream(), status, 0, status.length);
             assertThat(new String(status, 0, got, StandardCharsets.ISO_8859_1)).isEqualTo("HTTP/1.1 401");
             long closed = closedAfter(s, start, 5000);
             assertThat(closed).as("the node closes the refused connection").isPositive();
@@ -378,7 +381,7 @@ class HessianSlowRequestTest {
         CacheManager b = cluster.start("b", SECRET);
         int port = port(cluster.endpoint(b));
         a.getCache("async").put(new Element("warm", "up"));
-        io.ehrelay.contract.Await.until(() -> b.getCache("async").get("warm") != null, () -> "replication a → b");
+        Await.until(() -> b.getCache("async").get("warm") != null, () -> "replication a → b");
         int threadsBefore = Thread.activeCount();
         int httpBefore = httpThreads(b);
         long heapBefore = usedHeap();

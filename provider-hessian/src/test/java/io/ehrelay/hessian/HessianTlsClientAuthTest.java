@@ -3,12 +3,15 @@ package io.ehrelay.hessian;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
-
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
@@ -19,6 +22,9 @@ import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.internal.config.PropertyReader;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * HTTPS with client certificates on the listener ({@code tlsTrustStore}, {@code tlsClientAuth}): nodes whose
@@ -131,26 +137,26 @@ class HessianTlsClientAuthTest {
         try (ContractCluster nodes = new ContractCluster(quick)) {
             CacheManager a = nodes.start("stall-a");
             CacheManager b = nodes.start("stall-b");
-            int port = java.net.URI.create(nodes.endpoint(b)).getPort();
-            java.util.List<java.net.Socket> stalled = new java.util.ArrayList<>();
+            int port = URI.create(nodes.endpoint(b)).getPort();
+            List<Socket> stalled = new ArrayList<>();
             try {
                 long start = System.nanoTime();
                 for (int i = 0; i < 8; i++) {
-                    java.net.Socket s = new java.net.Socket();
+                    Socket s = new Socket();
                     stalled.add(s);
-                    s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 5000);
+                    s.connect(new InetSocketAddress("127.0.0.1", port), 5000);
                     // the start of a TLS record holding a ClientHello, then nothing
                     s.getOutputStream().write(new byte[] {0x16, 0x03, 0x01, 0x02, 0x00, 0x01});
                     s.getOutputStream().flush();
                 }
                 a.getCache("sync").put(new Element("k", "during the stall"));
                 assertThat(b.getCache("sync").get("k")).isNotNull();
-                for (java.net.Socket s : stalled) {
+                for (Socket s : stalled) {
                     s.setSoTimeout(10_000);
                     int read;
                     try {
                         read = s.getInputStream().read();
-                    } catch (java.io.IOException reset) {
+                    } catch (IOException reset) {
                         read = -1;
                     }
                     assertThat(read).as("the node closed the stalled handshake").isEqualTo(-1);
@@ -160,12 +166,12 @@ class HessianTlsClientAuthTest {
                         millis);
                 assertThat(millis).isBetween(900L, 5000L);
                 // the watchdog closes a connection, then counts it: the count may trail the close a little
-                Await.until(java.time.Duration.ofSeconds(5), () -> nodes.jmx(b).managerCount("slowRequests") >= 8,
+                Await.until(Duration.ofSeconds(5), () -> nodes.jmx(b).managerCount("slowRequests") >= 8,
                         () -> "slowRequests " + nodes.jmx(b).managerCount("slowRequests"));
                 assertThat(nodes.jmx(b).managerCount("slowRequests")).isEqualTo(8);
                 assertThat(nodes.jmx(b).managerCount("unauthorized")).isZero();
             } finally {
-                for (java.net.Socket s : stalled) {
+                for (Socket s : stalled) {
                     s.close();
                 }
             }

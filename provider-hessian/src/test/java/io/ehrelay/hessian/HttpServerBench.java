@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.URL;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -18,6 +19,8 @@ import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
+import com.sun.net.httpserver.HttpServer;
+import io.ehrelay.spi.Clock;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -27,8 +30,6 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
-
-import com.sun.net.httpserver.HttpServer;
 
 /**
  * The measurement behind the Hessian transport's choice of HTTP server and client (a benchmark that prints
@@ -165,7 +166,7 @@ public final class HttpServerBench {
 
     static Caller blocking(String url) throws IOException {
         HttpConnections connections = new HttpConnections(url, null, HessianWire.CONTENT_TYPE, List.of(), 2000,
-                30_000, 64L << 20, io.ehrelay.spi.Clock.SYSTEM);
+                30_000, 64L << 20, Clock.SYSTEM);
         return new Caller() {
             @Override
             public byte[] call(byte[] body) throws Exception {
@@ -184,7 +185,7 @@ public final class HttpServerBench {
     }
 
     static Caller urlConnection(String url) throws IOException {
-        java.net.URL u = URI.create(url).toURL();
+        URL u = URI.create(url).toURL();
         return body -> {
             HttpURLConnection c = (HttpURLConnection) u.openConnection();
             c.setRequestMethod("POST");

@@ -12,6 +12,7 @@ import org.jgroups.auth.AuthToken;
 import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.conf.ProtocolConfiguration;
 import org.jgroups.protocols.AuthHeader;
+import org.jgroups.util.Util;
 
 /**
  * JGroups reads every header of a message as it takes the message off the wire, whatever protocols the stack has:
@@ -40,7 +41,7 @@ final class AuthHeaderGuard {
             if (name.equals("AUTH") || name.endsWith(".AUTH")) {
                 String tokenClass = p.getProperties().get("auth_class");
                 if (tokenClass != null && !tokenClass.trim().isEmpty()) {
-                    ALLOWED.add(org.jgroups.util.Util.substituteVariable(tokenClass.trim()));
+                    ALLOWED.add(Util.substituteVariable(tokenClass.trim()));
                 }
             }
         }

@@ -1,11 +1,13 @@
 package io.ehrelay.jgroups;
 
 import java.io.DataInput;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
 import org.jgroups.Address;
 import org.jgroups.blocks.cs.Receiver;
+import org.jgroups.protocols.TP;
 import org.jgroups.util.ByteArrayDataInputStream;
 import org.jgroups.util.Util;
 
@@ -57,7 +59,7 @@ final class FrameReader implements Receiver {
 
     @Override
     public void receive(Address sender, DataInput in, int length) throws Exception {
-        InboundSockets.Metered connection = in instanceof java.io.DataInputStream ? InboundSockets.reading() : null;
+        InboundSockets.Metered connection = in instanceof DataInputStream ? InboundSockets.reading() : null;
         if (connection == null) {
             transport.receive(sender, in, length);
             return;
@@ -82,7 +84,7 @@ final class FrameReader implements Receiver {
         ByteArrayDataInputStream in = new ByteArrayDataInputStream(frame, 0, length);
         try {
             in.readShort();
-            if ((in.readByte() & org.jgroups.protocols.TP.LIST) == 0) {
+            if ((in.readByte() & TP.LIST) == 0) {
                 return null;
             }
             Util.readAddress(in);

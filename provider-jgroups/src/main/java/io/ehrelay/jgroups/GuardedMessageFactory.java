@@ -1,9 +1,14 @@
 package io.ehrelay.jgroups;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+
 import org.jgroups.DefaultMessageFactory;
 import org.jgroups.JChannel;
 import org.jgroups.Message;
+import org.jgroups.MessageFactory;
 import org.jgroups.protocols.TP;
+import org.jgroups.stack.Protocol;
 
 /**
  * JGroups 5.3/5.4 only (loaded only there): the default message factory, except that object messages are read by
@@ -41,11 +46,11 @@ final class GuardedMessageFactory extends DefaultMessageFactory {
             return (GuardedMessageFactory) tp.getMessageFactory();
         }
         GuardedMessageFactory f = new GuardedMessageFactory();
-        org.jgroups.MessageFactory old = tp.getMessageFactory();
+        MessageFactory old = tp.getMessageFactory();
         tp.setMessageFactory(f);
         // the channel's init() has run: protocols that build messages again from arrays (FRAG*, Encrypt,
         // COMPRESS, SERIALIZE, SEQUENCER) copied the transport's factory into a field of their own then
-        for (org.jgroups.stack.Protocol p : channel.getProtocolStack().getProtocols()) {
+        for (Protocol p : channel.getProtocolStack().getProtocols()) {
             if (p != tp) {
                 replaceFactory(p, old, f);
             }
@@ -54,11 +59,11 @@ final class GuardedMessageFactory extends DefaultMessageFactory {
     }
 
     /** Every field of {@code p} that holds {@code old} holds {@code f} afterwards. */
-    static void replaceFactory(Object p, org.jgroups.MessageFactory old, org.jgroups.MessageFactory f) {
+    static void replaceFactory(Object p, MessageFactory old, MessageFactory f) {
         for (Class<?> c = p.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
-            for (java.lang.reflect.Field field : c.getDeclaredFields()) {
-                if (field.getType() != org.jgroups.MessageFactory.class
-                        || java.lang.reflect.Modifier.isStatic(field.getModifiers())) {
+            for (Field field : c.getDeclaredFields()) {
+                if (field.getType() != MessageFactory.class
+                        || Modifier.isStatic(field.getModifiers())) {
                     continue;
                 }
                 try {

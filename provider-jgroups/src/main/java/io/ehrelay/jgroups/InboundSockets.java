@@ -1,5 +1,6 @@
 package io.ehrelay.jgroups;
 
+import java.io.DataInput;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,20 +8,20 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportMetrics;
 import org.jgroups.util.DefaultSocketFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import io.ehrelay.internal.InboundBudget;
-import io.ehrelay.internal.engine.RateLimitedLog;
-import io.ehrelay.spi.TransportMetrics;
-import io.ehrelay.spi.MetricNames;
 
 /**
  * The connections a JGroups {@code TCP} transport accepts, bounded per node. JGroups accepts any number of them,
@@ -389,7 +390,7 @@ final class InboundSockets extends DefaultSocketFactory {
          *
          * @throws IOException (a {@link java.net.SocketException}: JGroups takes it for a closed connection)
          */
-        byte[] readFrame(java.io.DataInput in, int length) throws IOException {
+        byte[] readFrame(DataInput in, int length) throws IOException {
             long limit = maxLength > 0 ? maxLength : budget.max();
             if (length <= 0 || length > limit || length > budget.max()) {
                 throw refuse("it sent a frame of " + length + " bytes" + (length <= 0 ? ""
@@ -431,7 +432,7 @@ final class InboundSockets extends DefaultSocketFactory {
             }
             if (late) {
                 budget.release(bytes); // closed while it waited
-                throw new java.net.SocketException("connection closed");
+                throw new SocketException("connection closed");
             }
         }
 
@@ -453,7 +454,7 @@ final class InboundSockets extends DefaultSocketFactory {
             warn.warn("message", "ehrelay: CacheManager {}: closed the JGroups connection from {}: {} (counted in "
                     + "rejected)", node, socket.getInetAddress(), why);
             socket.closeQuietly();
-            return new java.net.SocketException("ehrelay closed the connection: " + why);
+            return new SocketException("ehrelay closed the connection: " + why);
         }
     }
 }

@@ -1,8 +1,14 @@
 package io.ehrelay.jgroups;
 
+import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeoutException;
 
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.rpc.PeerChannel;
+import io.ehrelay.spi.rpc.RpcCalls;
 import org.jgroups.Address;
 import org.jgroups.BytesMessage;
 import org.jgroups.Message;
@@ -10,11 +16,6 @@ import org.jgroups.SuspectedException;
 import org.jgroups.blocks.MessageDispatcher;
 import org.jgroups.blocks.RequestOptions;
 import org.jgroups.blocks.ResponseMode;
-
-import io.ehrelay.spi.rpc.PeerChannel;
-import io.ehrelay.spi.rpc.RpcCalls;
-import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.InboundHandler;
 
 /**
  * One member of the channel's view as a relay peer: each relay call is a unicast request (reliable and in order
@@ -79,29 +80,29 @@ final class JGroupsPeerChannel extends PeerChannel implements RpcCalls {
     }
 
     @Override
-    public void hello(String fromEndpoint) throws java.io.IOException {
+    public void hello(String fromEndpoint) throws IOException {
         Replies.read(invoke(new RelayHeader(RelayHeader.HELLO), null), endpoint());
     }
 
     @Override
-    public void deliver(String fromEndpoint, byte[] batch) throws java.io.IOException {
+    public void deliver(String fromEndpoint, byte[] batch) throws IOException {
         Replies.read(invoke(new RelayHeader(RelayHeader.DELIVER), batch), endpoint());
     }
 
     @Override
-    public void post(String fromEndpoint, byte[] batch) throws java.io.IOException {
+    public void post(String fromEndpoint, byte[] batch) throws IOException {
         Replies.read(invoke(new RelayHeader(RelayHeader.POST), batch), endpoint());
     }
 
     @Override
-    public long openState(String cacheName) throws java.io.IOException {
+    public long openState(String cacheName) throws IOException {
         RelayHeader h = new RelayHeader(RelayHeader.OPEN_STATE);
         h.cacheName = cacheName;
         return Replies.readLong(invoke(h, null), endpoint());
     }
 
     @Override
-    public byte[] nextState(long transferId, int maxChunkBytes) throws java.io.IOException {
+    public byte[] nextState(long transferId, int maxChunkBytes) throws IOException {
         RelayHeader h = new RelayHeader(RelayHeader.NEXT_STATE);
         h.transferId = transferId;
         h.maxChunkBytes = maxChunkBytes;
@@ -109,16 +110,16 @@ final class JGroupsPeerChannel extends PeerChannel implements RpcCalls {
     }
 
     /** The relay calls' checked exceptions are IOExceptions: JGroups' failures are wrapped. */
-    private Object invoke(RelayHeader header, byte[] payload) throws java.io.IOException {
+    private Object invoke(RelayHeader header, byte[] payload) throws IOException {
         try {
             return invokeOrThrow(header, payload, timeoutMillis);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw e;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted calling " + endpoint());
+            throw new InterruptedIOException("interrupted calling " + endpoint());
         } catch (Exception e) {
-            throw new java.io.IOException(describe(e), e);
+            throw new IOException(describe(e), e);
         }
     }
 

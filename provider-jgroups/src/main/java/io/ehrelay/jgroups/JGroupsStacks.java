@@ -1,19 +1,33 @@
 package io.ehrelay.jgroups;
 
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.math.BigInteger;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyStore;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import javax.crypto.spec.SecretKeySpec;
 
+import io.ehrelay.spi.ClusterSecret;
 import org.jgroups.annotations.Component;
 import org.jgroups.annotations.Property;
 import org.jgroups.conf.ConfiguratorFactory;
 import org.jgroups.conf.ProtocolConfiguration;
+import org.jgroups.conf.ProtocolStackConfigurator;
 import org.jgroups.conf.XmlConfigurator;
 import org.jgroups.util.Util;
 import org.slf4j.Logger;
@@ -83,8 +97,8 @@ final class JGroupsStacks {
     }
 
     /** {@code stack} as JGroups' channel constructor takes it. */
-    static org.jgroups.conf.ProtocolStackConfigurator configurator(List<ProtocolConfiguration> stack) {
-        return new org.jgroups.conf.ProtocolStackConfigurator() {
+    static ProtocolStackConfigurator configurator(List<ProtocolConfiguration> stack) {
+        return new ProtocolStackConfigurator() {
             @Override
             public String getProtocolStackString() {
                 return stack.toString();
@@ -263,7 +277,7 @@ final class JGroupsStacks {
      * @return the key store file to delete
      * @throws IllegalArgumentException when the stack encrypts already (SYM_ENCRYPT or ASYM_ENCRYPT)
      */
-    static java.nio.file.Path encryptWith(List<ProtocolConfiguration> stack, io.ehrelay.spi.ClusterSecret secret)
+    static Path encryptWith(List<ProtocolConfiguration> stack, ClusterSecret secret)
             throws Exception {
         for (ProtocolConfiguration p : stack) {
             if (p.getProtocolName().endsWith("SYM_ENCRYPT")) {
@@ -283,28 +297,28 @@ final class JGroupsStacks {
                     + "SYM_ENCRYPT below it");
         }
         byte[] key = secret.proof("ehrelay jgroups SYM_ENCRYPT key");
-        char[] password = new java.math.BigInteger(130, new java.security.SecureRandom()).toString(32).toCharArray();
-        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        char[] password = new BigInteger(130, new SecureRandom()).toString(32).toCharArray();
+        KeyStore ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
-        ks.setEntry("ehrelay", new java.security.KeyStore.SecretKeyEntry(
-                new javax.crypto.spec.SecretKeySpec(key, "AES")), new java.security.KeyStore.PasswordProtection(password));
-        java.nio.file.Path file = java.nio.file.Files.createTempFile("ehrelay-jgroups-", ".p12");
+        ks.setEntry("ehrelay", new KeyStore.SecretKeyEntry(
+                new SecretKeySpec(key, "AES")), new KeyStore.PasswordProtection(password));
+        Path file = Files.createTempFile("ehrelay-jgroups-", ".p12");
         try {
             try {
-                java.nio.file.Files.setPosixFilePermissions(file,
-                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+                Files.setPosixFilePermissions(file,
+                        PosixFilePermissions.fromString("rw-------"));
             } catch (UnsupportedOperationException e) {
                 file.toFile().setReadable(false, false);
                 file.toFile().setReadable(true, true);
             }
-            try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(file)) {
+            try (OutputStream out = Files.newOutputStream(file)) {
                 ks.store(out, password);
             }
         } catch (Exception e) {
-            java.nio.file.Files.deleteIfExists(file);
+            Files.deleteIfExists(file);
             throw e;
         }
-        Map<String, String> attrs = new java.util.HashMap<>();
+        Map<String, String> attrs = new HashMap<>();
         attrs.put("keystore_name", file.toString());
         attrs.put("keystore_type", "PKCS12");
         attrs.put("store_password", new String(password));
@@ -404,8 +418,8 @@ final class JGroupsStacks {
     }
 
     /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
-    private static final Set<String> AUTHENTICATING = java.util.Collections.unmodifiableSet(new TreeSet<>(
-            java.util.Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT")));
+    private static final Set<String> AUTHENTICATING = Collections.unmodifiableSet(new TreeSet<>(
+            Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT")));
 
     /**
      * Whether the stack admits only members holding the cluster's secret, key or a trusted certificate: a protocol
@@ -456,7 +470,7 @@ final class JGroupsStacks {
                 : null;
         boolean chosen = byProperty || s.bindAddress != null || attribute != null && !onlyDefaults(attribute.trim());
         if (value != null && !value.isEmpty()) {
-            java.net.InetAddress address;
+            InetAddress address;
             try {
                 address = chosen ? Util.getAddress(value, Util.getIpStackType()) : null;
             } catch (Exception e) {
@@ -535,7 +549,7 @@ final class JGroupsStacks {
      * {@code tls.client_auth=NEED}): a process without a trusted certificate cannot open a connection.
      */
     static boolean tlsWithClientCertificates(List<ProtocolConfiguration> stack) {
-        java.util.Map<String, String> tp = stack.get(0).getProperties();
+        Map<String, String> tp = stack.get(0).getProperties();
         String enabled = tp.get("tls.enabled");
         String clientAuth = tp.get("tls.client_auth");
         return enabled != null && clientAuth != null && "true".equalsIgnoreCase(Util.substituteVariable(enabled.trim()))

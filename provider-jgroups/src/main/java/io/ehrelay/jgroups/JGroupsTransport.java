@@ -1,30 +1,51 @@
 package io.ehrelay.jgroups;
 
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.rpc.RpcException;
+import io.ehrelay.spi.rpc.RpcService;
+import io.ehrelay.spi.rpc.RpcTransport;
 import org.jgroups.Address;
 import org.jgroups.BytesMessage;
 import org.jgroups.JChannel;
 import org.jgroups.MergeView;
 import org.jgroups.Message;
+import org.jgroups.PhysicalAddress;
 import org.jgroups.Receiver;
+import org.jgroups.Version;
 import org.jgroups.View;
 import org.jgroups.blocks.MessageDispatcher;
 import org.jgroups.blocks.RequestHandler;
+import org.jgroups.blocks.cs.BaseServer;
 import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.conf.ProtocolConfiguration;
 import org.jgroups.jmx.JmxConfigurator;
+import org.jgroups.protocols.BasicTCP;
+import org.jgroups.protocols.FD_SOCK2;
+import org.jgroups.protocols.SYM_ENCRYPT;
+import org.jgroups.protocols.TCP;
+import org.jgroups.protocols.TP;
+import org.jgroups.protocols.UDP;
+import org.jgroups.protocols.UNICAST3;
+import org.jgroups.protocols.pbcast.NAKACK2;
+import org.jgroups.stack.IpAddress;
+import org.jgroups.stack.Protocol;
+import org.jgroups.stack.ProtocolStack;
 import org.jgroups.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import io.ehrelay.spi.rpc.RpcTransport;
-import io.ehrelay.spi.rpc.RpcException;
-import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.TransportContext;
-import io.ehrelay.spi.MetricNames;
 
 /**
  * One JGroups channel per CacheManager, shared by all its caches. The view is the peer list (reported to
@@ -37,8 +58,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     static final String ENDPOINT_PREFIX = "jgroups:";
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsTransport.class);
     /** Refusals a member can repeat at will: one line per member and 10 s, with the count of the others. */
-    private static final io.ehrelay.internal.engine.RateLimitedLog REFUSALS =
-            new io.ehrelay.internal.engine.RateLimitedLog(LOG, 10_000);
+    private static final RateLimitedLog REFUSALS =
+            new RateLimitedLog(LOG, 10_000);
 
     static {
         ClassConfigurator.addIfAbsent(RelayHeader.ID, RelayHeader.class);
@@ -56,7 +77,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     private InboundSockets inboundSockets;
     private volatile View view;
     private boolean jmxRegistered;
-    private io.ehrelay.spi.TransportMetrics.Count postsDropped;
+    private TransportMetrics.Count postsDropped;
 
     JGroupsTransport(JGroupsSettings settings, boolean registerJmx) {
         this.settings = settings;
@@ -98,13 +119,13 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                         + "group", ctx.cacheManagerName());
             }
         }
-        java.nio.file.Path keyStore = ctx.clusterSecret() == null ? null
+        Path keyStore = ctx.clusterSecret() == null ? null
                 : JGroupsStacks.encryptWith(stack, ctx.clusterSecret());
         try {
             channel = new JChannel(JGroupsStacks.configurator(stack));
         } finally {
             if (keyStore != null) {
-                java.nio.file.Files.deleteIfExists(keyStore); // SYM_ENCRYPT read its key while the channel was built
+                Files.deleteIfExists(keyStore); // SYM_ENCRYPT read its key while the channel was built
             }
         }
         // FD_SOCK2 and the like listen where the transport does; diagnostics asked for likewise (they start on connect)
@@ -132,9 +153,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         membersAuthenticate = authenticated;
         if (!membersAuthenticate) {
             // no AUTH or encryption: outsiders' unicasts reach UNICAST3, which would keep large ones unbounded
-            org.jgroups.stack.ProtocolStack ps = channel.getProtocolStack();
+            ProtocolStack ps = channel.getProtocolStack();
             ps.insertProtocol(new OutsiderGuard(ctx.metrics(), ctx.cacheManagerName()),
-                    org.jgroups.stack.ProtocolStack.Position.ABOVE, ps.getTransport().getClass());
+                    ProtocolStack.Position.ABOVE, ps.getTransport().getClass());
         }
         guardAgainstOtherSecrets(ctx, authenticated);
         dispatcher = new MessageDispatcher(channel, this);
@@ -175,20 +196,20 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
      * named once a minute instead of in an ERROR of JGroups' for each of its messages.
      */
     private void guardAgainstOtherSecrets(TransportContext ctx, boolean authenticated) throws Exception {
-        org.jgroups.stack.ProtocolStack ps = channel.getProtocolStack();
-        org.jgroups.protocols.SYM_ENCRYPT encrypt = ps.findProtocol(org.jgroups.protocols.SYM_ENCRYPT.class);
-        Class<? extends org.jgroups.stack.Protocol> above;
+        ProtocolStack ps = channel.getProtocolStack();
+        SYM_ENCRYPT encrypt = ps.findProtocol(SYM_ENCRYPT.class);
+        Class<? extends Protocol> above;
         if (ctx.clusterSecret() != null) {
             if (encrypt == null) {
                 return;
             }
-            above = org.jgroups.protocols.SYM_ENCRYPT.class;
+            above = SYM_ENCRYPT.class;
         } else if (!authenticated) {
             encrypt = null;
-            above = ps.findProtocol(org.jgroups.protocols.pbcast.NAKACK2.class) != null
-                    ? org.jgroups.protocols.pbcast.NAKACK2.class
-                    : ps.findProtocol(org.jgroups.protocols.UNICAST3.class) != null
-                    ? org.jgroups.protocols.UNICAST3.class : null;
+            above = ps.findProtocol(NAKACK2.class) != null
+                    ? NAKACK2.class
+                    : ps.findProtocol(UNICAST3.class) != null
+                    ? UNICAST3.class : null;
             if (above == null) {
                 return;
             }
@@ -196,7 +217,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             return; // the stack's own AUTH or encryption: its messages are the stack's to judge
         }
         ps.insertProtocol(new SecretMismatchGuard(encrypt, ctx.metrics(), ctx.cacheManagerName(), ctx.clock()),
-                org.jgroups.stack.ProtocolStack.Position.BELOW, above);
+                ProtocolStack.Position.BELOW, above);
     }
 
     /**
@@ -205,21 +226,21 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
      * ({@link PayloadGuard}).
      */
     private InboundSockets boundAcceptedConnections(TransportContext ctx) {
-        org.jgroups.protocols.TP tp = channel.getProtocolStack().getTransport();
-        if (tp.getClass() != org.jgroups.protocols.TCP.class) {
-            if (!(tp instanceof org.jgroups.protocols.UDP)) {
+        TP tp = channel.getProtocolStack().getTransport();
+        if (tp.getClass() != TCP.class) {
+            if (!(tp instanceof UDP)) {
                 LOG.warn("ehrelay: CacheManager {}: JGroups transport {}: maxInboundConnections and "
                         + "inboundBufferMaxBytes apply to TCP only; connections to this one are bounded by JGroups "
                         + "alone", ctx.cacheManagerName(), tp.getName());
             }
             return null;
         }
-        long maxLength = Math.max(0, ((org.jgroups.protocols.BasicTCP) tp).getMaxLength());
-        io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(
+        long maxLength = Math.max(0, ((BasicTCP) tp).getMaxLength());
+        InboundBudget budget = new InboundBudget(
                 settings.inboundBufferMaxBytes(maxLength));
         InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, maxLength, budget, ctx.metrics(),
                 ctx.cacheManagerName());
-        java.lang.reflect.Field server = transportServer();
+        Field server = transportServer();
         sockets.beforeFirstAccept(() -> readFramesWhole(tp, server));
         tp.setSocketFactory(sockets);
         PayloadGuard.install(channel);
@@ -227,23 +248,23 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     }
 
     /** JGroups' {@code TCP.srv}: the server whose receiver {@link FrameReader} stands in front of. */
-    private static java.lang.reflect.Field transportServer() {
+    private static Field transportServer() {
         try {
-            java.lang.reflect.Field f = org.jgroups.protocols.TCP.class.getDeclaredField("srv");
+            Field f = TCP.class.getDeclaredField("srv");
             f.setAccessible(true);
             return f;
         } catch (ReflectiveOperationException | RuntimeException e) {
             throw new IllegalStateException("ehrelay: this JGroups version's TCP has no server field 'srv' ("
-                    + org.jgroups.Version.printVersion() + "); ehrelay cannot bound what its connections make it "
+                    + Version.printVersion() + "); ehrelay cannot bound what its connections make it "
                     + "allocate. Supported: JGroups 5.3 to 5.5", e);
         }
     }
 
     /** Puts {@link FrameReader} between {@code tp}'s server and {@code tp} (once, before any frame is read). */
-    private static void readFramesWhole(org.jgroups.protocols.TP tp, java.lang.reflect.Field server) {
-        org.jgroups.blocks.cs.BaseServer srv;
+    private static void readFramesWhole(TP tp, Field server) {
+        BaseServer srv;
         try {
-            srv = (org.jgroups.blocks.cs.BaseServer) server.get(tp);
+            srv = (BaseServer) server.get(tp);
         } catch (IllegalAccessException e) {
             throw new IllegalStateException(e);
         }
@@ -264,11 +285,11 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             return null;
         }
         try {
-            org.jgroups.protocols.TP tp = c.getProtocolStack().getTransport();
+            TP tp = c.getProtocolStack().getTransport();
             StringBuilder sb = new StringBuilder().append(tp.getPhysicalAddressFromCache(c.getAddress()))
                     .append(" (JGroups ").append(tp.getClass().getSimpleName()).append(": members' messages)");
-            org.jgroups.protocols.FD_SOCK2 fd = c.getProtocolStack()
-                    .findProtocol(org.jgroups.protocols.FD_SOCK2.class);
+            FD_SOCK2 fd = c.getProtocolStack()
+                    .findProtocol(FD_SOCK2.class);
             if (fd != null && fd.getActualBindPort() > 0) {
                 sb.append(", ").append(fd.getBindAddress() == null ? "*" : fd.getBindAddress().getHostAddress())
                         .append(':').append(fd.getActualBindPort()).append(" (FD_SOCK2: failure detection)");
@@ -342,13 +363,13 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     /**
      * The host of a member, from the transport's address cache, or {@code null} while it is not known yet.
      */
-    private java.net.InetAddress hostOf(Address member) {
+    private InetAddress hostOf(Address member) {
         JChannel ch = channel;
         if (ch == null || member == null) {
             return null;
         }
-        org.jgroups.PhysicalAddress pa = ch.getProtocolStack().getTransport().getPhysicalAddressFromCache(member);
-        return pa instanceof org.jgroups.stack.IpAddress ? ((org.jgroups.stack.IpAddress) pa).getIpAddress() : null;
+        PhysicalAddress pa = ch.getProtocolStack().getTransport().getPhysicalAddressFromCache(member);
+        return pa instanceof IpAddress ? ((IpAddress) pa).getIpAddress() : null;
     }
 
     /**
@@ -359,7 +380,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         if (membersAuthenticate) {
             return true;
         }
-        java.net.InetAddress host = hostOf(member);
+        InetAddress host = hostOf(member);
         if (host == null) {
             context.metrics().count(MetricNames.UNAUTHORIZED).mark();
             // keyed by the cluster, not the member: members that join and leave cannot grow the log's bookkeeping
@@ -375,7 +396,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         if (membersAuthenticate || channel == null || member.equals(channel.getAddress())) {
             return false;
         }
-        java.net.InetAddress host = hostOf(member);
+        InetAddress host = hostOf(member);
         return host != null && !context.peerGate().admits(host, "member");
     }
 
@@ -479,12 +500,12 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     }
 
     /** The message's payload as it is, without a copy (it may be part of a larger array, e.g. its frame). */
-    private static java.nio.ByteBuffer payload(Message msg) throws RpcException {
+    private static ByteBuffer payload(Message msg) throws RpcException {
         byte[] array = msg.getArray();
         if (array == null || msg.getLength() == 0) {
             throw new RpcException("no batch");
         }
-        return java.nio.ByteBuffer.wrap(array, msg.getOffset(), msg.getLength());
+        return ByteBuffer.wrap(array, msg.getOffset(), msg.getLength());
     }
 
     // ---- stop --------------------------------------------------------------------------------------------------

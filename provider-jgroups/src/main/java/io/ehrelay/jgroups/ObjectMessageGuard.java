@@ -8,7 +8,9 @@ import java.util.function.Supplier;
 
 import org.jgroups.JChannel;
 import org.jgroups.Message;
+import org.jgroups.MessageFactory;
 import org.jgroups.ObjectMessage;
+import org.jgroups.Version;
 import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.util.ObjectWrapperSerializable;
 import org.jgroups.util.SizeStreamable;
@@ -44,7 +46,7 @@ final class ObjectMessageGuard {
 
     /** Whether this JGroups keeps one message factory per transport (5.3, 5.4) rather than one per JVM (5.5+). */
     static boolean perChannel() {
-        return org.jgroups.MessageFactory.class.isInterface();
+        return MessageFactory.class.isInterface();
     }
 
     /** Whether the JVM-wide guard (JGroups 5.5+) is already in place. */
@@ -82,7 +84,7 @@ final class ObjectMessageGuard {
      */
     @SafeVarargs
     static void replaceReaders(String what, String advice, short[] types, Supplier<? extends Message>... readers) {
-        replaceInTable(org.jgroups.MessageFactory.class, "creators", what, advice, types, readers);
+        replaceInTable(MessageFactory.class, "creators", what, advice, types, readers);
     }
 
     /**
@@ -102,7 +104,7 @@ final class ObjectMessageGuard {
             }
         } catch (ReflectiveOperationException | RuntimeException e) {
             throw new IllegalStateException("ehrelay: cannot install " + what + " in this JGroups version ("
-                    + org.jgroups.Version.printVersion() + "): " + e + advice, e);
+                    + Version.printVersion() + "): " + e + advice, e);
         }
     }
 

@@ -1,16 +1,23 @@
 package io.ehrelay.jgroups;
 
+import java.util.LinkedHashSet;
+
+import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.spi.TransportMetrics;
 import org.jgroups.Address;
 import org.jgroups.Event;
+import org.jgroups.Header;
 import org.jgroups.Message;
+import org.jgroups.NioMessage;
 import org.jgroups.View;
+import org.jgroups.conf.ClassConfigurator;
+import org.jgroups.protocols.UNICAST3;
+import org.jgroups.protocols.UnicastHeader3;
+import org.jgroups.protocols.pbcast.GMS;
 import org.jgroups.stack.Protocol;
 import org.jgroups.util.MessageBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import io.ehrelay.internal.engine.RateLimitedLog;
-import io.ehrelay.spi.TransportMetrics;
 
 /**
  * Put right above the transport of a stack whose members do not authenticate. JGroups' UNICAST3 keeps a unicast
@@ -40,12 +47,12 @@ final class OutsiderGuard extends Protocol {
     private final TransportMetrics metrics;
     private final String node;
     private final RateLimitedLog warn = new RateLimitedLog(LOG, 10_000);
-    private final short unicast3 = org.jgroups.conf.ClassConfigurator.getProtocolId(
-            org.jgroups.protocols.UNICAST3.class);
-    private final short gms = org.jgroups.conf.ClassConfigurator.getProtocolId(
-            org.jgroups.protocols.pbcast.GMS.class);
+    private final short unicast3 = ClassConfigurator.getProtocolId(
+            UNICAST3.class);
+    private final short gms = ClassConfigurator.getProtocolId(
+            GMS.class);
     /** Everyone seen in this node's views, the most recent {@link #KNOWN} at most; guarded by itself. */
-    private final java.util.LinkedHashSet<Address> known = new java.util.LinkedHashSet<>();
+    private final LinkedHashSet<Address> known = new LinkedHashSet<>();
     private static final int KNOWN = 4096;
     private volatile boolean viewSeen;
 
@@ -110,13 +117,13 @@ final class OutsiderGuard extends Protocol {
         if (!viewSeen || msg.getDest() == null || msg.getSrc() == null || everMember(msg.getSrc())) {
             return false;
         }
-        org.jgroups.Header h = msg.getHeader(unicast3);
+        Header h = msg.getHeader(unicast3);
         // membership messages pass (a joiner's repeated join request, the other coordinator's in a merge of two
         // clusters that never met); they are small
-        boolean kept = h instanceof org.jgroups.protocols.UnicastHeader3
-                && ((org.jgroups.protocols.UnicastHeader3) h).type() == org.jgroups.protocols.UnicastHeader3.DATA
-                && !((org.jgroups.protocols.UnicastHeader3) h).first() && msg.getHeader(gms) == null;
-        int length = msg.hasArray() || msg instanceof org.jgroups.NioMessage ? msg.getLength() : 0;
+        boolean kept = h instanceof UnicastHeader3
+                && ((UnicastHeader3) h).type() == UnicastHeader3.DATA
+                && !((UnicastHeader3) h).first() && msg.getHeader(gms) == null;
+        int length = msg.hasArray() || msg instanceof NioMessage ? msg.getLength() : 0;
         if (!kept && length <= MAX_OUTSIDER_PAYLOAD) {
             return false;
         }

@@ -5,6 +5,7 @@ import java.io.IOException;
 
 import org.jgroups.BytesMessage;
 import org.jgroups.FragmentedMessage;
+import org.jgroups.JChannel;
 import org.jgroups.Message;
 import org.jgroups.NioMessage;
 
@@ -28,7 +29,7 @@ final class PayloadGuard {
     }
 
     /** Installs the guard for {@code channel} (before it connects). */
-    static void install(org.jgroups.JChannel channel) {
+    static void install(JChannel channel) {
         if (ObjectMessageGuard.perChannel()) {
             GuardedMessageFactory.guardPayloadsOn(channel);
         } else {

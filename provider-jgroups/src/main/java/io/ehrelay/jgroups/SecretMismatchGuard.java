@@ -4,21 +4,21 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportMetrics;
 import org.jgroups.Address;
 import org.jgroups.Event;
 import org.jgroups.Header;
 import org.jgroups.Message;
 import org.jgroups.View;
+import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.protocols.EncryptHeader;
 import org.jgroups.protocols.SYM_ENCRYPT;
 import org.jgroups.stack.Protocol;
 import org.jgroups.util.MessageBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.TransportMetrics;
-import io.ehrelay.spi.MetricNames;
 
 /**
  * Says, once a minute per sender, that another node's {@code clusterSecret} differs from this one's, and keeps
@@ -61,7 +61,7 @@ final class SecretMismatchGuard extends Protocol {
     }
 
     private final SYM_ENCRYPT encrypt;
-    private final short encryptId = org.jgroups.conf.ClassConfigurator.getProtocolId(SYM_ENCRYPT.class);
+    private final short encryptId = ClassConfigurator.getProtocolId(SYM_ENCRYPT.class);
     private final TransportMetrics.Count unauthorized;
     private final String node;
     private final Clock clock;

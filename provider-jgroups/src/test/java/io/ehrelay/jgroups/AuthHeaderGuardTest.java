@@ -3,29 +3,39 @@ package io.ehrelay.jgroups;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.DataInput;
 import java.io.DataInputStream;
+import java.io.DataOutput;
 import java.io.DataOutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.jgroups.JChannel;
-import org.jgroups.Message;
-import org.jgroups.auth.AuthToken;
-import org.jgroups.conf.ClassConfigurator;
-import org.jgroups.protocols.AUTH;
-import org.jgroups.protocols.AuthHeader;
-import org.jgroups.protocols.PingHeader;
-import org.jgroups.stack.IpAddress;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.jgroups.EmptyMessage;
+import org.jgroups.Event;
+import org.jgroups.JChannel;
+import org.jgroups.Message;
+import org.jgroups.Version;
+import org.jgroups.auth.AuthToken;
+import org.jgroups.auth.FixedMembershipToken;
+import org.jgroups.auth.RegexMembership;
+import org.jgroups.conf.ClassConfigurator;
+import org.jgroups.protocols.AUTH;
+import org.jgroups.protocols.AuthHeader;
+import org.jgroups.protocols.PingHeader;
+import org.jgroups.protocols.TCPPING;
+import org.jgroups.stack.IpAddress;
+import org.jgroups.util.UUID;
+import org.jgroups.util.Util;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * An outsider names any class in an AUTH header and JGroups would construct it while reading the message, before
@@ -58,11 +68,11 @@ class AuthHeaderGuardTest {
         }
 
         @Override
-        public void writeTo(java.io.DataOutput out) {
+        public void writeTo(DataOutput out) {
         }
 
         @Override
-        public void readFrom(java.io.DataInput in) {
+        public void readFrom(DataInput in) {
         }
     }
 
@@ -89,20 +99,20 @@ class AuthHeaderGuardTest {
     @Test
     void theTokensOfThisJvmsStacks_andTokensJGroupsNumbers_areRead() throws Exception {
         // a token JGroups registers by number: read as before
-        org.jgroups.auth.FixedMembershipToken fixed = new org.jgroups.auth.FixedMembershipToken();
+        FixedMembershipToken fixed = new FixedMembershipToken();
         AuthHeaderGuard.Guarded h = new AuthHeaderGuard.Guarded();
         h.readFrom(new DataInputStream(new ByteArrayInputStream(headerNaming(fixed))));
-        assertThat(h.getToken()).isInstanceOf(org.jgroups.auth.FixedMembershipToken.class);
+        assertThat(h.getToken()).isInstanceOf(FixedMembershipToken.class);
         // a stack with AUTH naming its token: that class is read
-        String regex = org.jgroups.auth.RegexMembership.class.getName();
-        byte[] named = headerNaming(new org.jgroups.auth.RegexMembership());
+        String regex = RegexMembership.class.getName();
+        byte[] named = headerNaming(new RegexMembership());
         assertThatThrownBy(() -> new AuthHeaderGuard.Guarded().readFrom(new DataInputStream(
                 new ByteArrayInputStream(named)))).as("before a stack names it").hasMessageContaining(regex);
         AuthHeaderGuard.allowTokensOf(JGroupsStacks.fromConnect("TCP(bind_addr=127.0.0.1):TCPPING:pbcast.NAKACK2:"
                 + "UNICAST3:pbcast.GMS:AUTH(auth_class=" + regex + ")"));
         AuthHeaderGuard.Guarded m = new AuthHeaderGuard.Guarded();
         m.readFrom(new DataInputStream(new ByteArrayInputStream(named)));
-        assertThat(m.getToken()).isInstanceOf(org.jgroups.auth.RegexMembership.class);
+        assertThat(m.getToken()).isInstanceOf(RegexMembership.class);
     }
 
     /** Real nodes with a secret; an outsider's discovery request carries the header: nothing is constructed. */
@@ -112,29 +122,29 @@ class AuthHeaderGuardTest {
             CacheManager node = cluster.start("target");
             CacheManager honest = cluster.start("honest");
             JChannel ch = ((JGroupsTransport) cluster.node(node).transport()).channel();
-            int port = ((IpAddress) ch.down(new org.jgroups.Event(org.jgroups.Event.GET_PHYSICAL_ADDRESS,
+            int port = ((IpAddress) ch.down(new Event(Event.GET_PHYSICAL_ADDRESS,
                     ch.getAddress()))).getPort();
             Canary token = new Canary();
             int constructed = Canary.CONSTRUCTED.get();
             long refused = ObjectMessageGuard.REFUSED.get();
-            short ping = ClassConfigurator.getProtocolId(org.jgroups.protocols.TCPPING.class);
+            short ping = ClassConfigurator.getProtocolId(TCPPING.class);
             short auth = ClassConfigurator.getProtocolId(AUTH.class);
             int n = 5;
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
-                DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
+                DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
                 IpAddress claimed = new IpAddress("127.0.0.1", 3998);
                 out.write(new byte[] {'b', 'e', 'l', 'a'});
-                out.writeShort(org.jgroups.Version.version);
+                out.writeShort(Version.version);
                 out.writeShort(claimed.serializedSize());
                 claimed.writeTo(out);
                 for (int i = 0; i < n; i++) {
-                    org.jgroups.EmptyMessage m = new org.jgroups.EmptyMessage(null);
-                    m.setSrc(org.jgroups.util.UUID.randomUUID());
+                    EmptyMessage m = new EmptyMessage(null);
+                    m.setSrc(UUID.randomUUID());
                     m.putHeader(ping, new PingHeader(PingHeader.GET_MBRS_REQ).clusterName("any"));
                     m.putHeader(auth, new AuthHeader(token));
                     ByteArrayOutputStream b = new ByteArrayOutputStream();
-                    org.jgroups.util.Util.writeMessage(m, new DataOutputStream(b), true);
+                    Util.writeMessage(m, new DataOutputStream(b), true);
                     out.writeInt(b.size());
                     b.writeTo(out);
                     out.flush();

@@ -5,18 +5,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.jgroups.conf.ProtocolConfiguration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * {@code clusterSecret} on JGroups, over the shipped TCP stack on 127.0.0.1: members holding the secret form the
@@ -43,7 +47,7 @@ class JGroupsClusterSecretTest {
                     .isZero();
 
             // both at once: each waits out JGroups' join attempts (about 10 s) before it is a cluster of its own
-            java.util.concurrent.CompletableFuture<CacheManager> otherStarted = java.util.concurrent.CompletableFuture
+            CompletableFuture<CacheManager> otherStarted = CompletableFuture
                     .supplyAsync(() -> cluster.start("other", "clusterSecret=another-secret-of-16-chars", false));
             CacheManager none = cluster.start("none", "", false);
             CacheManager other = otherStarted.get();
@@ -117,8 +121,8 @@ class JGroupsClusterSecretTest {
         }
     }
 
-    private static java.util.List<String> lines(LogCapture log, String from, String says) {
-        java.util.List<String> out = new java.util.ArrayList<>();
+    private static List<String> lines(LogCapture log, String from, String says) {
+        List<String> out = new ArrayList<>();
         for (String line : log.lines(from)) {
             if (line.contains(says)) {
                 out.add(line);
@@ -130,14 +134,14 @@ class JGroupsClusterSecretTest {
     @Test
     void aStackThatEncryptsAlready_isNotEncryptedTwice() throws Exception {
         // the old module's inline stacks may carry ENCRYPT, which becomes SYM_ENCRYPT
-        java.util.List<org.jgroups.conf.ProtocolConfiguration> stack = JGroupsStacks.fromConnect(
+        List<ProtocolConfiguration> stack = JGroupsStacks.fromConnect(
                 "TCP(bind_addr=127.0.0.1):TCPPING(initial_hosts=127.0.0.1[7800]):ENCRYPT:pbcast.NAKACK2:UNICAST3"
                         + ":pbcast.GMS");
         assertThatThrownBy(() -> JGroupsStacks.encryptWith(stack,
-                io.ehrelay.spi.ClusterSecret.of("correct-horse-battery-staple")))
+                ClusterSecret.of("correct-horse-battery-staple")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("encrypts already");
-        java.util.List<org.jgroups.conf.ProtocolConfiguration> plain = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
-        Path keyStore = JGroupsStacks.encryptWith(plain, io.ehrelay.spi.ClusterSecret.of("correct-horse-battery-staple"));
+        List<ProtocolConfiguration> plain = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
+        Path keyStore = JGroupsStacks.encryptWith(plain, ClusterSecret.of("correct-horse-battery-staple"));
         try {
             int encrypt = -1;
             int nakack = -1;

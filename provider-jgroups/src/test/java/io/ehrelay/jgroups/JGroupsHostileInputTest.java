@@ -2,16 +2,9 @@ package io.ehrelay.jgroups;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.util.Random;
-
-import org.jgroups.Address;
-import org.jgroups.BytesMessage;
-import org.jgroups.JChannel;
-import org.jgroups.ObjectMessage;
-import org.jgroups.blocks.MessageDispatcher;
-import org.jgroups.blocks.RequestOptions;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
@@ -20,6 +13,17 @@ import io.ehrelay.contract.HostileInputs;
 import io.ehrelay.contract.Jmx;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.jgroups.Address;
+import org.jgroups.BytesMessage;
+import org.jgroups.JChannel;
+import org.jgroups.Message;
+import org.jgroups.MessageFactory;
+import org.jgroups.ObjectMessage;
+import org.jgroups.blocks.MessageDispatcher;
+import org.jgroups.blocks.RequestOptions;
+import org.jgroups.stack.Protocol;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A hostile member of the group (no AUTH/ENCRYPT in this stack): relay posts whose batches are hostile, requests
@@ -129,18 +133,18 @@ class JGroupsHostileInputTest {
             CacheManager node = cluster.start("target");
             JChannel ch = ((JGroupsTransport) cluster.node(node).transport()).channel();
             if (!ObjectMessageGuard.perChannel()) {
-                assertThat(org.jgroups.MessageFactory.class.getMethod("create", short.class)
-                        .invoke(null, org.jgroups.Message.OBJ_MSG)).isInstanceOf(ObjectMessageGuard.Guarded.class);
+                assertThat(MessageFactory.class.getMethod("create", short.class)
+                        .invoke(null, Message.OBJ_MSG)).isInstanceOf(ObjectMessageGuard.Guarded.class);
                 return;
             }
             Object guarded = ch.getProtocolStack().getTransport().getMessageFactory();
             assertThat(guarded).isInstanceOf(GuardedMessageFactory.class);
             int fields = 0;
-            for (org.jgroups.stack.Protocol p : ch.getProtocolStack().getProtocols()) {
+            for (Protocol p : ch.getProtocolStack().getProtocols()) {
                 for (Class<?> c = p.getClass(); c != Object.class; c = c.getSuperclass()) {
-                    for (java.lang.reflect.Field f : c.getDeclaredFields()) {
+                    for (Field f : c.getDeclaredFields()) {
                         if (f.getType().getName().equals("org.jgroups.MessageFactory")
-                                && !java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                                && !Modifier.isStatic(f.getModifiers())) {
                             f.setAccessible(true);
                             assertThat(f.get(p)).as("%s.%s", p.getName(), f.getName()).isSameAs(guarded);
                             fields++;

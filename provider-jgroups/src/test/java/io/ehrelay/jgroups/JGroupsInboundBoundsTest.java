@@ -3,29 +3,37 @@ package io.ehrelay.jgroups;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-
-import org.jgroups.Event;
-import org.jgroups.JChannel;
-import org.jgroups.stack.IpAddress;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.jgroups.BytesMessage;
+import org.jgroups.Event;
+import org.jgroups.JChannel;
+import org.jgroups.Message;
+import org.jgroups.Version;
+import org.jgroups.stack.IpAddress;
+import org.jgroups.util.Util;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A process that reaches a member's TCP port, member or not, can hold connections and make JGroups allocate the
@@ -77,7 +85,7 @@ class JGroupsInboundBoundsTest {
         DataOutputStream out = new DataOutputStream(s.getOutputStream());
         IpAddress claimed = new IpAddress("127.0.0.1", claimedPort);
         out.write(new byte[] {'b', 'e', 'l', 'a'});
-        out.writeShort(org.jgroups.Version.version);
+        out.writeShort(Version.version);
         out.writeShort(claimed.serializedSize());
         claimed.writeTo(out);
         out.flush();
@@ -107,12 +115,12 @@ class JGroupsInboundBoundsTest {
      * addresses, headers, the payload's length and bytes), for a message carrying {@code payload} bytes.
      */
     private static byte[] frame(int payload) throws Exception {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(payload + 256);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(payload + 256);
         DataOutputStream out = new DataOutputStream(bytes);
         out.writeInt(0); // the frame's length, below
-        org.jgroups.util.Util.writeMessage(new org.jgroups.BytesMessage(null, new byte[payload]), out, true);
+        Util.writeMessage(new BytesMessage(null, new byte[payload]), out, true);
         byte[] f = bytes.toByteArray();
-        java.nio.ByteBuffer.wrap(f).putInt(0, f.length - 4);
+        ByteBuffer.wrap(f).putInt(0, f.length - 4);
         return f;
     }
 
@@ -167,7 +175,7 @@ class JGroupsInboundBoundsTest {
             // each on its connection's thread
             Await.until(() -> jmx.managerCount("rejected") - rejected >= 3,
                     () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
-            long waited = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+            long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
             assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).as("bytes held by 2 of 5 frames")
                     .isEqualTo(2L * (message.length - 4));
             // small puts replicate while the budget is taken
@@ -220,7 +228,7 @@ class JGroupsInboundBoundsTest {
     void aPayloadLengthBeyondMaxLength_closesItsConnectionBeforeJGroupsAllocates() throws Exception {
         // a 16-byte message whose payload length says 1 GB: the frame is small, JGroups would allocate 1 GB
         byte[] message = frame(16);
-        java.nio.ByteBuffer.wrap(message).putInt(message.length - 16 - 4, 1 << 30);
+        ByteBuffer.wrap(message).putInt(message.length - 16 - 4, 1 << 30);
         refusedBeforeJGroupsAllocates(message);
     }
 
@@ -229,17 +237,17 @@ class JGroupsInboundBoundsTest {
         // a batch of two small messages whose count says 100 million: JGroups would allocate an array of
         // 100 million references (400-800 MB) after the first message
         IpAddress src = new IpAddress("127.0.0.1", 2001);
-        byte[] clusterName = "x".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        java.io.ByteArrayOutputStream header = new java.io.ByteArrayOutputStream();
-        org.jgroups.util.Util.writeMessageListHeader(null, src, clusterName, 2, new DataOutputStream(header), true);
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        byte[] clusterName = "x".getBytes(StandardCharsets.US_ASCII);
+        ByteArrayOutputStream header = new ByteArrayOutputStream();
+        Util.writeMessageListHeader(null, src, clusterName, 2, new DataOutputStream(header), true);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream out = new DataOutputStream(bytes);
         out.writeInt(0);
-        java.util.List<org.jgroups.Message> two = java.util.Arrays.asList(
-                new org.jgroups.BytesMessage(null, new byte[8]), new org.jgroups.BytesMessage(null, new byte[8]));
-        org.jgroups.util.Util.writeMessageList(null, src, clusterName, two, out, true);
+        List<Message> two = Arrays.asList(
+                new BytesMessage(null, new byte[8]), new BytesMessage(null, new byte[8]));
+        Util.writeMessageList(null, src, clusterName, two, out, true);
         byte[] batch = bytes.toByteArray();
-        java.nio.ByteBuffer.wrap(batch).putInt(0, batch.length - 4).putInt(4 + header.size() - 4, 100_000_000);
+        ByteBuffer.wrap(batch).putInt(0, batch.length - 4).putInt(4 + header.size() - 4, 100_000_000);
         refusedBeforeJGroupsAllocates(batch);
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -20,17 +21,6 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
-import org.jgroups.conf.ProtocolConfiguration;
-import org.jgroups.protocols.FD_SOCK;
-import org.jgroups.protocols.FD_SOCK2;
-import org.jgroups.protocols.TP;
-import org.jgroups.stack.IpAddress;
-import org.jgroups.stack.Protocol;
-import org.jgroups.stack.ProtocolStack;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.TransportFixture;
@@ -38,6 +28,17 @@ import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.testing.NetNamespace;
 import io.ehrelay.testing.SocketAudit;
 import net.sf.ehcache.CacheManager;
+import org.jgroups.conf.ProtocolConfiguration;
+import org.jgroups.protocols.FD_SOCK;
+import org.jgroups.protocols.FD_SOCK2;
+import org.jgroups.protocols.TP;
+import org.jgroups.protocols.UDP;
+import org.jgroups.stack.IpAddress;
+import org.jgroups.stack.Protocol;
+import org.jgroups.stack.ProtocolStack;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The network rule for every JGroups stack the project ships or starts: each socket a node's JVM listens on is on
@@ -93,7 +94,7 @@ class JGroupsListenersTest {
                     TP tp = ps.getTransport();
                     // the audit sees this JVM's sockets: the transport's own is among them
                     int port = ((IpAddress) tp.localPhysicalAddress()).getPort();
-                    String proto = tp instanceof org.jgroups.protocols.UDP ? "udp" : "tcp";
+                    String proto = tp instanceof UDP ? "udp" : "tcp";
                     assertThat(during.sockets()).as(config.getKey()).anyMatch(s -> s.protocol.equals(proto)
                             && s.port == port && s.address.isLoopbackAddress());
                     assertThat(tp.getDiagnosticsHandler().isRunning()).as("%s: diagnostics", config.getKey())
@@ -147,7 +148,7 @@ class JGroupsListenersTest {
             throws Exception {
         requireNamespaces();
         String shipped;
-        try (java.io.InputStream in = JGroupsStacks.class.getClassLoader().getResourceAsStream(JGroupsStacks.TCP_STACK)) {
+        try (InputStream in = JGroupsStacks.class.getClassLoader().getResourceAsStream(JGroupsStacks.TCP_STACK)) {
             shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         assertThat(shipped).contains("diag.enabled=\"false\"");

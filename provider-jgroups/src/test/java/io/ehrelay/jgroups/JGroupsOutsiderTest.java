@@ -2,20 +2,29 @@ package io.ehrelay.jgroups;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-
-import org.jgroups.JChannel;
-import org.jgroups.stack.IpAddress;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.jgroups.BytesMessage;
+import org.jgroups.Event;
+import org.jgroups.JChannel;
+import org.jgroups.Version;
+import org.jgroups.conf.ClassConfigurator;
+import org.jgroups.protocols.UNICAST3;
+import org.jgroups.protocols.UnicastHeader3;
+import org.jgroups.stack.IpAddress;
+import org.jgroups.util.UUID;
+import org.jgroups.util.Util;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A process that is not a member sends a node unicasts that UNICAST3 would keep (data messages that are not the
@@ -41,28 +50,28 @@ class JGroupsOutsiderTest {
             Jmx jmx = cluster.jmx(node);
             long rejected = jmx.managerCount("rejected");
             JChannel ch = ((JGroupsTransport) cluster.node(node).transport()).channel();
-            int port = ((IpAddress) ch.down(new org.jgroups.Event(org.jgroups.Event.GET_PHYSICAL_ADDRESS,
+            int port = ((IpAddress) ch.down(new Event(Event.GET_PHYSICAL_ADDRESS,
                     ch.getAddress()))).getPort();
             long before = usedMb();
-            short id = org.jgroups.conf.ClassConfigurator.getProtocolId(org.jgroups.protocols.UNICAST3.class);
-            org.jgroups.util.UUID outsider = org.jgroups.util.UUID.randomUUID();
+            short id = ClassConfigurator.getProtocolId(UNICAST3.class);
+            UUID outsider = UUID.randomUUID();
             int n = 20;
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
-                DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream()));
+                DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
                 IpAddress claimed = new IpAddress("127.0.0.1", 3999);
                 out.write(new byte[] {'b', 'e', 'l', 'a'});
-                out.writeShort(org.jgroups.Version.version);
+                out.writeShort(Version.version);
                 out.writeShort(claimed.serializedSize());
                 claimed.writeTo(out);
                 for (int i = 0; i < 2 * n; i++) {
                     // n of 4 MB, then n of 1 KB: UNICAST3 would keep either, the small ones too
                     byte[] payload = new byte[i < n ? 4 << 20 : 1024];
-                    org.jgroups.BytesMessage m = new org.jgroups.BytesMessage(ch.getAddress(), payload);
+                    BytesMessage m = new BytesMessage(ch.getAddress(), payload);
                     m.setSrc(outsider);
-                    m.putHeader(id, org.jgroups.protocols.UnicastHeader3.createDataHeader(10 + i, (short) 1, false));
-                    java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
-                    org.jgroups.util.Util.writeMessage(m, new DataOutputStream(b), false);
+                    m.putHeader(id, UnicastHeader3.createDataHeader(10 + i, (short) 1, false));
+                    ByteArrayOutputStream b = new ByteArrayOutputStream();
+                    Util.writeMessage(m, new DataOutputStream(b), false);
                     out.writeInt(b.size());
                     b.writeTo(out);
                     out.flush();

@@ -3,17 +3,18 @@ package io.ehrelay.jgroups;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-
-import org.jgroups.protocols.DISCARD;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import java.util.List;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.ConvergenceWorkload;
 import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.jgroups.protocols.DISCARD;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A partition and its healing (JGroups' DISCARD cuts member b off; MERGE3 merges the views again): both sides
@@ -56,10 +57,10 @@ class JGroupsPartitionTest {
                 Await.until(Duration.ofSeconds(30), () -> cm.getEhcache("async").get("onlyA") != null
                         && cm.getEhcache("async").get("onlyB") != null
                         && "B".equals(cm.getEhcache("async").get("shared").getObjectValue()),
-                        () -> cm.getName() + " holds " + io.ehrelay.contract.ConvergenceWorkload.contents(
+                        () -> cm.getName() + " holds " + ConvergenceWorkload.contents(
                                 cm.getEhcache("async")));
             }
-            assertThat(io.ehrelay.contract.ConvergenceWorkload.differing(java.util.List.of(a.getEhcache("async"),
+            assertThat(ConvergenceWorkload.differing(List.of(a.getEhcache("async"),
                     b.getEhcache("async")))).isEmpty();
         }
     }

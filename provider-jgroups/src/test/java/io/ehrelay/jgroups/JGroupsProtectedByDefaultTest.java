@@ -10,10 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 
-import org.jgroups.conf.ProtocolConfiguration;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.TransportFixture;
@@ -22,6 +18,10 @@ import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.jgroups.JChannel;
+import org.jgroups.conf.ProtocolConfiguration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Secure by default on JGroups, which cannot refuse a host where it listens: a node whose members do not
@@ -152,8 +152,8 @@ class JGroupsProtectedByDefaultTest {
         try {
             System.setProperty("jgroups.bind_addr", "127.0.0.2");
             // built, not connected: nothing listens
-            org.jgroups.JChannel ch = new org.jgroups.JChannel(
-                    new java.io.ByteArrayInputStream(("<config xmlns=\"urn:org:jgroups\"><TCP bind_addr=\"127.0.0.1\" "
+            JChannel ch = new JChannel(
+                    new ByteArrayInputStream(("<config xmlns=\"urn:org:jgroups\"><TCP bind_addr=\"127.0.0.1\" "
                             + "bind_port=\"7801\" diag.enabled=\"false\"/><TCPPING initial_hosts=\"127.0.0.1[7800]\"/>"
                             + "<pbcast.NAKACK2/><UNICAST3/><pbcast.GMS/></config>").getBytes(StandardCharsets.UTF_8)));
             try {

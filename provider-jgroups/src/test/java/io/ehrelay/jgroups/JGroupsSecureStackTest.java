@@ -12,15 +12,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The secured stack of docs/jgroups.md (SYM_ENCRYPT with a shared AES key, AUTH with an X509Token), on 127.0.0.1: members

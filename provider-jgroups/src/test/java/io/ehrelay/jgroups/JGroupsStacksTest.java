@@ -3,15 +3,18 @@ package io.ehrelay.jgroups;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.reflect.Field;
 import java.util.List;
 import java.util.Properties;
 import java.util.stream.Collectors;
 
-import org.junit.jupiter.api.Test;
-import org.jgroups.conf.ProtocolConfiguration;
-
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PropertyReader;
+import org.jgroups.JChannel;
+import org.jgroups.Version;
+import org.jgroups.conf.ProtocolConfiguration;
+import org.jgroups.util.Util;
+import org.junit.jupiter.api.Test;
 
 /** Building the channel's stack: the old module's inline JGroups 3 stacks, the shipped files, the overrides. */
 class JGroupsStacksTest {
@@ -136,7 +139,7 @@ class JGroupsStacksTest {
         List<ProtocolConfiguration> tcp = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
         ProtocolConfiguration frag = tcp.stream().filter(p -> p.getProtocolName().equals("FRAG4")).findFirst()
                 .orElseThrow();
-        long fragSize = org.jgroups.util.Util.readBytesLong(frag.getProperties().get("frag_size"));
+        long fragSize = Util.readBytesLong(frag.getProperties().get("frag_size"));
         // a batch of batchMaxBytes' default (1 MB) plus its headers is one message, not reassembled from pieces
         assertThat(fragSize).isGreaterThan((1L << 20) + 64 * 1024);
         JGroupsStacks.checkFragmentsFitCredits(tcp);
@@ -165,8 +168,8 @@ class JGroupsStacksTest {
 
     @Test
     void aTcpTransport_sendsToEachMemberFromItsOwnThread_soAVanishedMemberStallsNoOther() throws Exception {
-        boolean option = org.jgroups.Version.major > 5 || org.jgroups.Version.major == 5 && org.jgroups.Version.minor >= 4;
-        assertThat(JGroupsStacks.singleSenderOption()).as("JGroups %s", org.jgroups.Version.printVersion())
+        boolean option = Version.major > 5 || Version.major == 5 && Version.minor >= 4;
+        assertThat(JGroupsStacks.singleSenderOption()).as("JGroups %s", Version.printVersion())
                 .isEqualTo(option);
 
         List<ProtocolConfiguration> tcp = JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK);
@@ -191,9 +194,9 @@ class JGroupsStacksTest {
         List<ProtocolConfiguration> built = JGroupsStacks.build(settings(p));
         assertThat(built.get(0).getProperties().get(JGroupsStacks.SINGLE_SENDER)).isEqualTo(option ? "false" : null);
         if (option) {
-            try (org.jgroups.JChannel channel = new org.jgroups.JChannel(JGroupsStacks.configurator(built))) {
+            try (JChannel channel = new JChannel(JGroupsStacks.configurator(built))) {
                 Object bundler = channel.getProtocolStack().getTransport().getBundler();
-                java.lang.reflect.Field single = Class.forName("org.jgroups.protocols.BaseBundler")
+                Field single = Class.forName("org.jgroups.protocols.BaseBundler")
                         .getDeclaredField("use_single_sender_thread");
                 single.setAccessible(true);
                 assertThat(single.getBoolean(bundler)).as(bundler.getClass().getName()).isFalse();

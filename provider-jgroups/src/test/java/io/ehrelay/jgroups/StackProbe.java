@@ -5,9 +5,8 @@ import java.io.ByteArrayInputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 
-import org.jgroups.JChannel;
-
 import net.sf.ehcache.CacheManager;
+import org.jgroups.JChannel;
 
 /**
  * A process of {@link JGroupsListenersTest}, run inside a network namespace: starts one JGroups stack, prints

@@ -2,9 +2,14 @@ package io.ehrelay.rmi;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.ServerSocket;
+import java.net.SocketException;
 import java.rmi.server.RMIServerSocketFactory;
-
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.net.ssl.SSLContext;
 
 import io.ehrelay.spi.PeerGate;
@@ -26,7 +31,7 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
     private final InboundConnections connections;
     private final CheckedCalls.Factory checks;
     private volatile int lastPort;
-    private final java.util.List<ServerSocket> opened = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<ServerSocket> opened = new CopyOnWriteArrayList<>();
 
     /**
      * @param gate        the hosts admitted without authentication, or {@code null} when peers authenticate
@@ -52,7 +57,7 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
     public ServerSocket createServerSocket(int port) throws IOException {
         ServerSocket socket = new BufferedSockets.Server(gate, connections, tls, clientAuth, checks);
         try {
-            socket.bind(new java.net.InetSocketAddress(address, port), 128);
+            socket.bind(new InetSocketAddress(address, port), 128);
         } catch (IOException e) {
             socket.close();
             // not a BindException: RMI would call any of those "Port already in use"
@@ -79,8 +84,8 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
         private static boolean isLocal(InetAddress address) {
             try {
                 return address.isAnyLocalAddress() || address.isLoopbackAddress()
-                        || java.net.NetworkInterface.getByInetAddress(address) != null;
-            } catch (java.net.SocketException e) {
+                        || NetworkInterface.getByInetAddress(address) != null;
+            } catch (SocketException e) {
                 return true; // cannot tell: say nothing about it
             }
         }
@@ -101,8 +106,8 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
     }
 
     /** The ports of the listening sockets this factory opened that are still open. */
-    java.util.List<Integer> ports() {
-        java.util.List<Integer> ports = new java.util.ArrayList<>();
+    List<Integer> ports() {
+        List<Integer> ports = new ArrayList<>();
         for (ServerSocket s : opened) {
             if (!s.isClosed()) {
                 ports.add(s.getLocalPort());
@@ -119,7 +124,7 @@ final class BoundServerSocketFactory implements RMIServerSocketFactory {
         for (ServerSocket s : opened) {
             try {
                 s.close();
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 // closing anyway
             }
         }

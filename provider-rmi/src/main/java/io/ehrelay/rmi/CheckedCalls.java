@@ -4,6 +4,12 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InvalidObjectException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import javax.net.ssl.SSLSocket;
 
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.SerialStreamWalker;
@@ -28,19 +34,19 @@ final class CheckedCalls extends InputStream {
 
     /** Opens the checked stream of a connection: what RMI reads from {@code in}, sent by {@code from}. */
     interface Factory {
-        CheckedCalls open(InputStream in, java.net.InetAddress from);
+        CheckedCalls open(InputStream in, InetAddress from);
     }
 
     /**
      * A TLS connection whose decrypted input is checked: RMI gets this socket, everything else is the TLS
      * socket's.
      */
-    static final class TlsSocket extends java.net.Socket {
-        private final javax.net.ssl.SSLSocket tls;
+    static final class TlsSocket extends Socket {
+        private final SSLSocket tls;
         private final Factory checks;
         private CheckedCalls checked;
 
-        TlsSocket(javax.net.ssl.SSLSocket tls, Factory checks) {
+        TlsSocket(SSLSocket tls, Factory checks) {
             this.tls = tls;
             this.checks = checks;
         }
@@ -54,7 +60,7 @@ final class CheckedCalls extends InputStream {
         }
 
         @Override
-        public java.io.OutputStream getOutputStream() throws IOException {
+        public OutputStream getOutputStream() throws IOException {
             return tls.getOutputStream();
         }
 
@@ -64,12 +70,12 @@ final class CheckedCalls extends InputStream {
         }
 
         @Override
-        public java.net.InetAddress getInetAddress() {
+        public InetAddress getInetAddress() {
             return tls.getInetAddress();
         }
 
         @Override
-        public java.net.InetAddress getLocalAddress() {
+        public InetAddress getLocalAddress() {
             return tls.getLocalAddress();
         }
 
@@ -84,52 +90,52 @@ final class CheckedCalls extends InputStream {
         }
 
         @Override
-        public java.net.SocketAddress getRemoteSocketAddress() {
+        public SocketAddress getRemoteSocketAddress() {
             return tls.getRemoteSocketAddress();
         }
 
         @Override
-        public java.net.SocketAddress getLocalSocketAddress() {
+        public SocketAddress getLocalSocketAddress() {
             return tls.getLocalSocketAddress();
         }
 
         @Override
-        public void setSoTimeout(int timeout) throws java.net.SocketException {
+        public void setSoTimeout(int timeout) throws SocketException {
             tls.setSoTimeout(timeout);
         }
 
         @Override
-        public int getSoTimeout() throws java.net.SocketException {
+        public int getSoTimeout() throws SocketException {
             return tls.getSoTimeout();
         }
 
         @Override
-        public void setTcpNoDelay(boolean on) throws java.net.SocketException {
+        public void setTcpNoDelay(boolean on) throws SocketException {
             tls.setTcpNoDelay(on);
         }
 
         @Override
-        public boolean getTcpNoDelay() throws java.net.SocketException {
+        public boolean getTcpNoDelay() throws SocketException {
             return tls.getTcpNoDelay();
         }
 
         @Override
-        public void setKeepAlive(boolean on) throws java.net.SocketException {
+        public void setKeepAlive(boolean on) throws SocketException {
             tls.setKeepAlive(on);
         }
 
         @Override
-        public boolean getKeepAlive() throws java.net.SocketException {
+        public boolean getKeepAlive() throws SocketException {
             return tls.getKeepAlive();
         }
 
         @Override
-        public void setSoLinger(boolean on, int linger) throws java.net.SocketException {
+        public void setSoLinger(boolean on, int linger) throws SocketException {
             tls.setSoLinger(on, linger);
         }
 
         @Override
-        public int getSoLinger() throws java.net.SocketException {
+        public int getSoLinger() throws SocketException {
             return tls.getSoLinger();
         }
 

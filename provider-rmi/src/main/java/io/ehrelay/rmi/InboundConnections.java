@@ -6,11 +6,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.TransportMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The connections peers hold open to one node, on all its listening sockets together (the registry, the relay

@@ -1,5 +1,7 @@
 package io.ehrelay.rmi;
 
+import java.io.InvalidClassException;
+import java.io.Serializable;
 import java.rmi.AlreadyBoundException;
 import java.rmi.NotBoundException;
 import java.rmi.Remote;
@@ -48,7 +50,7 @@ final class RegistryGuard {
             + "io.ehrelay.rmi.TimeoutClientSocketFactory;io.ehrelay.rmi.TlsClientSocketFactory;!*";
 
     /** Bound by value in {@link #probe}: a registry that deserializes it would deserialize any such class. */
-    private static final class Probe implements java.rmi.Remote, java.io.Serializable {
+    private static final class Probe implements Remote, Serializable {
         private static final long serialVersionUID = 1L;
     }
     private static final String PROBE = "ehrelay.registry-probe";
@@ -82,7 +84,7 @@ final class RegistryGuard {
             remote.bind(PROBE, new Probe());
         } catch (RemoteException | AlreadyBoundException e) {
             for (Throwable t = e; t != null; t = t.getCause()) {
-                if (t instanceof java.io.InvalidClassException) {
+                if (t instanceof InvalidClassException) {
                     return true; // "filter status: REJECTED"
                 }
             }

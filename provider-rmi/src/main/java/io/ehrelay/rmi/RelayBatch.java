@@ -1,10 +1,18 @@
 package io.ehrelay.rmi;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.InvalidObjectException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.lang.ref.WeakReference;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.rmi.RemoteException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.spi.rpc.RpcSessions;
@@ -40,7 +48,7 @@ final class RelayBatch implements Serializable {
      * The node a batch is being read for, from its filter to this class's {@code readObject} (weakly: a stream
      * that names the class and never reads an instance must not keep a stopped node reachable).
      */
-    private static final ThreadLocal<java.lang.ref.WeakReference<Receiver>> READING = new ThreadLocal<>();
+    private static final ThreadLocal<WeakReference<Receiver>> READING = new ThreadLocal<>();
     /** A share not claimed by the relay this long after its batch was read is given back ({@link Receiver}). */
     static final long UNCLAIMED_MILLIS = 5_000;
 
@@ -52,7 +60,7 @@ final class RelayBatch implements Serializable {
      * through {@link #scratch} (no array of the batch's size per send; the buffer is read only while the call
      * writes its argument, before the send completes).
      */
-    private transient java.nio.ByteBuffer data;
+    private transient ByteBuffer data;
     private transient byte[] scratch;
     /** On the receiving side: the batch, in an array of the node's budget. */
     private transient InboundBudget.Borrowed received;
@@ -72,7 +80,7 @@ final class RelayBatch implements Serializable {
      * A batch written from {@code data} (its position to its limit, read and not modified) in chunks through
      * {@code scratch}, which the caller owns and does not share while the call runs.
      */
-    RelayBatch(String from, byte[] session, java.nio.ByteBuffer data, byte[] scratch) {
+    RelayBatch(String from, byte[] session, ByteBuffer data, byte[] scratch) {
         this.from = from;
         this.session = session;
         this.data = data.duplicate();
@@ -98,7 +106,7 @@ final class RelayBatch implements Serializable {
     }
 
     /** A received batch's bytes, in an array of the node's budget ({@link InboundBudget#borrow}). */
-    java.nio.ByteBuffer data() {
+    ByteBuffer data() {
         return received.batch();
     }
 
@@ -140,18 +148,18 @@ final class RelayBatch implements Serializable {
 
     /** UTF-8 bytes of a name (sender, cache) as the relay's calls carry it. */
     static byte[] name(String name) {
-        return (name == null ? "" : name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return (name == null ? "" : name).getBytes(StandardCharsets.UTF_8);
     }
 
     /** A name the relay received; refused when longer than a name can be. */
-    static String name(byte[] utf8) throws java.rmi.RemoteException {
+    static String name(byte[] utf8) throws RemoteException {
         if (utf8 == null) {
             return null;
         }
         if (utf8.length > MAX_NAME_BYTES) {
-            throw new java.rmi.RemoteException("ehrelay: a name of " + utf8.length + " bytes");
+            throw new RemoteException("ehrelay: a name of " + utf8.length + " bytes");
         }
-        return new String(utf8, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(utf8, StandardCharsets.UTF_8);
     }
 
     private void writeObject(ObjectOutputStream out) throws IOException {
@@ -162,7 +170,7 @@ final class RelayBatch implements Serializable {
         }
         out.writeInt(announced);
         if (data != null) {
-            java.nio.ByteBuffer d = data.duplicate();
+            ByteBuffer d = data.duplicate();
             while (d.hasRemaining()) {
                 int n = Math.min(d.remaining(), scratch.length);
                 d.get(scratch, 0, n);
@@ -183,7 +191,7 @@ final class RelayBatch implements Serializable {
     }
 
     private void readObject(ObjectInputStream in) throws IOException {
-        java.lang.ref.WeakReference<Receiver> ref = READING.get();
+        WeakReference<Receiver> ref = READING.get();
         READING.remove();
         Receiver node = ref == null ? null : ref.get();
         if (node == null) {
@@ -231,7 +239,7 @@ final class RelayBatch implements Serializable {
             } while (!room && System.nanoTime() < until);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("ehrelay: interrupted while waiting for room for a batch");
+            throw new InterruptedIOException("ehrelay: interrupted while waiting for room for a batch");
         }
         if (!room) {
             node.rejected("a batch of " + length + " bytes from " + sender + ": the batches being read hold "
@@ -258,7 +266,7 @@ final class RelayBatch implements Serializable {
         }
         byte[] b = new byte[n];
         in.readFully(b);
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(b, StandardCharsets.UTF_8);
     }
 
     /**
@@ -269,9 +277,9 @@ final class RelayBatch implements Serializable {
         private final RpcSessions sessions;
         private final InboundBudget budget;
         private final int maxFrameBytes;
-        private final java.util.function.Consumer<String> onRejected;
+        private final Consumer<String> onRejected;
         /** Batches read for this node, holding a share, that the relay has not claimed yet: when each was read. */
-        private final java.util.Map<RelayBatch, Long> unclaimed = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<RelayBatch, Long> unclaimed = new ConcurrentHashMap<>();
 
         /**
          * @param sessions   the node's sessions, or {@code null} without a cluster secret (the listening socket's
@@ -279,7 +287,7 @@ final class RelayBatch implements Serializable {
          * @param onRejected counts and logs a batch refused for its size or for lack of room
          */
         Receiver(RpcSessions sessions, InboundBudget budget, int maxFrameBytes,
-                 java.util.function.Consumer<String> onRejected) {
+                 Consumer<String> onRejected) {
             this.sessions = sessions;
             this.budget = budget;
             this.maxFrameBytes = maxFrameBytes;
@@ -289,7 +297,7 @@ final class RelayBatch implements Serializable {
         /** Called by the node's export filter when it lets a class through: a batch is about to be read for it. */
         void admitted(Class<?> type) {
             if (type == RelayBatch.class) {
-                READING.set(new java.lang.ref.WeakReference<>(this));
+                READING.set(new WeakReference<>(this));
             } else {
                 READING.remove();
             }
@@ -302,7 +310,7 @@ final class RelayBatch implements Serializable {
         /** Gives back the shares of batches read more than {@link #UNCLAIMED_MILLIS} ago that no call claimed. */
         void giveBackUnclaimed() {
             long cutoff = System.nanoTime() - UNCLAIMED_MILLIS * 1_000_000L;
-            for (java.util.Map.Entry<RelayBatch, Long> e : unclaimed.entrySet()) {
+            for (Map.Entry<RelayBatch, Long> e : unclaimed.entrySet()) {
                 if (e.getValue() - cutoff < 0) {
                     e.getKey().release();
                 }

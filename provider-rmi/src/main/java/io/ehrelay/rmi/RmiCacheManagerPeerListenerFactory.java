@@ -1,8 +1,8 @@
 package io.ehrelay.rmi;
 
-import io.ehrelay.spi.TransportSettings;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.provider.EhrelayPeerListenerFactory;
+import io.ehrelay.spi.TransportSettings;
 
 /**
  * {@code cacheManagerPeerListenerFactory} of the RMI transport, with the stock properties: {@code hostName},

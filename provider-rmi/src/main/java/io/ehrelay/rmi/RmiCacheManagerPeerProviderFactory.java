@@ -1,9 +1,13 @@
 package io.ehrelay.rmi;
 
+import java.util.Properties;
+
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.provider.EhrelayPeerProviderFactory;
 import io.ehrelay.spi.Transport;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.distribution.CacheManagerPeerProvider;
 
 /**
  * {@code cacheManagerPeerProviderFactory} of the RMI transport, with the stock properties:
@@ -30,9 +34,9 @@ public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFacto
      * it takes that default too, with the WARN every empty property gets.
      */
     @Override
-    public net.sf.ehcache.distribution.CacheManagerPeerProvider createCachePeerProvider(
-            net.sf.ehcache.CacheManager cacheManager, java.util.Properties properties) {
-        java.util.Properties p = new java.util.Properties();
+    public CacheManagerPeerProvider createCachePeerProvider(
+            CacheManager cacheManager, Properties properties) {
+        Properties p = new Properties();
         if (properties != null) {
             p.putAll(properties);
         }

@@ -1,7 +1,7 @@
 package io.ehrelay.rmi;
 
-import io.ehrelay.spi.TransportSettings;
 import io.ehrelay.internal.config.PropertyReader;
+import io.ehrelay.spi.TransportSettings;
 
 /**
  * The RMI listener's own properties: the stock {@code remoteObjectPort} and {@code socketTimeoutMillis}, and

@@ -2,7 +2,9 @@ package io.ehrelay.rmi;
 
 import java.io.IOException;
 import java.io.Serializable;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
+import java.rmi.AccessException;
 import java.rmi.ConnectException;
 import java.rmi.ConnectIOException;
 import java.rmi.MarshalException;
@@ -22,10 +24,16 @@ import java.util.concurrent.ThreadFactory;
 
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.Batch;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.ClusterSecret;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.PeerGate;
 import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.spi.rpc.PeerChannel;
-import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.rpc.RpcCalls;
+import io.ehrelay.spi.rpc.RpcSessions;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
 import net.sf.ehcache.distribution.RmiEventMessage;
@@ -56,9 +64,9 @@ final class RmiPeerChannel extends PeerChannel {
         final Kind kind;
         final RelayRemote relay;
         /** The session's credentials ({@code null} without a cluster secret): a fresh one for every call. */
-        final io.ehrelay.spi.rpc.RpcSessions.Credentials credentials;
+        final RpcSessions.Credentials credentials;
 
-        Link(Kind kind, RelayRemote relay, io.ehrelay.spi.rpc.RpcSessions.Credentials credentials) {
+        Link(Kind kind, RelayRemote relay, RpcSessions.Credentials credentials) {
             this.kind = kind;
             this.relay = relay;
             this.credentials = credentials;
@@ -71,8 +79,8 @@ final class RmiPeerChannel extends PeerChannel {
     }
 
     private volatile Link link = Link.NONE;
-    private final io.ehrelay.spi.ClusterSecret secret;
-    private final io.ehrelay.spi.PeerGate stockGate;
+    private final ClusterSecret secret;
+    private final PeerGate stockGate;
 
     /**
      * @param secret    the cluster secret ehrelay peers must prove (and this node proves to them), or {@code null}
@@ -80,8 +88,8 @@ final class RmiPeerChannel extends PeerChannel {
      *                  {@code null} without one
      */
     RmiPeerChannel(String endpoint, String self, RMIClientSocketFactory lookupSockets, RmiSettings settings,
-                   CodecLimits limits, ThreadFactory threads, Clock clock, io.ehrelay.spi.ClusterSecret secret,
-                   io.ehrelay.spi.PeerGate stockGate) {
+                   CodecLimits limits, ThreadFactory threads, Clock clock, ClusterSecret secret,
+                   PeerGate stockGate) {
         super(endpoint, settings.peerOutboundMaxBytes, settings.retryMaxMillis, threads, clock);
         this.secret = secret;
         this.stockGate = stockGate;
@@ -107,13 +115,13 @@ final class RmiPeerChannel extends PeerChannel {
                         + found.getClass().getName());
             }
             RelayRemote r = (RelayRemote) found;
-            io.ehrelay.spi.rpc.RpcSessions.Credentials s = secret == null ? null : openSession(r, secret, self);
+            RpcSessions.Credentials s = secret == null ? null : openSession(r, secret, self);
             if (listening) {
                 r.hello(RelayBatch.name(self), s == null ? null : s.next());
             }
             link = new Link(Kind.EHRELAY, r, s);
         } catch (NotBoundException e) {
-            if (secret != null && !stockGate.admits(java.net.InetAddress.getByName(host),
+            if (secret != null && !stockGate.admits(InetAddress.getByName(host),
                     "stock RMI peer (this node would send it events)")) {
                 throw new IOException("peer " + endpoint() + " has no ehrelay relay, so it cannot prove the cluster "
                         + "secret: this node sends to stock RMI peers only at hosts listed in unauthenticatedPeers");
@@ -126,9 +134,9 @@ final class RmiPeerChannel extends PeerChannel {
      * Opens a session with {@code relay} under the name {@code self}: proves {@code secret} to it, and checks
      * that the peer holds it too.
      */
-    static io.ehrelay.spi.rpc.RpcSessions.Credentials openSession(RelayRemote relay, io.ehrelay.spi.ClusterSecret secret,
+    static RpcSessions.Credentials openSession(RelayRemote relay, ClusterSecret secret,
                                                                   String self) throws IOException {
-        return io.ehrelay.spi.rpc.RpcSessions.open(secret, self, new io.ehrelay.spi.rpc.RpcSessions.Listener() {
+        return RpcSessions.open(secret, self, new RpcSessions.Listener() {
             @Override
             public byte[] challenge() throws IOException {
                 return relay.challenge();
@@ -167,8 +175,8 @@ final class RmiPeerChannel extends PeerChannel {
         // batch failed (counted, the peer owes a resync), but the peer is not gone; a refused session is
         return e instanceof ConnectException || e instanceof ConnectIOException || e instanceof NoSuchObjectException
                 || e instanceof UnknownHostException || e instanceof UnmarshalException
-                || e instanceof MarshalException || e instanceof java.rmi.AccessException
-                || io.ehrelay.spi.rpc.RpcSessions.isRefusal(e);
+                || e instanceof MarshalException || e instanceof AccessException
+                || RpcSessions.isRefusal(e);
     }
 
     @Override
@@ -179,7 +187,7 @@ final class RmiPeerChannel extends PeerChannel {
         } else if (l.kind == Kind.EHRELAY) {
             l.relay.post(new RelayBatch(self, l.next(), batch));
         } else if (l.kind == Kind.UNKNOWN) {
-            throw new java.rmi.ConnectException("not connected to " + endpoint());
+            throw new ConnectException("not connected to " + endpoint());
         } else {
             sendToStock(batch);
         }
@@ -197,7 +205,7 @@ final class RmiPeerChannel extends PeerChannel {
      * per send); a stock peer gets Ehcache's messages, made from the batch's array.
      */
     @Override
-    protected void transmit(io.ehrelay.spi.Batch batch, boolean acknowledge) throws Exception {
+    protected void transmit(Batch batch, boolean acknowledge) throws Exception {
         Link l = link;
         if (l.kind != Kind.EHRELAY) {
             super.transmit(batch, acknowledge);
@@ -213,12 +221,12 @@ final class RmiPeerChannel extends PeerChannel {
             throws Exception {
         Link l = link;
         if (l.kind == Kind.UNKNOWN) {
-            throw new java.rmi.ConnectException("not connected to " + endpoint());
+            throw new ConnectException("not connected to " + endpoint());
         }
         if (l.kind == Kind.EHRELAY) {
             RelayRemote r = l.relay;
             Link s = l;
-            fetchThroughRelay(new io.ehrelay.spi.rpc.RpcCalls() {
+            fetchThroughRelay(new RpcCalls() {
                 @Override
                 public void hello(String fromEndpoint) throws IOException {
                     r.hello(RelayBatch.name(fromEndpoint), s.next());
@@ -273,7 +281,7 @@ final class RmiPeerChannel extends PeerChannel {
     }
 
     /** Sends a batch as Ehcache's own messages: one {@code send} per run of events of one cache. */
-    private void sendToStock(byte[] batch) throws IOException, io.ehrelay.spi.MalformedFrameException {
+    private void sendToStock(byte[] batch) throws IOException, MalformedFrameException {
         List<ReplicationEvent> events = EventCodec.decodeBatch(ByteBuffer.wrap(batch), limits).events();
         int i = 0;
         while (i < events.size()) {

@@ -12,22 +12,30 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-
 import javax.net.ssl.SSLContext;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
+import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.SerializationGuard;
+import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.spi.HeartbeatFormat;
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.LocalCachePeer;
-import io.ehrelay.spi.TransportContext;
-import io.ehrelay.spi.rpc.RpcService;
-import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
 import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.PeerGate;
+import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.TransportMetrics;
+import io.ehrelay.spi.rpc.RpcService;
+import io.ehrelay.spi.rpc.RpcSessions;
+import io.ehrelay.spi.rpc.RpcTransport;
+import net.sf.ehcache.distribution.ConfigurableRMIClientSocketFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Java RMI as an ehrelay transport. Listening: an RMI registry on {@code hostName:port} (bound to that address
@@ -38,7 +46,7 @@ import io.ehrelay.spi.MetricNames;
  * {@code maxInboundConnections} connections ({@link InboundConnections}), each with a handshake deadline and an
  * idle timeout. Sending: one {@link RmiPeerChannel} per peer. Thread-safe.
  */
-final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel> {
+final class RmiTransport extends RpcTransport<RmiPeerChannel> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RmiTransport.class);
     private static final String HOSTNAME_PROPERTY = "java.rmi.server.hostname";
@@ -62,9 +70,9 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     private int remoteObjectPort;
     private String localEndpoint;
     /** The relay's sessions when the node has a cluster secret. */
-    private io.ehrelay.spi.rpc.RpcSessions sessions;
+    private RpcSessions sessions;
     /** Which hosts the stock cache peers serve, when the listening sockets do not check it themselves. */
-    private io.ehrelay.spi.PeerGate stockCallGate;
+    private PeerGate stockCallGate;
 
     private final CodecLimits limits;
 
@@ -97,8 +105,8 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         // a TLS client certificate authenticates the peer; with a cluster secret the relay checks each call's
         // session and the stock cache peers each caller's host; else hosts are admitted by unauthenticatedPeers
         boolean tlsAuthenticates = settings.tls && settings.clientAuth;
-        sessions = io.ehrelay.spi.rpc.RpcSessions.of(ctx);
-        io.ehrelay.spi.PeerGate gate = tlsAuthenticates || sessions != null ? null : ctx.peerGate();
+        sessions = RpcSessions.of(ctx);
+        PeerGate gate = tlsAuthenticates || sessions != null ? null : ctx.peerGate();
         stockCallGate = !tlsAuthenticates && sessions != null ? ctx.peerGate() : null;
         // one bound for all the node's listening sockets: registry, relay and cache peers
         connections = new InboundConnections(ls.maxInboundConnections,
@@ -106,7 +114,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         ctx.metrics().gauge("connectionsIn", connections::size);
         // every call is walked with the node's decoding limits before the JDK reads it: the stock CachePeer calls
         // (stock nodes, hosts in unauthenticatedPeers) hold ehrelay's bounds (maxHashWork included)
-        io.ehrelay.internal.engine.RateLimitedLog refusedLog = new io.ehrelay.internal.engine.RateLimitedLog(LOG,
+        RateLimitedLog refusedLog = new RateLimitedLog(LOG,
                 10_000, ctx.clock());
         CheckedCalls.Factory checks = (in, from) -> new CheckedCalls(in, limits, why -> {
             ctx.metrics().markRejected();
@@ -122,7 +130,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
         // the relay's arguments: short arrays (names, sessions, proofs) and RelayBatches, which read their bytes
         // themselves once the caller's session and the node's budget allowed them (no large array is ever read)
-        io.ehrelay.internal.InboundBudget budget = new io.ehrelay.internal.InboundBudget(
+        InboundBudget budget = new InboundBudget(
                 settings.inboundBufferMaxBytes);
         ctx.metrics().gauge("inboundBufferBytes", budget::used);
         RelayBatch.Receiver batches = new RelayBatch.Receiver(sessions, budget, limits.maxFrameBytes(),
@@ -135,11 +143,11 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
         try {
             registry = LocateRegistry.createRegistry(listener.port(), settings.tls ? stubSockets : null,
                     registrySockets);
-        } catch (java.rmi.RemoteException e) {
+        } catch (RemoteException e) {
             forgetHostName(advised, listener.advertisedHostName());
             throw BoundServerSocketFactory.CannotListen.in(e);
         }
-        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
+        TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
         guard = new RegistryGuard(registry, unauthorized::mark);
         try {
             int port = registrySockets.lastPort();
@@ -230,11 +238,11 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
 
     /** Ehcache's own heartbeat, listing the caches bound for stock peers: stock nodes find this one and back. */
     @Override
-    public io.ehrelay.spi.HeartbeatFormat heartbeatFormat() {
+    public HeartbeatFormat heartbeatFormat() {
         return new StockHeartbeatFormat(() -> {
             List<String> names = new ArrayList<>(exported.keySet());
             names.remove(RelayRemote.BINDING);
-            java.util.Collections.sort(names);
+            Collections.sort(names);
             return names;
         });
     }
@@ -252,7 +260,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
             return null;
         }
         String host = context.listener().hostName();
-        java.util.Set<Integer> objects = new java.util.TreeSet<>(o.ports());
+        Set<Integer> objects = new TreeSet<>(o.ports());
         return RmiUrls.endpoint(host, r.lastPort()) + " (RMI registry), " + (remoteObjectPort != 0
                 ? RmiUrls.endpoint(host, remoteObjectPort) + " (remote objects: the relay and the stock cache peers)"
                 : "ports " + objects + " (remote objects, each on a free port: set remoteObjectPort to fix one)");
@@ -324,8 +332,8 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
     }
 
     /** The ports this node listens on (registry, relay, cache peers), for tests. */
-    synchronized java.util.List<Integer> listeningPorts() {
-        java.util.List<Integer> ports = new ArrayList<>();
+    synchronized List<Integer> listeningPorts() {
+        List<Integer> ports = new ArrayList<>();
         for (BoundServerSocketFactory f : new BoundServerSocketFactory[] {registrySockets, objectSockets}) {
             if (f != null) {
                 ports.addAll(f.ports());
@@ -342,7 +350,7 @@ final class RmiTransport extends io.ehrelay.spi.rpc.RpcTransport<RmiPeerChannel>
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
     Map<String, RmiPeerChannel.Kind> peerKinds() {
-        Map<String, RmiPeerChannel.Kind> out = new java.util.TreeMap<>();
+        Map<String, RmiPeerChannel.Kind> out = new TreeMap<>();
         channels().forEach((e, l) -> out.put(e, l.kind()));
         return out;
     }

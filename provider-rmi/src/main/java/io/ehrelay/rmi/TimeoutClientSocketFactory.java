@@ -1,6 +1,7 @@
 package io.ehrelay.rmi;
 
 import java.io.IOException;
+import java.io.Serializable;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.rmi.server.RMIClientSocketFactory;
@@ -9,7 +10,7 @@ import java.rmi.server.RMIClientSocketFactory;
  * Plain sockets with a connect and read timeout and large buffers: for this node's own registry lookups, and
  * inside the stubs of its relay (ehrelay peers only). Serializable, as it travels in those stubs.
  */
-final class TimeoutClientSocketFactory implements RMIClientSocketFactory, java.io.Serializable {
+final class TimeoutClientSocketFactory implements RMIClientSocketFactory, Serializable {
 
     private static final long serialVersionUID = 1L;
 

@@ -3,24 +3,32 @@ package io.ehrelay.rmi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
+import java.io.InvalidClassException;
 import java.nio.ByteBuffer;
 import java.rmi.AccessException;
+import java.rmi.UnmarshalException;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
+import java.util.ArrayList;
 import java.util.Arrays;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.HashWorkBench;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.rpc.RpcSessions;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
+import net.sf.ehcache.distribution.RmiEventMessage;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * {@code clusterSecret} on RMI, with real nodes on 127.0.0.1 (where, without a secret, every local process would
@@ -100,8 +108,8 @@ class RmiClusterSecretTest {
 
         CachePeer stock = (CachePeer) registry.lookup("async");
         // a call with an object argument is refused at its first object, before the JDK reads it
-        assertThatThrownBy(() -> stock.put(new Element("evil2", "v"))).hasCauseInstanceOf(java.rmi.UnmarshalException.class)
-                .hasRootCauseInstanceOf(java.io.InvalidClassException.class);
+        assertThatThrownBy(() -> stock.put(new Element("evil2", "v"))).hasCauseInstanceOf(UnmarshalException.class)
+                .hasRootCauseInstanceOf(InvalidClassException.class);
         assertThatThrownBy(() -> stock.remove("kept")).hasCauseInstanceOf(AccessException.class);
         assertThatThrownBy(stock::removeAll).hasCauseInstanceOf(AccessException.class);
         assertThatThrownBy(stock::getKeys).hasCauseInstanceOf(AccessException.class);
@@ -128,19 +136,19 @@ class RmiClusterSecretTest {
         long rejected = cluster.jmx(a).managerCount("rejected");
 
         for (int i = 0; i < 3; i++) {
-            assertThatThrownBy(() -> stock.put(new Element("refused", new java.util.concurrent.atomic.LongAdder())))
-                    .hasCauseInstanceOf(java.rmi.UnmarshalException.class);
+            assertThatThrownBy(() -> stock.put(new Element("refused", new LongAdder())))
+                    .hasCauseInstanceOf(UnmarshalException.class);
         }
-        java.util.List<Object> events = new java.util.ArrayList<>();
-        events.add(new net.sf.ehcache.distribution.RmiEventMessage(a.getCache("async"),
-                net.sf.ehcache.distribution.RmiEventMessage.RmiEventType.PUT, "refused",
-                new Element("refused", new java.util.concurrent.atomic.LongAdder())));
-        assertThatThrownBy(() -> stock.send(events)).hasCauseInstanceOf(java.rmi.UnmarshalException.class);
+        List<Object> events = new ArrayList<>();
+        events.add(new RmiEventMessage(a.getCache("async"),
+                RmiEventMessage.RmiEventType.PUT, "refused",
+                new Element("refused", new LongAdder())));
+        assertThatThrownBy(() -> stock.send(events)).hasCauseInstanceOf(UnmarshalException.class);
         assertThat(a.getCache("async").getSize()).as("entries after refused calls").isEqualTo(61);
 
-        java.util.Set<Object> bomb = io.ehrelay.internal.codec.HashWorkBench.bomb(27);
+        Set<Object> bomb = HashWorkBench.bomb(27);
         long start = System.nanoTime();
-        assertThatThrownBy(() -> stock.put(new Element("bomb", bomb))).hasCauseInstanceOf(java.rmi.UnmarshalException.class);
+        assertThatThrownBy(() -> stock.put(new Element("bomb", bomb))).hasCauseInstanceOf(UnmarshalException.class);
         long millis = (System.nanoTime() - start) / 1_000_000;
         assertThat(millis).as("ms the node took to refuse a depth-27 nested-set bomb (JDK decoding: ~10 s)")
                 .isLessThan(1_000);
@@ -162,12 +170,12 @@ class RmiClusterSecretTest {
         RpcSessions.Credentials session = RpcSessions.open(ClusterSecret.of(TEXT), "recorder",
                 new RpcSessions.Listener() {
             @Override
-            public byte[] challenge() throws java.io.IOException {
+            public byte[] challenge() throws IOException {
                 return recorded[0] = relay.challenge();
             }
 
             @Override
-            public byte[] authenticate(byte[] challenge, byte[] response) throws java.io.IOException {
+            public byte[] authenticate(byte[] challenge, byte[] response) throws IOException {
                 recorded[1] = response;
                 return relay.authenticate(RelayBatch.name("recorder"), challenge, response);
             }

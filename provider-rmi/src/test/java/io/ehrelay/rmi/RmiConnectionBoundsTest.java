@@ -20,17 +20,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TestKeyStores;
 import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.internal.engine.ReplicationNode;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * What a peer can make an RMI node hold: at most {@code maxInboundConnections} connections on all its listening
@@ -280,7 +280,7 @@ class RmiConnectionBoundsTest {
 
     @Test
     void withTls_theBoundHoldsToo_andAnEstablishedConnectionOutlivesTheHandshakeDeadline() throws Exception {
-        Path keyStore = io.ehrelay.contract.TestKeyStores.selfSigned("node", "ehrelay-test", null);
+        Path keyStore = TestKeyStores.selfSigned("node", "ehrelay-test", null);
         TransportFixture tls = RmiContractTest.FIXTURE
                 .withListenerProperties(RmiContractTest.FIXTURE.listenerProperties() + ", maxInboundConnections=8")
                 .withExtraProviderProperties("tls=true, tlsKeyStore=" + keyStore.toAbsolutePath()

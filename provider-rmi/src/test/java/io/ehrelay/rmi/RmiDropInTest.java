@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
@@ -17,9 +17,12 @@ import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.testing.LogCapture;
 import io.ehrelay.testing.TestProperties;
+import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.config.Configuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Stock RMI {@code ehcache.xml} files with the class names swapped, on 127.0.0.1: what stock Ehcache accepts
@@ -57,8 +60,8 @@ class RmiDropInTest {
     }
 
     /** A loopback port nothing listens on (for peers a node may try to reach). */
-    private static int unusedPort() throws java.io.IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    private static int unusedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }
@@ -239,7 +242,7 @@ class RmiDropInTest {
         try {
             assertThatThrownBy(() -> start(ContractCluster.uniqueName("rmi-foreign-host"), "peerDiscovery=manual",
                     "hostName=192.0.2.1, port=0", "", ""))
-                    .isInstanceOf(net.sf.ehcache.CacheException.class)
+                    .isInstanceOf(CacheException.class)
                     .hasMessageContaining("cannot listen on 192.0.2.1:0: ")
                     .hasMessageContaining("192.0.2.1 is not an address of this host")
                     .hasMessageNotContaining("Port already in use");

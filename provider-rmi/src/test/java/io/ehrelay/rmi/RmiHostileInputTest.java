@@ -6,26 +6,33 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.Serializable;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.rmi.Remote;
 import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Gadget;
+import io.ehrelay.contract.HostileInputs;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.HashWorkBench;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
 import net.sf.ehcache.distribution.RmiEventMessage;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Hostile calls to every remote object an ehrelay RMI node exports: its registry, the stock-compatible
@@ -92,7 +99,7 @@ class RmiHostileInputTest {
         node.getCache("async").put(new Element("kept", "value"), true);
         Jmx jmx = cluster.jmx(node);
         long before = jmx.managerCount("rejected");
-        java.util.Set<Object> bomb = io.ehrelay.internal.codec.HashWorkBench.bomb(27);
+        Set<Object> bomb = HashWorkBench.bomb(27);
         for (int i = 0; i < 3; i++) {
             long t0 = System.nanoTime();
             assertThatThrownBy(() -> peer.put(new Element("bomb", bomb))).isInstanceOf(RemoteException.class);
@@ -107,10 +114,10 @@ class RmiHostileInputTest {
         assertThat(node.getCache("async").get("bomb")).isNull();
         assertThat(node.getCache("async").get("kept").getObjectValue()).isEqualTo("value");
         // the same depth of sets, not sharing members, and honest calls pass
-        java.util.Set<Object> chain = new java.util.HashSet<>();
-        java.util.Set<Object> s = chain;
+        Set<Object> chain = new HashSet<>();
+        Set<Object> s = chain;
         for (int i = 0; i < 27; i++) {
-            java.util.Set<Object> t = new java.util.HashSet<>();
+            Set<Object> t = new HashSet<>();
             t.add("n" + i);
             s.add(t);
             s = t;
@@ -165,14 +172,14 @@ class RmiHostileInputTest {
         Jmx jmx = cluster.jmx(node);
         long before = jmx.managerCount("malformedFrames");
         int n = 100_000;
-        io.ehrelay.contract.HostileInputs.Tally tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
+        HostileInputs.Tally tally = HostileInputs.generate(2026, n, batch -> {
             try {
                 relay.post(new RelayBatch("fuzzer", null, batch)); // posted batches are decoded on the node's apply thread
             } catch (RemoteException e) {
                 throw new AssertionError("the relay refused a post: " + e, e);
             }
         });
-        io.ehrelay.contract.Await.until(() -> jmx.managerCount("malformedFrames") - before == n,
+        Await.until(() -> jmx.managerCount("malformedFrames") - before == n,
                 () -> "malformedFrames " + (jmx.managerCount("malformedFrames") - before) + " of " + n);
         System.out.printf("[rmi] fuzz: %s, all counted in malformedFrames%n", tally);
         for (String cache : node.getCacheNames()) {
@@ -180,7 +187,7 @@ class RmiHostileInputTest {
         }
         CacheManager peer = cluster.start("peer");
         peer.getCache("async").put(new Element("after", "fuzz"));
-        io.ehrelay.contract.Await.until(() -> node.getCache("async").get("after") != null,
+        Await.until(() -> node.getCache("async").get("after") != null,
                 () -> "the node stopped replicating");
     }
 
@@ -191,7 +198,7 @@ class RmiHostileInputTest {
      */
     @Test
     void gadgetBoundIntoTheRegistry_isRejectedWithoutRunningReadObject() {
-        Remote proxy = (Remote) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+        Remote proxy = (Remote) Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] {Remote.class}, new GadgetHandler());
         assertThatThrownBy(() -> registry.rebind("evil", proxy)).isInstanceOf(RemoteException.class);
         assertThat(GadgetHandler.readObjectRan).isFalse();
@@ -214,12 +221,12 @@ class RmiHostileInputTest {
     }
 
     /** A gadget in the shape the registry accepts: the invocation handler of a {@code Remote} proxy. */
-    static final class GadgetHandler implements java.lang.reflect.InvocationHandler, Serializable {
+    static final class GadgetHandler implements InvocationHandler, Serializable {
         private static final long serialVersionUID = 1L;
         static volatile boolean readObjectRan;
 
         @Override
-        public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) {
+        public Object invoke(Object proxy, Method method, Object[] args) {
             return null;
         }
 

@@ -2,6 +2,9 @@ package io.ehrelay.rmi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
 import java.time.Duration;
@@ -11,15 +14,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The memory an RMI node holds for batches being read is bounded for all callers together
@@ -153,8 +155,8 @@ class RmiInboundBudgetTest {
         RelayRemote relay = relay(a);
         // a proxy that passes a 3 MB batch where hello's name goes: the JDK reads it, the call then fails before
         // the relay runs, so nothing claims the share
-        java.lang.reflect.InvocationHandler h = java.lang.reflect.Proxy.getInvocationHandler(relay);
-        java.lang.reflect.Method hello = RelayRemote.class.getMethod("hello", byte[].class, byte[].class);
+        InvocationHandler h = Proxy.getInvocationHandler(relay);
+        Method hello = RelayRemote.class.getMethod("hello", byte[].class, byte[].class);
         for (int i = 0; i < 2; i++) {
             try {
                 h.invoke(relay, hello, new Object[] {new RelayBatch("misplaced", null, new byte[3 * MB]), null});

@@ -10,15 +10,16 @@ import java.rmi.Remote;
 import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import java.util.Arrays;
+import java.util.List;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The node's RMI registry as another process on this host finds it: a {@code bind} or {@code rebind} of
@@ -40,9 +41,9 @@ class RmiRegistryGuardTest {
         }
     }
 
-    private static java.util.List<String> bound(Registry registry) {
+    private static List<String> bound(Registry registry) {
         try {
-            return java.util.Arrays.asList(registry.list());
+            return Arrays.asList(registry.list());
         } catch (RemoteException e) {
             throw new IllegalStateException(e);
         }

@@ -8,16 +8,16 @@ import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
 import java.util.List;
 
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TestKeyStores;
 import io.ehrelay.contract.TransportFixture;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * {@code tls=true}: registry, relay and cache peers listen with TLS and demand a client certificate. Two TLS
@@ -30,7 +30,7 @@ class RmiTlsTest {
 
     @BeforeAll
     static void keyStore() throws Exception {
-        keyStore = io.ehrelay.contract.TestKeyStores.selfSigned("node", "ehrelay-test", null);
+        keyStore = TestKeyStores.selfSigned("node", "ehrelay-test", null);
     }
 
     private static TransportFixture tlsFixture() {

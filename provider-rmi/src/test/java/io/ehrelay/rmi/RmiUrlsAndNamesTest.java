@@ -7,9 +7,7 @@ import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import java.util.List;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
@@ -19,6 +17,8 @@ import net.sf.ehcache.Cache;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** rmiUrls parsing, cache names the stock URL parser cuts, and peer kind negotiation between ehrelay nodes. */
 @Timeout(120)
@@ -134,7 +134,7 @@ class RmiUrlsAndNamesTest {
     }
 
     @SuppressWarnings("unchecked")
-    private static java.util.List<CachePeer> remotePeers(CacheManager cm, String cache) {
+    private static List<CachePeer> remotePeers(CacheManager cm, String cache) {
         return cm.getCacheManagerPeerProvider("RMI").listRemoteCachePeers(cm.getCache(cache));
     }
 

@@ -16,17 +16,18 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.spi.Peer;
 import net.sf.ehcache.Cache;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A mixed cluster: an ehrelay RMI node in this JVM and a stock Ehcache 2.10 RMI node ({@code net.sf.ehcache.
@@ -66,7 +67,7 @@ class StockInteropTest {
 
         // ehrelay -> stock, asynchronous; our link may still be backing off from the failures before the stock
         // node started (an event sent then fails, counted; a stock node cannot resync)
-        Await.until(() -> transport().isReachable(new io.ehrelay.spi.Peer("127.0.0.1:" + stockPort)),
+        Await.until(() -> transport().isReachable(new Peer("127.0.0.1:" + stockPort)),
                 () -> "channel to the stock node not up");
         async.put(new Element("a", "1"));
         awaitStock("get async a", "OK 1");
@@ -128,7 +129,7 @@ class StockInteropTest {
         int ourPort = freePort();
         int stockPort = freePort();
         String multicast = "peerDiscovery=automatic, multicastGroupAddress=230.0.0.91, multicastGroupPort="
-                + (46000 + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000))
+                + (46000 + ThreadLocalRandom.current().nextInt(1000))
                 + ", timeToLive=0, hostName=127.0.0.1";
         stock = StockProcess.start(xml("auto-stock", "net.sf.ehcache.distribution.RMI", stockPort, multicast));
         ours = new CacheManager(new ByteArrayInputStream(xml("auto-ours", "io.ehrelay.rmi.Rmi", ourPort,

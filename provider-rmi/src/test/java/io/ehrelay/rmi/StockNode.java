@@ -13,6 +13,7 @@ import java.rmi.server.RMISocketFactory;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
+import net.sf.ehcache.distribution.MulticastKeepaliveHeartbeatSender;
 
 /**
  * A stock Ehcache 2.10 node in its own JVM, driven over stdin: {@code put c k v}, {@code get c k},
@@ -28,7 +29,7 @@ public final class StockNode {
     public static void main(String[] args) throws Exception {
         RMISocketFactory.setSocketFactory(new LoopbackSockets());
         // stock's heartbeat interval is a static; 1 s (its minimum) keeps the discovery test short
-        net.sf.ehcache.distribution.MulticastKeepaliveHeartbeatSender.setHeartBeatInterval(1000);
+        MulticastKeepaliveHeartbeatSender.setHeartBeatInterval(1000);
         CacheManager cm = CacheManager.newInstance(args[0]);
         System.out.println("READY");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

@@ -2,7 +2,11 @@ package io.ehrelay.tcp;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 
 import io.ehrelay.internal.DirectBuffers;
@@ -139,7 +143,7 @@ final class FrameChannel {
                 got = budget.reserve(need, budgetWaitMillis);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted waiting for receive-buffer memory");
+                throw new InterruptedIOException("interrupted waiting for receive-buffer memory");
             }
             if (!got) {
                 throw new IOException("receive buffers of this node's inbound connections hold "
@@ -183,7 +187,7 @@ final class FrameChannel {
     /** Reads one frame; {@code null} at a clean end of stream between frames. */
     Frame read() throws IOException, MalformedFrameException {
         if (disposed) {
-            throw new java.nio.channels.ClosedChannelException();
+            throw new ClosedChannelException();
         }
         header.clear();
         if (!fill(header, true)) {
@@ -230,10 +234,10 @@ final class FrameChannel {
         if (tls != null) {
             return readWithinTls(maxBody, timeoutMillis);
         }
-        java.net.Socket socket = channel.socket();
+        Socket socket = channel.socket();
         socket.setSoTimeout(timeoutMillis);
         try {
-            java.io.InputStream in = socket.getInputStream();
+            InputStream in = socket.getInputStream();
             byte[] head = new byte[Frames.HEADER_BYTES];
             int first = in.read(head, 0, head.length);
             if (first < 0) {
@@ -281,7 +285,7 @@ final class FrameChannel {
         }
     }
 
-    private static void readFully(java.io.InputStream in, byte[] b, int from) throws IOException {
+    private static void readFully(InputStream in, byte[] b, int from) throws IOException {
         for (int at = from; at < b.length; ) {
             int n = in.read(b, at, b.length - at);
             if (n < 0) {

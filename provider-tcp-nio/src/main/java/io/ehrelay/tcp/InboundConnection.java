@@ -1,18 +1,25 @@
 package io.ehrelay.tcp;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.Arrays;
+import java.util.function.Consumer;
+import javax.net.ssl.SSLException;
 
 import io.ehrelay.internal.InboundBudget;
-import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.internal.engine.RateLimitedLog;
-import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.ClusterSecret;
+import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A connection a peer opened to this node, served by one thread: it applies event batches in arrival order,
@@ -39,12 +46,12 @@ final class InboundConnection implements Runnable {
     private final TlsChannel tls;
     private final TransportContext context;
     private final Runnable onClose;
-    private final java.util.function.Consumer<String> onHello;
+    private final Consumer<String> onHello;
     private volatile String from;
-    private final java.net.InetAddress remoteAddress;
+    private final InetAddress remoteAddress;
 
     InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
-                      java.util.function.Consumer<String> onHello) throws IOException {
+                      Consumer<String> onHello) throws IOException {
         this(sc, null, context, onClose, onHello, null, 0);
     }
 
@@ -54,7 +61,7 @@ final class InboundConnection implements Runnable {
      * @param budgetWaitMillis how long a frame waits for room in it before the connection is closed
      */
     InboundConnection(SocketChannel sc, TlsChannel tls, TransportContext context, Runnable onClose,
-                      java.util.function.Consumer<String> onHello, InboundBudget budget, long budgetWaitMillis)
+                      Consumer<String> onHello, InboundBudget budget, long budgetWaitMillis)
             throws IOException {
         this.onHello = onHello;
         sc.socket().setTcpNoDelay(true);
@@ -63,9 +70,9 @@ final class InboundConnection implements Runnable {
         this.context = context;
         this.onClose = onClose;
         this.from = String.valueOf(sc.getRemoteAddress());
-        java.net.SocketAddress remote = sc.getRemoteAddress();
-        this.remoteAddress = remote instanceof java.net.InetSocketAddress
-                ? ((java.net.InetSocketAddress) remote).getAddress() : null;
+        SocketAddress remote = sc.getRemoteAddress();
+        this.remoteAddress = remote instanceof InetSocketAddress
+                ? ((InetSocketAddress) remote).getAddress() : null;
     }
 
     @Override
@@ -82,7 +89,7 @@ final class InboundConnection implements Runnable {
                 throw new MalformedFrameException("connection did not start with a HELLO frame");
             }
             String endpoint = hello.length() > 0 ? new String(hello.copy(), StandardCharsets.UTF_8) : "";
-            io.ehrelay.spi.ClusterSecret secret = context.clusterSecret();
+            ClusterSecret secret = context.clusterSecret();
             if (secret != null && !authenticated(secret, hello.copy())) {
                 return;
             }
@@ -101,7 +108,7 @@ final class InboundConnection implements Runnable {
             context.metrics().markMalformedFrame();
             WARN.warn("frame:" + from, "ehrelay: closing connection from {}: {} (counted in rejected)", from,
                     e.getMessage());
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             WARN.warn("handshake:" + remoteAddress, "ehrelay: closing connection from {}: no handshake within {} ms",
                     from, handshakeMillis);
         } catch (IOException e) {
@@ -121,7 +128,7 @@ final class InboundConnection implements Runnable {
         try {
             tls.handshake(handshakeMillis);
             return true;
-        } catch (javax.net.ssl.SSLException e) {
+        } catch (SSLException e) {
             context.metrics().count(MetricNames.UNAUTHORIZED).mark();
             WARN.warn("tls:" + remoteAddress, "ehrelay: refused a connection from {} (counted in unauthorized): the "
                     + "TLS handshake failed: {}. Peers need tls=true, a tlsTrustStore with this node's certificate{}",
@@ -140,24 +147,24 @@ final class InboundConnection implements Runnable {
      * its proof over both nonces and the HELLO it sent, answers with this node's proof. A peer that does not
      * prove the secret is counted in {@code unauthorized}, logged, and its connection closed.
      */
-    private boolean authenticated(io.ehrelay.spi.ClusterSecret secret, byte[] hello)
+    private boolean authenticated(ClusterSecret secret, byte[] hello)
             throws IOException, MalformedFrameException {
-        byte[] challenge = io.ehrelay.spi.ClusterSecret.nonce();
+        byte[] challenge = ClusterSecret.nonce();
         byte[] body = new byte[1 + challenge.length];
         body[0] = 1;
         System.arraycopy(challenge, 0, body, 1, challenge.length);
         channel.write(Frames.Type.CHALLENGE, 0, body);
-        FrameChannel.Frame auth = channel.readWithin(2 * io.ehrelay.spi.ClusterSecret.PROOF_BYTES, handshakeMillis);
+        FrameChannel.Frame auth = channel.readWithin(2 * ClusterSecret.PROOF_BYTES, handshakeMillis);
         String why;
         if (auth == null) {
             why = "closed the connection instead of proving it";
         } else if (auth.header.type() != Frames.Type.AUTH
-                || auth.length() != io.ehrelay.spi.ClusterSecret.NONCE_BYTES + io.ehrelay.spi.ClusterSecret.PROOF_BYTES) {
+                || auth.length() != ClusterSecret.NONCE_BYTES + ClusterSecret.PROOF_BYTES) {
             why = "sent " + auth.header.type() + " instead of proving it (is clusterSecret set on that node?)";
         } else {
             byte[] a = auth.copy();
-            byte[] theirs = java.util.Arrays.copyOfRange(a, 0, io.ehrelay.spi.ClusterSecret.NONCE_BYTES);
-            byte[] proof = java.util.Arrays.copyOfRange(a, io.ehrelay.spi.ClusterSecret.NONCE_BYTES, a.length);
+            byte[] theirs = Arrays.copyOfRange(a, 0, ClusterSecret.NONCE_BYTES);
+            byte[] proof = Arrays.copyOfRange(a, ClusterSecret.NONCE_BYTES, a.length);
             if (secret.verifies(proof, CLIENT_PROOF, challenge, theirs, hello)) {
                 channel.write(Frames.Type.AUTH, 0, secret.proof(SERVER_PROOF, theirs, challenge));
                 return true;
@@ -220,7 +227,7 @@ final class InboundConnection implements Runnable {
     private static byte[] reason(Exception e) {
         String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         byte[] b = m.getBytes(StandardCharsets.UTF_8);
-        return b.length <= 4096 ? b : java.util.Arrays.copyOf(b, 4096);
+        return b.length <= 4096 ? b : Arrays.copyOf(b, 4096);
     }
 
     void close() {

@@ -1,35 +1,43 @@
 package io.ehrelay.tcp;
 
-import java.util.Collections;
+import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import io.ehrelay.spi.TransportMetrics;
-
-import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.internal.Backoff;
+import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.TransportContext;
-import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The TCP transport's peer channel: this node's sender to one peer (every transport names its per-peer sender
@@ -44,8 +52,8 @@ import io.ehrelay.spi.MetricNames;
 final class TcpPeerChannel {
 
     private static final Logger LOG = LoggerFactory.getLogger(TcpPeerChannel.class);
-    private static final io.ehrelay.internal.engine.RateLimitedLog WARN =
-            new io.ehrelay.internal.engine.RateLimitedLog(LOG, 10_000);
+    private static final RateLimitedLog WARN =
+            new RateLimitedLog(LOG, 10_000);
     private static final int MAX_COALESCED_FRAMES = 256;
     private static final long MAX_COALESCED_BYTES = 4L << 20;
 
@@ -85,7 +93,7 @@ final class TcpPeerChannel {
     private final TcpSettings settings;
     private final TransportContext context;
     /** TLS for the connection, or {@code null}. */
-    private final javax.net.ssl.SSLContext tls;
+    private final SSLContext tls;
     private final String localEndpoint;
     private final TransportMetrics.Count connectFailures;
     private final ReentrantLock lock = new ReentrantLock();
@@ -98,7 +106,7 @@ final class TcpPeerChannel {
     private final Thread writer;
     private volatile FrameChannel channel;
     /** Open until the first connection attempt ended, either way. */
-    private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch firstAttempt = new CountDownLatch(1);
     private volatile Thread reader;
     private volatile boolean closed;
     private final Backoff backoff;
@@ -112,7 +120,7 @@ final class TcpPeerChannel {
 
     /** @param tls the context of TLS connections, or {@code null} for plain ones */
     TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
-                   Clock clock, javax.net.ssl.SSLContext tls) {
+                   Clock clock, SSLContext tls) {
         this.peer = peer;
         this.tls = tls;
         this.backoff = Backoff.upTo(settings.retryMaxMillis, clock);
@@ -132,7 +140,7 @@ final class TcpPeerChannel {
     /** {@link #isConnected()}, after waiting up to {@code millis} for the first connection attempt to end. */
     boolean isConnectedWithin(long millis) throws InterruptedException {
         if (channel == null) {
-            firstAttempt.await(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            firstAttempt.await(millis, TimeUnit.MILLISECONDS);
         }
         return channel != null;
     }
@@ -158,8 +166,8 @@ final class TcpPeerChannel {
         try {
             InetSocketAddress other = Endpoints.parse(endpoint);
             return other.getPort() == address.getPort()
-                    && java.net.InetAddress.getByName(other.getHostString())
-                            .equals(java.net.InetAddress.getByName(address.getHostString()));
+                    && InetAddress.getByName(other.getHostString())
+                            .equals(InetAddress.getByName(address.getHostString()));
         } catch (IOException | IllegalArgumentException e) {
             return false;
         }
@@ -347,7 +355,7 @@ final class TcpPeerChannel {
             ch = new FrameChannel(sc, secured, context.maxFrameBytes());
             byte[] hello = localEndpoint.getBytes(StandardCharsets.UTF_8);
             ch.write(Frames.Type.HELLO, 0, hello);
-            io.ehrelay.spi.ClusterSecret secret = context.clusterSecret();
+            ClusterSecret secret = context.clusterSecret();
             if (secret != null) {
                 authenticate(ch, secret, hello);
             }
@@ -383,16 +391,16 @@ final class TcpPeerChannel {
     private void handshake(TlsChannel secured) throws IOException {
         try {
             secured.handshake(settings.connectTimeoutMillis);
-        } catch (javax.net.ssl.SSLException e) {
+        } catch (SSLException e) {
             WARN.warn("tls:" + peer, "ehrelay: TLS handshake with peer {} failed: {}. Both need tls=true, and each "
                     + "the other's certificate in its tlsTrustStore", peer, e.getMessage());
             ConnectException c = new ConnectException("TLS handshake with peer " + peer + " failed: " + e.getMessage());
             c.initCause(e);
             throw c;
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             throw new ConnectException("peer " + peer + " did not finish the TLS handshake within "
                     + settings.connectTimeoutMillis + " ms (is tls=true there?)");
-        } catch (java.io.EOFException e) {
+        } catch (EOFException e) {
             throw new ConnectException("peer " + peer + " closed the connection during the TLS handshake (is tls=true "
                     + "there?)");
         }
@@ -403,29 +411,29 @@ final class TcpPeerChannel {
      * proof over both and the HELLO, then checks the listener's proof; nothing is sent to a peer that cannot prove
      * the secret. Bounded by {@code connectTimeoutMillis} per step.
      */
-    private void authenticate(FrameChannel ch, io.ehrelay.spi.ClusterSecret secret, byte[] hello) throws IOException {
+    private void authenticate(FrameChannel ch, ClusterSecret secret, byte[] hello) throws IOException {
         int timeout = (int) Math.min(Integer.MAX_VALUE, settings.connectTimeoutMillis);
         try {
-            FrameChannel.Frame challenge = ch.readWithin(1 + io.ehrelay.spi.ClusterSecret.NONCE_BYTES, timeout);
+            FrameChannel.Frame challenge = ch.readWithin(1 + ClusterSecret.NONCE_BYTES, timeout);
             if (challenge == null || challenge.header.type() != Frames.Type.CHALLENGE
-                    || challenge.length() != 1 + io.ehrelay.spi.ClusterSecret.NONCE_BYTES) {
+                    || challenge.length() != 1 + ClusterSecret.NONCE_BYTES) {
                 throw new ConnectException("peer " + peer + " did not ask this node to prove the cluster secret: "
                         + "set the same clusterSecret on every node");
             }
-            byte[] theirs = java.util.Arrays.copyOfRange(challenge.copy(), 1, 1 + io.ehrelay.spi.ClusterSecret.NONCE_BYTES);
-            byte[] ours = io.ehrelay.spi.ClusterSecret.nonce();
+            byte[] theirs = Arrays.copyOfRange(challenge.copy(), 1, 1 + ClusterSecret.NONCE_BYTES);
+            byte[] ours = ClusterSecret.nonce();
             byte[] proof = secret.proof(InboundConnection.CLIENT_PROOF, theirs, ours, hello);
             byte[] body = new byte[ours.length + proof.length];
             System.arraycopy(ours, 0, body, 0, ours.length);
             System.arraycopy(proof, 0, body, ours.length, proof.length);
             ch.write(Frames.Type.AUTH, 0, body);
-            FrameChannel.Frame answer = ch.readWithin(io.ehrelay.spi.ClusterSecret.PROOF_BYTES, timeout);
+            FrameChannel.Frame answer = ch.readWithin(ClusterSecret.PROOF_BYTES, timeout);
             if (answer == null || answer.header.type() != Frames.Type.AUTH
                     || !secret.verifies(answer.copy(), InboundConnection.SERVER_PROOF, ours, theirs)) {
                 throw new ConnectException("peer " + peer + " did not prove the cluster secret (another "
                         + "clusterSecret there, or not an ehrelay node): nothing is sent to it");
             }
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             throw new ConnectException("peer " + peer + " did not ask this node to prove the cluster secret within "
                     + timeout + " ms: set the same clusterSecret on every node");
         } catch (MalformedFrameException e) {
@@ -493,7 +501,7 @@ final class TcpPeerChannel {
             context.metrics().markMalformedFrame();
             LOG.warn("ehrelay: closing connection to {}: {}", peer, e.getMessage());
             cause = e;
-        } catch (javax.net.ssl.SSLException e) {
+        } catch (SSLException e) {
             // with TLS 1.3 a peer that does not trust this node's certificate says so after the handshake
             WARN.warn("tls:" + peer, "ehrelay: TLS connection to peer {} failed: {}. Both need tls=true, and each the "
                     + "other's certificate in its tlsTrustStore", peer, e.getMessage());

@@ -3,27 +3,32 @@ package io.ehrelay.tcp;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.security.GeneralSecurityException;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import javax.net.ssl.SSLContext;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.Futures;
+import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.TransportMetrics;
-import io.ehrelay.spi.MetricNames;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Replication over TCP: length-prefixed {@link Frames} on blocking {@code java.nio} socket
@@ -48,7 +53,7 @@ final class TcpTransport implements Transport {
     private volatile TransportMetrics.Count refusedConnections;
     private volatile InboundBudget budget;
     /** The context of TLS connections, or {@code null} without TLS. */
-    private volatile javax.net.ssl.SSLContext tls;
+    private volatile SSLContext tls;
     /**
      * A connection that stops sending in the middle of a frame for this long is closed (its buffer freed); tests
      * shorten it.
@@ -69,7 +74,7 @@ final class TcpTransport implements Transport {
         if (settings.tls) {
             try {
                 tls = settings.stores.context();
-            } catch (java.security.GeneralSecurityException | IOException e) {
+            } catch (GeneralSecurityException | IOException e) {
                 throw new IOException("cannot use the TLS stores " + settings.stores + ": " + e, e);
             }
         }
@@ -111,9 +116,9 @@ final class TcpTransport implements Transport {
         while (!stopped) {
             SocketChannel sc;
             try {
-                java.net.Socket socket = server.socket().accept();
+                Socket socket = server.socket().accept();
                 sc = socket.getChannel();
-            } catch (java.net.SocketTimeoutException e) {
+            } catch (SocketTimeoutException e) {
                 closeStalled();
                 continue;
             } catch (ClosedChannelException e) {
@@ -215,14 +220,14 @@ final class TcpTransport implements Transport {
     }
 
     private boolean admitted(SocketChannel sc) {
-        java.net.SocketAddress remote;
+        SocketAddress remote;
         try {
             remote = sc.getRemoteAddress();
         } catch (IOException e) {
             return false;
         }
-        return remote instanceof java.net.InetSocketAddress
-                && context.peerGate().admits(((java.net.InetSocketAddress) remote).getAddress(), "connection");
+        return remote instanceof InetSocketAddress
+                && context.peerGate().admits(((InetSocketAddress) remote).getAddress(), "connection");
     }
 
     private static String remote(SocketChannel sc) {
@@ -276,7 +281,7 @@ final class TcpTransport implements Transport {
             ServerSocketChannel s = server;
             return s == null ? null : Endpoints.format(((InetSocketAddress) s.getLocalAddress()).getHostString(),
                     ((InetSocketAddress) s.getLocalAddress()).getPort()) + " (TCP: peers' connections)";
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return null;
         }
     }
@@ -343,7 +348,7 @@ final class TcpTransport implements Transport {
 
     /** Connects ahead to every current peer; closes the connections of peers that left. */
     @Override
-    public void peersChanged(java.util.List<Peer> peers) {
+    public void peersChanged(List<Peer> peers) {
         if (stopped) {
             return;
         }

@@ -3,9 +3,9 @@ package io.ehrelay.tcp;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
-
 import javax.management.ObjectName;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
 import io.ehrelay.metrics.ObjectNames;
@@ -40,7 +40,7 @@ public final class AntiEntropyCostBench {
             }
             ObjectName convergence = ObjectNames.of(ObjectNames.convergence(a.getName(), "tcp"));
             Jmx ja = new Jmx(a.getName(), "tcp");
-            com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+            OperatingSystemMXBean os = (OperatingSystemMXBean)
                     ManagementFactory.getOperatingSystemMXBean();
             List<Long> cpuMicros = new ArrayList<>();
             List<Long> bytes = new ArrayList<>();

@@ -3,22 +3,27 @@ package io.ehrelay.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
+import io.ehrelay.contract.Await;
 import io.ehrelay.contract.Jmx;
 import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
+import net.sf.ehcache.Element;
 import net.sf.ehcache.event.CacheEventListener;
 import net.sf.ehcache.event.CacheEventListenerAdapter;
 import net.sf.ehcache.event.CacheEventListenerFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Two nodes starting together: one bootstraps a cache from the other, whose CacheManager is still adding its
@@ -70,8 +75,8 @@ class TcpBootstrapWhileStartingTest {
                 + "  </cache>\n</ehcache>\n";
     }
 
-    private static int freePort() throws java.io.IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }
@@ -106,11 +111,11 @@ class TcpBootstrapWhileStartingTest {
             assertThat(log.lines("could not bootstrap cache c")).isEmpty();
             assertThat(log.lines("has no live cache named")).isEmpty();
             Ehcache bc = b.get().getEhcache("c");
-            a.get().getCache("c").put(new net.sf.ehcache.Element("after", "start"));
-            io.ehrelay.contract.Await.until(() -> bc.get("after") != null, () -> "A and B replicate");
+            a.get().getCache("c").put(new Element("after", "start"));
+            Await.until(() -> bc.get("after") != null, () -> "A and B replicate");
         } finally {
             Hold.RELEASE.countDown();
-            for (AtomicReference<CacheManager> cm : java.util.List.of(b, a)) {
+            for (AtomicReference<CacheManager> cm : List.of(b, a)) {
                 if (cm.get() != null) {
                     cm.get().shutdown();
                 }

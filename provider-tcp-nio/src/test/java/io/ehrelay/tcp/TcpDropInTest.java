@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.config.OverflowPolicy;
@@ -19,6 +19,8 @@ import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code ehcache.xml} files as users write them, on 127.0.0.1: what stock Ehcache accepts starts, and what it
@@ -56,8 +58,8 @@ class TcpDropInTest {
     }
 
     /** A loopback port nothing listens on (for peers a node may try to reach). */
-    private static int unusedPort() throws java.io.IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    private static int unusedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
     }

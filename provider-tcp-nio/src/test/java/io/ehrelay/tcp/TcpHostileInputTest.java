@@ -2,25 +2,28 @@ package io.ehrelay.tcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
 
+import io.ehrelay.contract.Await;
+import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.HostileInputs;
+import io.ehrelay.contract.Jmx;
+import io.ehrelay.internal.codec.EventCodec;
+import net.sf.ehcache.CacheManager;
+import net.sf.ehcache.Element;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.contract.Await;
-import io.ehrelay.contract.ContractCluster;
-import io.ehrelay.contract.Jmx;
-import net.sf.ehcache.CacheManager;
-import net.sf.ehcache.Element;
 
 /** Bytes that are not a peer's frames, sent straight to a node's listening port on 127.0.0.1. */
 @Timeout(60)
@@ -103,15 +106,15 @@ class TcpHostileInputTest {
         long before = malformed();
         long heapBefore = usedHeap();
         int n = 100_000;
-        io.ehrelay.contract.HostileInputs.Tally tally;
+        HostileInputs.Tally tally;
         try (Socket s = new Socket(address.getAddress(), address.getPort())) {
-            OutputStream out = new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16);
+            OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16);
             out.write(hello());
-            tally = io.ehrelay.contract.HostileInputs.generate(2026, n, batch -> {
+            tally = HostileInputs.generate(2026, n, batch -> {
                 try {
                     out.write(TcpWire.frame(Frames.Type.EVENTS, batch));
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
             });
             out.flush();
@@ -143,7 +146,7 @@ class TcpHostileInputTest {
                 s.shutdownOutput();
                 // the node has read the junk to its end (or rejected it) when it closes the connection
                 assertThat(TcpWire.closedByPeer(s, 5000)).as("connection %d closed by the node", i).isTrue();
-            } catch (java.net.SocketException e) {
+            } catch (SocketException e) {
                 // the node closed (reset) while the junk was still being written: it rejected it
             }
         }

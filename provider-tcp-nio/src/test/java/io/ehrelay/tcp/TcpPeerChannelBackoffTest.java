@@ -11,17 +11,17 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
+import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.PeerGate;
+import io.ehrelay.spi.TransportContext;
+import io.ehrelay.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.internal.codec.CodecLimits;
-import io.ehrelay.spi.ListenerConfig;
-import io.ehrelay.internal.metrics.ReplicationMetrics;
-import io.ehrelay.spi.InboundHandler;
-import io.ehrelay.spi.Peer;
-import io.ehrelay.spi.TransportContext;
-import io.ehrelay.testing.ManualClock;
 
 /** The TCP sender's reconnect backoff towards a closed port on 127.0.0.1, driven by a {@link ManualClock}. */
 @Timeout(30)
@@ -125,7 +125,7 @@ class TcpPeerChannelBackoffTest {
             }
 
             @Override
-            public io.ehrelay.spi.PeerGate peerGate() {
+            public PeerGate peerGate() {
                 return (address, what) -> true;
             }
 

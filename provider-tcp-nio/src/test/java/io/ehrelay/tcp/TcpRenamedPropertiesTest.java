@@ -5,12 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Properties;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PropertyReader;
 import io.ehrelay.testing.TestProperties;
+import org.junit.jupiter.api.Test;
 
 /** Renamed provider properties: the old names still work; both names at once fail. */
 class TcpRenamedPropertiesTest {

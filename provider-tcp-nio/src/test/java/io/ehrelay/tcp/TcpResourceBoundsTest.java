@@ -2,22 +2,25 @@ package io.ehrelay.tcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * What a local process can make a TCP node hold, on 127.0.0.1: connections that announce large frames and send
@@ -66,7 +69,7 @@ class TcpResourceBoundsTest {
         long directBefore = directBytes();
         InetSocketAddress address = TcpWire.address(cluster.endpoint(target));
         for (int i = 0; i < 8; i++) {
-            java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(address);
+            SocketChannel ch = SocketChannel.open(address);
             attackers.add(ch.socket());
             byte[] hello = ("attacker:" + i).getBytes(StandardCharsets.UTF_8);
             ch.write(ByteBuffer.wrap(TcpWire.frame(Frames.Type.HELLO, hello)));
@@ -88,7 +91,7 @@ class TcpResourceBoundsTest {
         // while they hold what they got: the node's buffers fill up to its bound and no further (the node's
         // readers take the bytes on their own threads: wait until they have), and honest events arrive
         long bound = 64L * MB + 8 * 64 * 1024;
-        Await.until(java.time.Duration.ofSeconds(30),
+        Await.until(Duration.ofSeconds(30),
                 () -> cluster.jmx(target).managerGauge("inboundBufferBytes").longValue() >= 32L * MB,
                 () -> "the attackers' frames (8 x 16 MB offered) hold only "
                         + cluster.jmx(target).managerGauge("inboundBufferBytes") + " bytes");
@@ -103,21 +106,21 @@ class TcpResourceBoundsTest {
                 () -> "an honest node's event arrives while the bound is reached");
         // they stopped mid-frame: after the stall timeout they are closed and their memory is free again
         TcpTransport.stallMillis = 2000;
-        Await.until(java.time.Duration.ofSeconds(30),
+        Await.until(Duration.ofSeconds(30),
                 () -> cluster.jmx(target).managerGauge("inboundBufferBytes").longValue() == 0,
                 () -> "buffers still held: " + cluster.jmx(target).managerGauge("inboundBufferBytes"));
         for (Socket s : attackers) {
             assertThat(TcpWire.closedByPeer(s, 15_000)).as("stalled connection closed").isTrue();
         }
-        Await.until(java.time.Duration.ofSeconds(10), () -> directBytes() - directBefore <= 4L * MB,
+        Await.until(Duration.ofSeconds(10), () -> directBytes() - directBefore <= 4L * MB,
                 () -> "direct memory still held after the connections closed: "
                         + (directBytes() - directBefore) / MB + " MB");
     }
 
     /** The JVM's direct buffers in use (the nodes run in this JVM; the attackers' buffers are on the heap). */
     private static long directBytes() {
-        for (java.lang.management.BufferPoolMXBean pool
-                : java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)) {
+        for (BufferPoolMXBean pool
+                : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
             if (pool.getName().equals("direct")) {
                 return pool.getMemoryUsed();
             }

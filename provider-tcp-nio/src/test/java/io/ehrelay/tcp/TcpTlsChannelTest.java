@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -21,17 +22,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 
+import io.ehrelay.contract.TestKeyStores;
+import io.ehrelay.internal.config.TlsStores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.contract.TestKeyStores;
-import io.ehrelay.internal.config.TlsStores;
 
 /**
  * {@link TlsChannel} on its own, over a connection on 127.0.0.1: a reader and a writer at once on both sides
@@ -182,7 +181,7 @@ class TcpTlsChannelTest {
                     b.get(got, at, n);
                     at += n;
                 }
-                if (!java.util.Arrays.equals(expected, got)) {
+                if (!Arrays.equals(expected, got)) {
                     throw new AssertionError("bytes differ");
                 }
                 return 0L;

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.reflect.Proxy;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,14 +19,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
@@ -40,6 +36,10 @@ import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.event.CacheEventListenerAdapter;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * {@code tls=true} on TCP, with real nodes on 127.0.0.1: nodes whose certificates the others trust replicate; a
@@ -317,7 +317,7 @@ class TcpTlsTest {
         TcpTransport t = new TcpTransport(new TcpSettings(2000, 5000, 1 << 20, 64, 0, 1L << 30, tls,
                 TlsSettings.none(), clientAuth));
         ReplicationMetrics metrics = new ReplicationMetrics("tls-auth-test", "tcp");
-        t.start((TransportContext) java.lang.reflect.Proxy.newProxyInstance(TcpTlsTest.class.getClassLoader(),
+        t.start((TransportContext) Proxy.newProxyInstance(TcpTlsTest.class.getClassLoader(),
                 new Class<?>[] {TransportContext.class}, (proxy, method, args) -> {
                     switch (method.getName()) {
                         case "clusterSecret":
@@ -374,7 +374,7 @@ class TcpTlsTest {
                 // not a close yet
             }
             return true;
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             return false;
         } catch (IOException e) {
             return true;

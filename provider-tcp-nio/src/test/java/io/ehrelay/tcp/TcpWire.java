@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 
 /** What the TCP tests that speak to a node's port themselves share: its address, frames, and seeing it close. */
@@ -39,9 +41,9 @@ final class TcpWire {
                 // not a close yet
             }
             return true;
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             return false;
-        } catch (java.net.SocketException e) {
+        } catch (SocketException e) {
             return true;
         }
     }

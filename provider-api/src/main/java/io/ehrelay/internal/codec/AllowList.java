@@ -2,6 +2,7 @@ package io.ehrelay.internal.codec;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -182,7 +183,7 @@ public final class AllowList {
     }
 
     /** The whole {@code allowedClasses} setting with {@code additions} appended to what is configured. */
-    public String settingWith(java.util.Collection<String> additions) {
+    public String settingWith(Collection<String> additions) {
         List<String> all = new ArrayList<>(configured);
         for (String a : additions) {
             if (!all.contains(a)) {

@@ -2,6 +2,7 @@ package io.ehrelay.internal.codec;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32;
 
 import io.ehrelay.spi.MalformedFrameException;
 
@@ -128,7 +129,7 @@ public final class ByteSource {
 
     /** The CRC-32 of {@code buf}'s bytes from {@code from} to {@code to} (positions), not moving it. */
     static int crc(ByteBuffer buf, int from, int to) {
-        java.util.zip.CRC32 crc = CRC.get();
+        CRC32 crc = CRC.get();
         crc.reset();
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + from, to - from);
@@ -141,7 +142,7 @@ public final class ByteSource {
     }
 
     /** One CRC-32 per thread: the decoder hashes every key, the encoder every key and value. */
-    private static final ThreadLocal<java.util.zip.CRC32> CRC = ThreadLocal.withInitial(java.util.zip.CRC32::new);
+    private static final ThreadLocal<CRC32> CRC = ThreadLocal.withInitial(CRC32::new);
 
     public void skip(int n, String what) throws MalformedFrameException {
         need(n, what);

@@ -46,7 +46,7 @@ public final class CodecLimits {
     /** The defaults of {@code NodeConfig}: 64 MiB frames, depth 64, 16 Mi array elements, JDK value types. */
     public static CodecLimits defaults() {
         return new CodecLimits(DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_ARRAY_LENGTH,
-                DEFAULT_MAX_REFERENCES, AllowList.withDefaults(java.util.Collections.emptyList()));
+                DEFAULT_MAX_REFERENCES, AllowList.withDefaults(Collections.emptyList()));
     }
 
     public int maxFrameBytes() { return maxFrameBytes; }

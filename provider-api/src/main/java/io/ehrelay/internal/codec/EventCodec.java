@@ -1,16 +1,20 @@
 package io.ehrelay.internal.codec;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.zip.CRC32;
 
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.ReplicationEvent;
-
 import net.sf.ehcache.Element;
 
 /**
@@ -149,14 +153,14 @@ public final class EventCodec {
             throw new IllegalArgumentException("event without a stamp block");
         }
         int at = 7 + (((event[5] & 0xff) << 8) | (event[6] & 0xff));
-        java.nio.ByteBuffer.wrap(event, at, STAMP_BYTES).putLong(stamp).putLong(origin).putInt(valueHash);
+        ByteBuffer.wrap(event, at, STAMP_BYTES).putLong(stamp).putLong(origin).putInt(valueHash);
     }
 
     /** The CRC-32 of a key's or value's encoded bytes, as the decoder computes it. */
     public static int hashOf(Object v) throws IOException {
         if (v instanceof byte[]) {
             byte[] b = (byte[]) v;
-            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            CRC32 crc = new CRC32();
             crc.update(ValueCodec.BYTES);
             crc.update(b.length >>> 24);
             crc.update(b.length >>> 16);
@@ -302,7 +306,7 @@ public final class EventCodec {
 
     /** A batch of one event, for synchronous sends and tests. */
     /** A batch of already encoded events ({@code size} is the sum of their lengths). */
-    public static byte[] batch(java.util.List<byte[]> events, int size) {
+    public static byte[] batch(List<byte[]> events, int size) {
         byte[] out = new byte[BATCH_HEADER_BYTES + size];
         System.arraycopy(batchHeader(events.size()), 0, out, 0, BATCH_HEADER_BYTES);
         int at = BATCH_HEADER_BYTES;
@@ -314,11 +318,11 @@ public final class EventCodec {
     }
 
     /** A state-transfer chunk: a batch of puts whose header carries the snapshot's mark (see FLAG_SNAPSHOT). */
-    public static byte[] snapshotBatch(java.util.List<byte[]> events, int size, long stream, long seq) {
+    public static byte[] snapshotBatch(List<byte[]> events, int size, long stream, long seq) {
         byte[] out = batch(events, size);
         if (stream != 0) {
             out[5] = (byte) FLAG_SNAPSHOT;
-            java.nio.ByteBuffer.wrap(out, 6, 16).putLong(stream).putLong(seq);
+            ByteBuffer.wrap(out, 6, 16).putLong(stream).putLong(seq);
         }
         return out;
     }
@@ -331,7 +335,7 @@ public final class EventCodec {
      * @param run non-zero, the same for every announcement of one run of the node
      * @param version from 1, higher for each later announcement of the run
      */
-    public static byte[] membershipBatch(java.util.Collection<String> cacheNames, java.util.Collection<String> removed,
+    public static byte[] membershipBatch(Collection<String> cacheNames, Collection<String> removed,
                                          long run, long version) {
         if (run == 0 || version < 1) {
             throw new IllegalArgumentException("run " + run + " / version " + version);
@@ -388,11 +392,11 @@ public final class EventCodec {
      */
     public static DecodedBatch decodeBatch(byte[] buf, int off, int len, CodecLimits limits)
             throws MalformedFrameException {
-        return decodeBatch(java.nio.ByteBuffer.wrap(buf, off, len), limits);
+        return decodeBatch(ByteBuffer.wrap(buf, off, len), limits);
     }
 
     /** Decodes the batch between {@code batch}'s position and limit (heap or direct memory). */
-    public static DecodedBatch decodeBatch(java.nio.ByteBuffer batch, CodecLimits limits)
+    public static DecodedBatch decodeBatch(ByteBuffer batch, CodecLimits limits)
             throws MalformedFrameException {
         int len = batch.remaining();
         if (len > limits.maxFrameBytes()) {
@@ -419,8 +423,8 @@ public final class EventCodec {
             throw new MalformedFrameException("event count " + count + " impossible in " + in.remaining() + " bytes");
         }
         if (membership) {
-            java.util.Set<String> removed = new java.util.LinkedHashSet<>();
-            java.util.Set<String> members = every ? null : decodeMembers(in, count, removed);
+            Set<String> removed = new LinkedHashSet<>();
+            Set<String> members = every ? null : decodeMembers(in, count, removed);
             return new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq, members,
                     Collections.unmodifiableSet(removed));
         }
@@ -476,9 +480,9 @@ public final class EventCodec {
         return new DecodedBatch(events, rejections, flags, stream, seq, null, Collections.<String>emptySet());
     }
 
-    private static java.util.Set<String> decodeMembers(ByteSource in, int count, java.util.Set<String> removed)
+    private static Set<String> decodeMembers(ByteSource in, int count, Set<String> removed)
             throws MalformedFrameException {
-        java.util.Set<String> names = new java.util.LinkedHashSet<>();
+        Set<String> names = new LinkedHashSet<>();
         for (int i = 0; i < count; i++) {
             ByteSource entry = in.slice(in.readLength("membership entry"), "membership entry");
             int op = entry.readByte("operation");
@@ -587,11 +591,11 @@ public final class EventCodec {
         private final int flags;
         private final long stream;
         private final long seq;
-        private final java.util.Set<String> members;
-        private final java.util.Set<String> removed;
+        private final Set<String> members;
+        private final Set<String> removed;
 
         DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq,
-                     java.util.Set<String> members, java.util.Set<String> removed) {
+                     Set<String> members, Set<String> removed) {
             this.members = members;
             this.removed = removed;
             this.events = events;
@@ -624,9 +628,9 @@ public final class EventCodec {
          * {@code null} when it says "every cache" ({@link EventCodec#FLAG_EVERY_CACHE}); {@code null} for an
          * event batch.
          */
-        public java.util.Set<String> members() { return members; }
+        public Set<String> members() { return members; }
         /** For a membership announcement, the caches the sender removed (in its run, not added again). */
-        public java.util.Set<String> removed() { return removed; }
+        public Set<String> removed() { return removed; }
         /**
          * Whether this is a membership announcement, not events ({@link #stream()} is then the sender's run,
          * {@link #seq()} the announcement's version).

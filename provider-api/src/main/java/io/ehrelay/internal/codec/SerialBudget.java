@@ -1,7 +1,10 @@
 package io.ehrelay.internal.codec;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.spi.MalformedFrameException;
@@ -40,7 +43,7 @@ final class SerialBudget {
     /** Marks a handle that is a string, enum constant or class: reach 1. */
     static final Object OTHER = new Object();
     /** The classes whose deserialization hashes what they hold (and their subclasses, through the hierarchy). */
-    static final java.util.Set<String> HASHED = new java.util.HashSet<>(java.util.Arrays.asList(
+    static final Set<String> HASHED = new HashSet<>(Arrays.asList(
             "java.util.HashMap", "java.util.HashSet", "java.util.LinkedHashMap", "java.util.LinkedHashSet",
             "java.util.Hashtable", "java.util.concurrent.ConcurrentHashMap"));
 

@@ -25,6 +25,7 @@ import static io.ehrelay.internal.codec.SerialBudget.plus;
 import static io.ehrelay.internal.codec.SerialBudget.primitiveSize;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -464,7 +465,7 @@ public final class SerialStreamWalker {
         for (int i = 0; i < n; i++) {
             b[i] = (byte) in.read(1);
         }
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(b, StandardCharsets.UTF_8);
     }
 
     private long descRead(int n) throws IOException, MalformedFrameException {

@@ -11,6 +11,8 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -273,8 +275,8 @@ public final class SerializationGuard {
 
     /** The reflective handles of one filter interface's shape. */
     private static final class FilterShape {
-        private static final java.util.concurrent.ConcurrentMap<Class<?>, FilterShape> SHAPES =
-                new java.util.concurrent.ConcurrentHashMap<>();
+        private static final ConcurrentMap<Class<?>, FilterShape> SHAPES =
+                new ConcurrentHashMap<>();
 
         static FilterShape of(Class<?> filterInterface) {
             FilterShape s = SHAPES.get(filterInterface);

@@ -8,6 +8,8 @@ import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.ObjectStreamClass;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collections;
 
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.spi.MalformedFrameException;
@@ -223,7 +225,7 @@ public final class ValueCodec {
 
         @Override
         protected Class<?> resolveProxyClass(String[] interfaces) throws IOException {
-            reject("java.lang.reflect.Proxy" + java.util.Arrays.toString(interfaces));
+            reject("java.lang.reflect.Proxy" + Arrays.toString(interfaces));
             throw new InvalidClassException("dynamic proxies are never deserialized");
         }
 
@@ -236,7 +238,7 @@ public final class ValueCodec {
             Class<?> filterType = SerializationGuard.jdkFilterInterfaceOrNull();
             if (filterType != null) {
                 SerializationGuard.setJdkFilter(this, SerializationGuard.jdkFilter(filterType, limits,
-                        java.util.Collections.<String>emptyList(), maxBytes, (className, why) -> {
+                        Collections.<String>emptyList(), maxBytes, (className, why) -> {
                             if (rejected == null) {
                                 rejected = new RejectedClassException(className, why);
                             }

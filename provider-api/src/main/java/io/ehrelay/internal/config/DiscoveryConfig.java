@@ -1,9 +1,9 @@
 package io.ehrelay.internal.config;
 
-import java.util.ArrayList;
-import java.util.Collections;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**

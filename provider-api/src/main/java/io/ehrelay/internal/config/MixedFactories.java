@@ -5,15 +5,15 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.WeakHashMap;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.config.CacheConfiguration;
 import net.sf.ehcache.config.Configuration;
 import net.sf.ehcache.config.FactoryConfiguration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Finds, in one CacheManager's configuration, replication factories of different families: stock RMI
@@ -169,7 +169,7 @@ public final class MixedFactories {
         Map<String, CacheConfiguration> out = new LinkedHashMap<>();
         // by name: Ehcache keeps them in a hash map
         for (Map.Entry<String, CacheConfiguration> c
-                : new java.util.TreeMap<>(configuration.getCacheConfigurations()).entrySet()) {
+                : new TreeMap<>(configuration.getCacheConfigurations()).entrySet()) {
             out.put("cache '" + c.getKey() + "'", c.getValue());
         }
         if (configuration.getDefaultCacheConfiguration() != null) {

@@ -1,8 +1,16 @@
 package io.ehrelay.internal.config;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.spi.ClusterSecret;
 
 /**
  * Immutable per-CacheManager settings, parsed from the properties of a {@code cacheManagerPeerProviderFactory}:
@@ -54,7 +62,7 @@ public final class NodeConfig {
     private final DiscoveryConfig discovery;
     private final long peerOutboundMaxBytes;
     private final UnauthenticatedPeers unauthenticatedPeers;
-    private final io.ehrelay.spi.ClusterSecret clusterSecret;
+    private final ClusterSecret clusterSecret;
     private final long antiEntropyIntervalMillis;
     private final long antiEntropyMaxBytes;
     private final long tombstoneRetentionMillis;
@@ -154,13 +162,13 @@ public final class NodeConfig {
     public UnauthenticatedPeers unauthenticatedPeers() { return unauthenticatedPeers; }
 
     /** The cluster secret peers prove ({@code clusterSecret}), or {@code null} when none is set. */
-    public io.ehrelay.spi.ClusterSecret clusterSecret() { return clusterSecret; }
+    public ClusterSecret clusterSecret() { return clusterSecret; }
 
     /**
      * {@code clusterSecret}: the secret itself, or {@code file:<path>} naming a file that holds it (its content,
      * trimmed). Messages never repeat the value.
      */
-    private static io.ehrelay.spi.ClusterSecret readSecret(PropertyReader r) {
+    private static ClusterSecret readSecret(PropertyReader r) {
         String v = r.string(CLUSTER_SECRET);
         if (v == null) {
             return null;
@@ -168,20 +176,20 @@ public final class NodeConfig {
         String text = v;
         String source = "its value";
         if (v.startsWith("file:")) {
-            java.nio.file.Path path = java.nio.file.Paths.get(v.substring("file:".length()));
+            Path path = Paths.get(v.substring("file:".length()));
             source = "the file " + path;
             try {
-                text = new String(java.nio.file.Files.readAllBytes(path), java.nio.charset.StandardCharsets.UTF_8)
+                text = new String(Files.readAllBytes(path), StandardCharsets.UTF_8)
                         .trim();
-            } catch (java.io.IOException | RuntimeException e) {
-                throw new io.ehrelay.config.InvalidConfigurationException("ehrelay " + r.owner() + ": property '"
+            } catch (IOException | RuntimeException e) {
+                throw new InvalidConfigurationException("ehrelay " + r.owner() + ": property '"
                         + CLUSTER_SECRET + "' names " + source + ", which cannot be read: " + e);
             }
         }
         try {
-            return io.ehrelay.spi.ClusterSecret.of(text);
+            return ClusterSecret.of(text);
         } catch (IllegalArgumentException e) {
-            throw new io.ehrelay.config.InvalidConfigurationException("ehrelay " + r.owner() + ": property '"
+            throw new InvalidConfigurationException("ehrelay " + r.owner() + ": property '"
                     + CLUSTER_SECRET + "': " + source + " is too short: " + e.getMessage()
                     + " (the same on every node; file:<path> reads it from a file)");
         }

@@ -1,9 +1,11 @@
 package io.ehrelay.internal.config;
 
+import java.io.File;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -12,10 +14,9 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.ehrelay.config.InvalidConfigurationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import io.ehrelay.config.InvalidConfigurationException;
 
 /**
  * Strict reader over the {@link Properties} that Ehcache hands to a factory.
@@ -40,7 +41,7 @@ public final class PropertyReader {
     /** New name → the old name the user wrote it as, for error messages. */
     private final Map<String, String> writtenAs = new HashMap<>();
     /** Typed properties given empty whose default was used, each announced once. */
-    private final Set<String> emptyDefaults = new java.util.LinkedHashSet<>();
+    private final Set<String> emptyDefaults = new LinkedHashSet<>();
 
     /**
      * @param owner      who reads the properties, used in error messages (e.g. the factory's simple name)
@@ -102,7 +103,7 @@ public final class PropertyReader {
     /** A path that must name a readable file (e.g. a key store), or {@code null} when the property is absent. */
     public String file(String name, String what) {
         String v = string(name);
-        if (v != null && !new java.io.File(v).isFile()) {
+        if (v != null && !new File(v).isFile()) {
             throw invalid(name, v, "the path of a readable " + what + " file");
         }
         return v;

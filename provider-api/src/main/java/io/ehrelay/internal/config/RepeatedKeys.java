@@ -1,10 +1,12 @@
 package io.ehrelay.internal.config;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import net.sf.ehcache.config.CacheConfiguration;
@@ -40,7 +42,7 @@ public final class RepeatedKeys {
         List<Map.Entry<String, CacheConfiguration>> caches = new ArrayList<>(
                 configuration.getCacheConfigurations().entrySet());
         if (configuration.getDefaultCacheConfiguration() != null) {
-            caches.add(new java.util.AbstractMap.SimpleEntry<>("(defaultCache)",
+            caches.add(new AbstractMap.SimpleEntry<>("(defaultCache)",
                     configuration.getDefaultCacheConfiguration()));
         }
         for (Map.Entry<String, CacheConfiguration> c : caches) {
@@ -72,7 +74,7 @@ public final class RepeatedKeys {
     static String repeated(String raw, String separator) {
         String sep = separator == null || separator.isEmpty() ? "," : separator;
         Set<String> seen = new HashSet<>();
-        for (String part : raw.split(java.util.regex.Pattern.quote(sep))) {
+        for (String part : raw.split(Pattern.quote(sep))) {
             String p = part.trim();
             if (p.isEmpty()) {
                 continue;

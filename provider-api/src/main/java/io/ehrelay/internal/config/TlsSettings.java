@@ -2,7 +2,6 @@ package io.ehrelay.internal.config;
 
 import java.io.IOException;
 import java.security.GeneralSecurityException;
-
 import javax.net.ssl.SSLContext;
 
 /**

@@ -14,7 +14,7 @@ import java.util.Set;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
-
+import javax.naming.Context;
 import javax.naming.NameNotFoundException;
 import javax.naming.NamingEnumeration;
 import javax.naming.NamingException;
@@ -187,8 +187,8 @@ public final class DnsDiscovery {
         Exception failed = null;
         try {
             Hashtable<String, String> env = new Hashtable<>();
-            env.put(javax.naming.Context.INITIAL_CONTEXT_FACTORY, "com.sun.jndi.dns.DnsContextFactory");
-            env.put(javax.naming.Context.PROVIDER_URL, "dns:");
+            env.put(Context.INITIAL_CONTEXT_FACTORY, "com.sun.jndi.dns.DnsContextFactory");
+            env.put(Context.PROVIDER_URL, "dns:");
             env.put("com.sun.jndi.dns.timeout.initial", "1000");
             env.put("com.sun.jndi.dns.timeout.retries", "2");
             DirContext ctx = new InitialDirContext(env);

@@ -8,19 +8,18 @@ import java.net.NetworkInterface;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Supplier;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import com.codahale.metrics.Meter;
-
 import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.HeartbeatFormat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Automatic peer discovery: every node multicasts a small heartbeat naming its transport and endpoint, and
@@ -133,7 +132,7 @@ public final class MulticastHeartbeat {
         if (endpoint == null) {
             return;
         }
-        List<byte[]> packets = format == null ? java.util.Collections.singletonList(encode(nodeId, transport, endpoint)) : format.encode(endpoint);
+        List<byte[]> packets = format == null ? Collections.singletonList(encode(nodeId, transport, endpoint)) : format.encode(endpoint);
         try {
             for (byte[] packet : packets) {
                 sender.send(new DatagramPacket(packet, packet.length, config.groupAddress(), config.groupPort()));

@@ -1,13 +1,15 @@
 package io.ehrelay.internal.discovery;
 
-import java.util.HashSet;
-import java.util.Collections;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import io.ehrelay.spi.Peer;
 
@@ -25,7 +27,7 @@ public final class PeerDirectory {
     private final long timeoutNanos;
     private volatile String self;
     private volatile List<Peer> snapshot = Collections.emptyList();
-    private volatile java.util.function.Consumer<List<Peer>> listener = peers -> { };
+    private volatile Consumer<List<Peer>> listener = peers -> { };
 
     public PeerDirectory(List<String> manual, long peerTimeoutMillis) {
         fixed.addAll(manual);
@@ -44,7 +46,7 @@ public final class PeerDirectory {
     }
 
     /** Called with the new peer list after every change (and once now); e.g. the transport's connect-ahead. */
-    public void onChange(java.util.function.Consumer<List<Peer>> changes) {
+    public void onChange(Consumer<List<Peer>> changes) {
         this.listener = changes;
         changes.accept(snapshot);
     }
@@ -64,7 +66,7 @@ public final class PeerDirectory {
     }
 
     /** The transport's own member list (a JGroups view) replaces the one it reported before. */
-    public void replaceMembers(java.util.Collection<String> endpoints) {
+    public void replaceMembers(Collection<String> endpoints) {
         Set<String> now = Collections.unmodifiableSet(new HashSet<>(endpoints));
         if (!now.equals(members)) {
             members = now;
@@ -73,7 +75,7 @@ public final class PeerDirectory {
     }
 
     /** What the DNS name resolved to now replaces what it resolved to before. */
-    public void replaceResolved(java.util.Collection<String> endpoints) {
+    public void replaceResolved(Collection<String> endpoints) {
         Set<String> now = Collections.unmodifiableSet(new LinkedHashSet<>(endpoints));
         if (!now.equals(resolved)) {
             resolved = now;

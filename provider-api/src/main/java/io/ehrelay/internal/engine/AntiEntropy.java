@@ -1,21 +1,22 @@
 package io.ehrelay.internal.engine;
 
 import java.nio.ByteBuffer;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.codec.CodecLimits;
@@ -26,12 +27,14 @@ import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Ehcache;
-import io.ehrelay.spi.MetricNames;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Anti-entropy: every {@code antiEntropyIntervalMillis} this node compares each replicated cache with each peer
@@ -78,7 +81,7 @@ final class AntiEntropy implements ConvergenceMBean {
     private final AtomicBoolean roundQueued = new AtomicBoolean();
     private volatile long nextRoundNanos;
     /** Per peer endpoint: when its every cache was last found equal (wall-clock ms). */
-    private final Map<String, Long> lastAgreement = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Long> lastAgreement = new ConcurrentHashMap<>();
     private final AtomicLong bytesFetched = new AtomicLong();
 
     AntiEntropy(String cacheManagerName, NodeConfig config, Transport transport, CacheBindings caches,
@@ -136,8 +139,8 @@ final class AntiEntropy implements ConvergenceMBean {
 
     private volatile long differingKeys;
     /** Keys repaired by this node's rounds so far. */
-    private final java.util.concurrent.atomic.AtomicLong repaired = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong roundsStarted = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong repaired = new AtomicLong();
+    private final AtomicLong roundsStarted = new AtomicLong();
     /** The round whose {@link #differingKeys} is published; guarded by {@code this}. */
     private long publishedRound;
 
@@ -157,7 +160,7 @@ final class AntiEntropy implements ConvergenceMBean {
         for (Peer p : allPeers()) {
             Long at = lastAgreement.get(p.endpoint());
             sb.append(sb.length() == 0 ? "" : " ").append(p.endpoint()).append('=')
-                    .append(at == null ? "never" : java.time.Instant.ofEpochMilli(at).toString());
+                    .append(at == null ? "never" : Instant.ofEpochMilli(at).toString());
         }
         return sb.toString();
     }
@@ -168,7 +171,7 @@ final class AntiEntropy implements ConvergenceMBean {
     }
 
     private List<Peer> allPeers() {
-        java.util.LinkedHashSet<Peer> out = new java.util.LinkedHashSet<>();
+        LinkedHashSet<Peer> out = new LinkedHashSet<>();
         for (String name : caches.replicatedCaches()) {
             out.addAll(peersHolding.apply(name));
         }
@@ -493,7 +496,7 @@ final class AntiEntropy implements ConvergenceMBean {
             Ehcache cache = caches.resolve(name);
             CacheMetrics m = binding.metrics;
             // from a random leaf on: a round stopped by maxBytes is continued elsewhere by the next
-            java.util.Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(leafSet,
+            Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(leafSet,
                     ThreadLocalRandom.current().nextInt(VersionTable.LEAVES)).iterator();
             long[] total = {0};
             return maxChunkBytes -> {

@@ -1,6 +1,7 @@
 package io.ehrelay.internal.engine;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -65,7 +66,7 @@ final class CacheBindings {
     }
 
     /** Every binding so far. */
-    java.util.Collection<CacheBinding> all() {
+    Collection<CacheBinding> all() {
         return bindings.values();
     }
 

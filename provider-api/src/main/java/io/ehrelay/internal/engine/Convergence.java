@@ -8,14 +8,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Ehcache;
-import io.ehrelay.spi.MetricNames;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How nodes that missed events become equal again, at once rather than at the next anti-entropy round. The

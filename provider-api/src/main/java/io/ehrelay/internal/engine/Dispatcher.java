@@ -1,16 +1,21 @@
 package io.ehrelay.internal.engine;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import io.ehrelay.internal.codec.ByteSink;
 import io.ehrelay.internal.codec.EventCodec;
@@ -21,6 +26,8 @@ import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The shared dispatcher of one CacheManager: {@code dispatcherThreads} threads, one per queue lane, however
@@ -44,12 +51,12 @@ final class Dispatcher {
     private final ThreadFactory threads;
     private final RateLimitedLog warn;
     private final List<Thread> workers = new ArrayList<>();
-    private final java.util.function.Consumer<Peer> undelivered;
+    private final Consumer<Peer> undelivered;
     /** Per lane: a random id for this run's sequence of batches, and the last batch number used. */
     private final long[] streams;
-    private final java.util.concurrent.atomic.AtomicLongArray seqs;
+    private final AtomicLongArray seqs;
     /** Per lane: events were lost since the lane's last batch (the next batch carries {@code FLAG_LOST}). */
-    private final java.util.concurrent.atomic.AtomicIntegerArray lost;
+    private final AtomicIntegerArray lost;
     /** Per lane, reused batch after batch: where each event of the batch being built starts in its buffer. */
     private final int[][] starts;
     /** Per lane: when it last sent an empty batch to a peer that has not confirmed one yet. */
@@ -58,7 +65,7 @@ final class Dispatcher {
      * Per lane: peers a batch failed to and no later batch reached yet. While there are any, an idle lane sends an
      * empty batch every {@link #BEAT_NANOS}: when one arrives, its number shows the peer what it missed.
      */
-    private final java.util.Set<String>[] unconfirmed;
+    private final Set<String>[] unconfirmed;
     private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private final Clock clock;
     private final Membership membership;
@@ -72,7 +79,7 @@ final class Dispatcher {
      */
     Dispatcher(ReplicationQueue queue, NodeConfig config, Supplier<List<Peer>> peers, Transport transport,
                ReplicationMetrics metrics, ThreadFactory threads, RateLimitedLog warn,
-               java.util.function.Consumer<Peer> undelivered, Clock clock, Membership membership, Runnable tick,
+               Consumer<Peer> undelivered, Clock clock, Membership membership, Runnable tick,
                PeerStats peerStats) {
         this.tick = tick;
         this.peerStats = peerStats;
@@ -80,17 +87,17 @@ final class Dispatcher {
         this.membership = membership;
         this.undelivered = undelivered;
         this.streams = new long[queue.laneCount()];
-        this.seqs = new java.util.concurrent.atomic.AtomicLongArray(queue.laneCount());
-        this.lost = new java.util.concurrent.atomic.AtomicIntegerArray(queue.laneCount());
+        this.seqs = new AtomicLongArray(queue.laneCount());
+        this.lost = new AtomicIntegerArray(queue.laneCount());
         this.starts = new int[queue.laneCount()][];
         this.lastBeat = new long[queue.laneCount()];
         @SuppressWarnings("unchecked")
-        java.util.Set<String>[] u = new java.util.Set[queue.laneCount()];
+        Set<String>[] u = new Set[queue.laneCount()];
         for (int i = 0; i < u.length; i++) {
-            u[i] = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            u[i] = ConcurrentHashMap.newKeySet();
         }
         this.unconfirmed = u;
-        java.security.SecureRandom random = new java.security.SecureRandom();
+        SecureRandom random = new SecureRandom();
         for (int i = 0; i < streams.length; i++) {
             long id;
             do {
@@ -172,7 +179,7 @@ final class Dispatcher {
         lastBeat[lane] = clock.nanoTime();
         try {
             while (true) {
-                List<ReplicationQueue.Entry> batch = java.util.Collections.emptyList();
+                List<ReplicationQueue.Entry> batch = Collections.emptyList();
                 try {
                     if (lane == 0) {
                         tick.run();
@@ -204,7 +211,7 @@ final class Dispatcher {
     }
 
     /** {@link #step}'s answer when the lane is done. */
-    private static final InFlight STOPPED = new InFlight(java.util.Collections.emptyList(), null, 0, null, 0,
+    private static final InFlight STOPPED = new InFlight(Collections.emptyList(), null, 0, null, 0,
             null, null);
 
     /**
@@ -353,7 +360,7 @@ final class Dispatcher {
                 continue;
             }
             if (perTarget == null) {
-                perTarget = new ArrayList<>(java.util.Collections.nCopies(targets.size(), bytes));
+                perTarget = new ArrayList<>(Collections.nCopies(targets.size(), bytes));
                 leftOut = new boolean[targets.size()][];
             }
             perTarget.set(t, without(buffer, starts, out, flags, streams[lane], seqs.get(lane)));
@@ -384,7 +391,7 @@ final class Dispatcher {
      * gap). A copy, made only for a peer that lacks a cache of the batch.
      */
     private static Batch without(ByteSink buffer, int[] starts, boolean[] out, int flags, long stream, long seq) {
-        java.nio.ByteBuffer all = buffer.view();
+        ByteBuffer all = buffer.view();
         int kept = 0;
         int size = EventCodec.BATCH_HEADER_BYTES;
         for (int i = 0; i < out.length; i++) {
@@ -397,7 +404,7 @@ final class Dispatcher {
         copy.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
         for (int i = 0; i < out.length; i++) {
             if (!out[i]) {
-                java.nio.ByteBuffer ev = all.duplicate();
+                ByteBuffer ev = all.duplicate();
                 ev.limit(starts[i + 1]).position(starts[i]);
                 copy.write(ev);
             }

@@ -1,17 +1,22 @@
 package io.ehrelay.internal.engine;
 
 import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
+import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.spi.MalformedFrameException;
-import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
-import net.sf.ehcache.Ehcache;
+import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.Op;
+import io.ehrelay.spi.ReplicationEvent;
+import net.sf.ehcache.Ehcache;
 
 /**
  * The receiving side of a node, what transports call when bytes arrive: decodes a batch (every value checked
@@ -37,9 +42,9 @@ final class Inbound implements InboundHandler {
     private volatile StateTransfer state;
     private volatile AntiEntropy antiEntropy;
     private volatile PeerStats peerStats;
-    private final java.util.Map<String, String> endpoints = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, String> endpoints = new ConcurrentHashMap<>();
     private volatile Membership membership;
-    private volatile java.util.function.Function<String, String> endpointOf = from -> from;
+    private volatile Function<String, String> endpointOf = from -> from;
 
     Inbound(String cacheManagerName, CacheBindings caches, ReplicationMetrics metrics, CodecLimits limits,
             Convergence convergence, RateLimitedLog warn, Clock clock, Ordering ordering) {
@@ -67,7 +72,7 @@ final class Inbound implements InboundHandler {
      * @param endpointOf the endpoint of the node a {@code fromPeer} names ({@code null} when it names none), under
      *        which {@link Membership} knows it
      */
-    void setMembership(Membership m, java.util.function.Function<String, String> endpointOf) {
+    void setMembership(Membership m, Function<String, String> endpointOf) {
         this.membership = m;
         this.endpointOf = endpointOf;
     }
@@ -128,9 +133,9 @@ final class Inbound implements InboundHandler {
     @Override
     public void onUndecodable(String fromPeer, String cacheName, String rejectedClass, String why) {
         // the key is unknown: nothing is changed here (no whole-cache clear); counted and logged
-        ReplicationEvent none = ReplicationEvent.ofKey(io.ehrelay.spi.Op.INVALIDATE, cacheName, null);
+        ReplicationEvent none = ReplicationEvent.ofKey(Op.INVALIDATE, cacheName, null);
         applyOne(fromPeer, none, new EventCodec.Rejection(cacheName, null, none,
-                new io.ehrelay.codec.RejectedClassException(rejectedClass, why)));
+                new RejectedClassException(rejectedClass, why)));
     }
 
     @Override
@@ -257,7 +262,7 @@ final class Inbound implements InboundHandler {
             // itself, unless two keys collide); a key this node never wrote it cannot hold
             if (ev.keyHash() != 0) {
                 for (Object key : binding.versions.keysWithHash(ev.keyHash())) {
-                    applyNow(fromPeer, binding, cache, m, ReplicationEvent.ofKey(io.ehrelay.spi.Op.INVALIDATE,
+                    applyNow(fromPeer, binding, cache, m, ReplicationEvent.ofKey(Op.INVALIDATE,
                             ev.cacheName(), key).stamped(ev.stamp(), ev.origin(), ev.valueHash(), ev.keyHash()),
                             false, tally);
                     m.onInvalidated();

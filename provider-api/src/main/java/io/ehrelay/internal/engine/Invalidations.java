@@ -4,9 +4,7 @@ import java.util.Collections;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
+import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;
@@ -14,6 +12,8 @@ import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.ReplicationEvent;
 import net.sf.ehcache.Ehcache;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a node does with a received event it cannot apply, so that it never goes on serving data another node
@@ -53,7 +53,7 @@ final class Invalidations {
         String event = r.op() == null ? "an event" : "a " + r.op();
         if (cacheKnown) {
             CacheMetrics m = metrics.cache(r.cacheName());
-            if (r.reason() instanceof io.ehrelay.codec.RejectedClassException) {
+            if (r.reason() instanceof RejectedClassException) {
                 m.onRejected();
             }
             if (r.invalidation().key() != null) {

@@ -2,6 +2,7 @@ package io.ehrelay.internal.engine;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,7 @@ final class NodeRegistry {
         synchronized (NODES) {
             Map<String, ReplicationNode> m = NODES.get(cacheManager);
             if (m == null) {
-                m = new java.util.HashMap<>();
+                m = new HashMap<>();
                 NODES.put(cacheManager, m);
             }
             ReplicationNode node = m.get(scheme);

@@ -1,5 +1,7 @@
 package io.ehrelay.internal.engine;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
@@ -45,7 +47,7 @@ public final class NodeThreads {
     }
 
     /** Waits up to {@code millis} for every thread to end; returns the names of those still alive. */
-    public java.util.List<String> awaitTermination(long millis) {
+    public List<String> awaitTermination(long millis) {
         return awaitTermination(millis, null);
     }
 
@@ -53,7 +55,7 @@ public final class NodeThreads {
      * Waits up to {@code millis} for every thread but {@code except} (may be {@code null}) to end; returns the names
      * of those still alive, {@code except} left out.
      */
-    public java.util.List<String> awaitTermination(long millis, Thread except) {
+    public List<String> awaitTermination(long millis, Thread except) {
         long deadline = System.nanoTime() + millis * 1_000_000L;
         for (Thread t : threads) {
             long left = (deadline - System.nanoTime()) / 1_000_000L;
@@ -66,7 +68,7 @@ public final class NodeThreads {
                 }
             }
         }
-        java.util.List<String> alive = new java.util.ArrayList<>();
+        List<String> alive = new ArrayList<>();
         for (Thread t : threads) {
             if (t.isAlive() && t != Thread.currentThread() && t != except) {
                 alive.add(t.getName());

@@ -1,14 +1,18 @@
 package io.ehrelay.internal.engine;
 
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.Arrays;
+import java.util.Collections;
 
+import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.ReplicationEvent;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
+import org.slf4j.LoggerFactory;
 
 /**
  * The order of every replicated write, on one node: stamps the application's writes ({@link Hlc} and this
@@ -43,7 +47,7 @@ final class Ordering {
         }
         this.self = id;
         if (arrivalOrder) {
-            org.slf4j.LoggerFactory.getLogger(Ordering.class).warn("ehrelay: -D{}=arrival: remote writes are applied "
+            LoggerFactory.getLogger(Ordering.class).warn("ehrelay: -D{}=arrival: remote writes are applied "
                     + "in arrival order, NOT ordered; nodes can end with different data (for tests only)",
                     ARRIVAL_PROPERTY);
         }
@@ -107,7 +111,7 @@ final class Ordering {
      */
     Version localClear(CacheBinding b, Ehcache cache) {
         Version v = new Version(hlc.next(), self, 0, 0, true);
-        b.versions.clear(v, cache == null ? java.util.Collections.emptyList() : cache.getKeys(),
+        b.versions.clear(v, cache == null ? Collections.emptyList() : cache.getKeys(),
                 key -> cache.remove(key, true));
         return v;
     }
@@ -185,8 +189,8 @@ final class Ordering {
 
     private static int hashOrZero(Object v) {
         try {
-            return io.ehrelay.internal.codec.EventCodec.hashOf(v);
-        } catch (java.io.IOException | RuntimeException e) {
+            return EventCodec.hashOf(v);
+        } catch (IOException | RuntimeException e) {
             return 0;
         }
     }

@@ -1,27 +1,35 @@
 package io.ehrelay.internal.engine;
 
 import java.io.IOException;
+import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
+import io.ehrelay.config.SyncFailurePolicy;
 import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.spi.Op;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.ReplicatorConfig;
-import io.ehrelay.config.SyncFailurePolicy;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
+import io.ehrelay.spi.TransportMetrics;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
-import io.ehrelay.spi.MetricNames;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The sending side of a node: turns a cache change into an encoded event and either queues it for the
@@ -47,13 +55,13 @@ import io.ehrelay.spi.MetricNames;
  */
 final class Outbound {
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Outbound.class);
+    private static final Logger LOG = LoggerFactory.getLogger(Outbound.class);
 
     private final String cacheManagerName;
     private final NodeConfig config;
     private final ReplicationQueue queue;
     /** The peers that hold a cache (see {@link Membership}). */
-    private final java.util.function.Function<String, List<Peer>> peers;
+    private final Function<String, List<Peer>> peers;
     private final Transport transport;
     private final ReplicationMetrics metrics;
     private final BooleanSupplier running;
@@ -64,7 +72,7 @@ final class Outbound {
     private final Ordering ordering;
 
     Outbound(String cacheManagerName, NodeConfig config, ReplicationQueue queue,
-             java.util.function.Function<String, List<Peer>> peers,
+             Function<String, List<Peer>> peers,
              Transport transport, ReplicationMetrics metrics, BooleanSupplier running, Convergence convergence,
              RateLimitedLog warn, Clock clock, SentClasses sentClasses, Ordering ordering) {
         this.ordering = ordering;
@@ -85,8 +93,8 @@ final class Outbound {
     }
 
     /** Puts that waited for room in the queue ({@code overflowPolicy=block}), and how long in all. */
-    private final io.ehrelay.spi.TransportMetrics.Count overflowWaits;
-    private final java.util.concurrent.atomic.AtomicLong waitedMicros = new java.util.concurrent.atomic.AtomicLong();
+    private final TransportMetrics.Count overflowWaits;
+    private final AtomicLong waitedMicros = new AtomicLong();
 
     /**
      * Replicates a put or update with its value ({@code replicate*ViaCopy=true}), stamped by {@link Ordering};
@@ -200,7 +208,7 @@ final class Outbound {
     }
 
     /** Caches whose non-{@code Serializable} keys were said in a WARN (once per cache). */
-    private final java.util.Set<String> warnedNotSerializable = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> warnedNotSerializable = ConcurrentHashMap.newKeySet();
 
     /**
      * Whether {@code key} is not {@code Serializable}: then its event is not replicated, as stock Ehcache's
@@ -208,7 +216,7 @@ final class Outbound {
      * said in one WARN per cache. A {@code null} key is left to the encoder.
      */
     private boolean keyNotSerializable(CacheBinding binding, Object key) {
-        if (key == null || key instanceof java.io.Serializable) {
+        if (key == null || key instanceof Serializable) {
             return false;
         }
         binding.metrics.onNotReplicated();
@@ -266,13 +274,13 @@ final class Outbound {
      */
     private void waitedForRoom(long nanos) {
         overflowWaits.mark();
-        long micros = waitedMicros.addAndGet(java.util.concurrent.TimeUnit.NANOSECONDS.toMicros(nanos));
+        long micros = waitedMicros.addAndGet(TimeUnit.NANOSECONDS.toMicros(nanos));
         warn.warn("overflowwait", "ehrelay: replication queue of CacheManager {} is full (queueMaxEvents={}, "
                 + "queueMaxBytes={}): a writing thread waited {} ms for room (overflowPolicy=block, at most "
                 + "overflowBlockMillis={} ms; {} waits, {} ms in all so far: overflowWaits, overflowWaitMillis). "
                 + "The peers take events slower than this node writes them.", cacheManagerName,
                 config.queueMaxEvents(), config.queueMaxBytes(),
-                java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(nanos), config.overflowBlockMillis(),
+                TimeUnit.NANOSECONDS.toMillis(nanos), config.overflowBlockMillis(),
                 overflowWaits.value(), micros / 1000);
     }
 

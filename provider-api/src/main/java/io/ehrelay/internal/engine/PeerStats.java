@@ -10,7 +10,6 @@ import java.util.function.LongSupplier;
 
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
-
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.spi.Clock;

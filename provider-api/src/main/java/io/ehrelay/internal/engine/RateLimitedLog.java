@@ -3,9 +3,8 @@ package io.ehrelay.internal.engine;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.slf4j.Logger;
-
 import io.ehrelay.spi.Clock;
+import org.slf4j.Logger;
 
 /**
  * Logs a WARN at most once per interval per key, and says how many similar messages it held back, so that a

@@ -1,28 +1,35 @@
 package io.ehrelay.internal.engine;
 
 import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import io.ehrelay.spi.Op;
 import io.ehrelay.internal.config.BootstrapConfig;
 import io.ehrelay.internal.config.DiscoveryConfig;
-import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.ReplicatorConfig;
+import io.ehrelay.internal.config.UnauthenticatedPeers;
+import io.ehrelay.internal.discovery.DnsDiscovery;
 import io.ehrelay.internal.discovery.MulticastHeartbeat;
 import io.ehrelay.internal.discovery.PeerDirectory;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.spi.Clock;
+import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.ListenerConfig;
+import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.PeerGate;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.TransportMetrics;
@@ -33,7 +40,8 @@ import net.sf.ehcache.Element;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.event.CacheEventListener;
 import net.sf.ehcache.event.CacheManagerEventListener;
-import io.ehrelay.spi.MetricNames;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The replication node of one CacheManager and one transport: it wires the pieces every cache of that
@@ -82,7 +90,7 @@ public final class ReplicationNode {
     private final CacheBindings caches;
     private volatile State state = State.NEW;
     /** Counted down once {@link #shutdown} finished: threads ended, transport stopped, port released. */
-    private final java.util.concurrent.CountDownLatch down = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch down = new CountDownLatch(1);
     /** The thread waiting for the CacheManager's constructor to end (see {@link #watchConstruction()}), or null. */
     private volatile Thread constructionWatch;
     private NodeConfig config;
@@ -92,7 +100,7 @@ public final class ReplicationNode {
     private ReplicationQueue queue;
     private volatile Dispatcher dispatcher;
     private MulticastHeartbeat heartbeat;
-    private io.ehrelay.internal.discovery.DnsDiscovery dns;
+    private DnsDiscovery dns;
     private Convergence convergence;
     private Outbound outbound;
     private Ordering ordering;
@@ -103,9 +111,9 @@ public final class ReplicationNode {
     private StateTransfer stateTransfer;
     private Membership membership;
     private final CacheManagerEventListener cacheWatch = new CacheWatch();
-    private final io.ehrelay.spi.PeerGate gate = new io.ehrelay.spi.PeerGate() {
+    private final PeerGate gate = new PeerGate() {
         @Override
-        public boolean admits(java.net.InetAddress address, String what) {
+        public boolean admits(InetAddress address, String what) {
             return ReplicationNode.this.admits(address, what);
         }
 
@@ -183,7 +191,7 @@ public final class ReplicationNode {
         antiEntropy = new AntiEntropy(cm, nodeConfig, nodeTransport, caches, this::peersHolding, stateTransfer,
                 ordering, metrics, clock, this::isAlive, warn);
         inbound.setAntiEntropy(antiEntropy);
-        metrics.addOperations(io.ehrelay.metrics.ObjectNames.convergence(cm, transportName), antiEntropy,
+        metrics.addOperations(ObjectNames.convergence(cm, transportName), antiEntropy,
                 ConvergenceMBean.class);
         peerStats = new PeerStats(metrics, clock, queue::oldestEnqueuedNanos, antiEntropy);
         inbound.setPeerStats(peerStats);
@@ -248,8 +256,8 @@ public final class ReplicationNode {
             }
             if (config.discovery().mode() == DiscoveryConfig.Mode.DNS) {
                 DiscoveryConfig d = config.discovery();
-                dns = new io.ehrelay.internal.discovery.DnsDiscovery(d.dnsName(), d.dnsPort(), d.dnsIntervalMillis(),
-                        io.ehrelay.internal.discovery.DnsDiscovery.SYSTEM, directory, transport::endpointAt,
+                dns = new DnsDiscovery(d.dnsName(), d.dnsPort(), d.dnsIntervalMillis(),
+                        DnsDiscovery.SYSTEM, directory, transport::endpointAt,
                         threads.factory("dns"));
                 dns.start(transport.localPort());
             }
@@ -333,7 +341,7 @@ public final class ReplicationNode {
             shutdown(0);
         } else if (await) {
             try {
-                if (!down.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                if (!down.await(10, TimeUnit.SECONDS)) {
                     LOG.warn("ehrelay: {} replication of CacheManager {}, which failed to start, is still stopping",
                             transportName, cacheManager.getName());
                 }
@@ -532,8 +540,8 @@ public final class ReplicationNode {
     }
 
     /** The {@link io.ehrelay.spi.PeerGate} of this node's transport: {@code unauthenticatedPeers}, counted. */
-    private boolean admits(java.net.InetAddress address, String what) {
-        io.ehrelay.internal.config.UnauthenticatedPeers u = config.unauthenticatedPeers();
+    private boolean admits(InetAddress address, String what) {
+        UnauthenticatedPeers u = config.unauthenticatedPeers();
         if (u.admits(address)) {
             return true;
         }
@@ -548,7 +556,7 @@ public final class ReplicationNode {
 
     /** Says at start whom this node accepts without authentication (see {@code unauthenticatedPeers}). */
     private void logAdmission(String endpoint) {
-        io.ehrelay.internal.config.UnauthenticatedPeers u = config.unauthenticatedPeers();
+        UnauthenticatedPeers u = config.unauthenticatedPeers();
         if (endpoint == null) {
             return; // no listener: nothing accepts peers here
         }
@@ -626,7 +634,7 @@ public final class ReplicationNode {
         }
     }
 
-    private final java.util.concurrent.atomic.AtomicBoolean warnedRegister = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean warnedRegister = new AtomicBoolean();
 
     private boolean registersPeers(String call, String entry) {
         if (transport == null) {
@@ -714,12 +722,12 @@ public final class ReplicationNode {
         }
 
         @Override
-        public io.ehrelay.spi.PeerGate peerGate() {
+        public PeerGate peerGate() {
             return gate;
         }
 
         @Override
-        public io.ehrelay.spi.ClusterSecret clusterSecret() {
+        public ClusterSecret clusterSecret() {
             return config.clusterSecret();
         }
 

@@ -1,12 +1,14 @@
 package io.ehrelay.internal.engine;
 
-import java.util.Collections;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.internal.metrics.CacheMetrics;
@@ -99,7 +101,7 @@ final class ReplicationQueue {
         this.blockNanos = TimeUnit.MILLISECONDS.toNanos(blockMillis);
         lanes = new ArrayDeque[laneCount];
         lastTakeNanos = new long[laneCount];
-        java.util.Arrays.fill(lastTakeNanos, System.nanoTime());
+        Arrays.fill(lastTakeNanos, System.nanoTime());
         lostPending = new boolean[laneCount];
         notEmpty = new Condition[laneCount];
         for (int i = 0; i < laneCount; i++) {
@@ -116,9 +118,9 @@ final class ReplicationQueue {
      * Told how long a writer waited for room ({@link OverflowPolicy#BLOCK}), in nanoseconds, whether room came
      * or not; called on the writer's thread, outside the queue's lock.
      */
-    private volatile java.util.function.LongConsumer onWait = n -> { };
+    private volatile LongConsumer onWait = n -> { };
 
-    void onWait(java.util.function.LongConsumer listener) {
+    void onWait(LongConsumer listener) {
         this.onWait = listener;
     }
 

@@ -1,6 +1,7 @@
 package io.ehrelay.internal.engine;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -42,7 +43,7 @@ final class SendRound {
 
     /** Hands {@code batch} to the transport for every target. */
     static SendRound start(Transport transport, List<Peer> targets, Batch batch, boolean acknowledge) {
-        return start(transport, targets, java.util.Collections.nCopies(targets.size(), batch), acknowledge);
+        return start(transport, targets, Collections.nCopies(targets.size(), batch), acknowledge);
     }
 
     /** Hands each target its own batch ({@code batches.get(i)} to {@code targets.get(i)}). */

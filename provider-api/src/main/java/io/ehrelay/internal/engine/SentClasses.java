@@ -6,11 +6,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.ClassWatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The sending side's view of the classes it serializes, per cache. At the first event of a cache that holds a

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -14,24 +15,23 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
+import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.spi.MalformedFrameException;
-import io.ehrelay.spi.Op;
-import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.internal.config.BootstrapConfig;
-import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.MalformedFrameException;
+import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A cache's whole content between nodes: serving it to a peer (paged, the keys listed first and each element
@@ -110,7 +110,7 @@ final class StateTransfer {
         long markSeq = markStream == 0 ? 0 : d.lastSeq(binding.lane);
         VersionTable versions = binding == null ? null : binding.versions;
         // the cache's keys, then the keys it only has versions of (tombstones, ghosts); the last removeAll first
-        java.util.LinkedHashSet<Object> all = new java.util.LinkedHashSet<Object>(cache.getKeys());
+        LinkedHashSet<Object> all = new LinkedHashSet<Object>(cache.getKeys());
         Version cleared = versions == null ? null : versions.cleared();
         if (versions != null) {
             all.addAll(versions.keys());

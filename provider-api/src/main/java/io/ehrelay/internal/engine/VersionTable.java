@@ -1,14 +1,17 @@
 package io.ehrelay.internal.engine;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -105,7 +108,7 @@ final class VersionTable {
      * it did, which counts as {@link Outcome#APPLIED}.
      */
     Outcome offer(Object key, Version v, long self, long horizon, Runnable storeWrite,
-                  java.util.function.BooleanSupplier fillIfAbsent) {
+                  BooleanSupplier fillIfAbsent) {
         int stripe = stripeOf(v.keyHash);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
@@ -179,7 +182,7 @@ final class VersionTable {
      * this one does not).
      */
     Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self, long writtenAtMillis,
-                  java.util.function.IntSupplier check) {
+                  IntSupplier check) {
         int stripe = stripeOf(keyHash);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
@@ -225,7 +228,7 @@ final class VersionTable {
                 return false;
             }
             cleared = v;
-            java.util.Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
+            Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
             for (Object key : storeKeys) {
                 Version kv = versions.get(key);
                 if (kv == null || v.newerThan(kv)) {
@@ -255,7 +258,7 @@ final class VersionTable {
         }
         try {
             clearStore.run();
-            java.util.Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
+            Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
             for (Map.Entry<Object, Version> e : new ArrayList<>(versions.entrySet())) {
                 record(e.getKey(), e.getValue(), null);
             }
@@ -324,7 +327,7 @@ final class VersionTable {
                 if (byLeaf[leaf] == null) {
                     byLeaf[leaf] = new ArrayList<>(2);
                 }
-                byLeaf[leaf].add(new java.util.AbstractMap.SimpleImmutableEntry<>(e.getKey(), e.getValue()));
+                byLeaf[leaf].add(new AbstractMap.SimpleImmutableEntry<>(e.getKey(), e.getValue()));
             }
         }
         List<Map.Entry<Object, Version>> out = new ArrayList<>();
@@ -354,7 +357,7 @@ final class VersionTable {
     }
 
     /** The keys this table holds a version of (a weakly consistent view). */
-    java.util.Set<Object> keys() {
+    Set<Object> keys() {
         return versions.keySet();
     }
 

@@ -9,7 +9,6 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
-
 import io.ehrelay.metrics.ObjectNames;
 
 /**

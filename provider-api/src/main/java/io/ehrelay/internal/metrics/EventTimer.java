@@ -4,8 +4,8 @@ import java.util.concurrent.TimeUnit;
 
 import com.codahale.metrics.Histogram;
 import com.codahale.metrics.Meter;
-import com.codahale.metrics.Snapshot;
 import com.codahale.metrics.SlidingWindowReservoir;
+import com.codahale.metrics.Snapshot;
 import com.codahale.metrics.Timer;
 
 /**

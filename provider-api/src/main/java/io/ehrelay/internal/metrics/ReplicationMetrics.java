@@ -3,7 +3,10 @@ package io.ehrelay.internal.metrics;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import javax.management.JMException;
 import javax.management.MBeanServer;
+import javax.management.NotCompliantMBeanException;
+import javax.management.StandardMBean;
 
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
@@ -13,9 +16,9 @@ import com.codahale.metrics.MetricFilter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.SlidingWindowReservoir;
 import com.codahale.metrics.Timer;
-
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.spi.TransportMetrics;
+import org.slf4j.LoggerFactory;
 
 /**
  * The metrics of one CacheManager's replication, and of each of its caches, in one Dropwizard
@@ -187,7 +190,7 @@ public final class ReplicationMetrics implements TransportMetrics {
     /** Exposes every metric, present and future, as an MBean of {@code server}; idempotent per server. */
     public void registerWith(MBeanServer server) {
         reporters.computeIfAbsent(server, s -> {
-            for (Map.Entry<String, javax.management.StandardMBean> e : operations.entrySet()) {
+            for (Map.Entry<String, StandardMBean> e : operations.entrySet()) {
                 registerOperations(s, e.getKey(), e.getValue());
             }
             return JmxExport.start(registry, s);
@@ -195,14 +198,14 @@ public final class ReplicationMetrics implements TransportMetrics {
     }
 
     /** MBeans with operations (not metrics), registered with every server the metrics are. */
-    private final Map<String, javax.management.StandardMBean> operations = new ConcurrentHashMap<>();
+    private final Map<String, StandardMBean> operations = new ConcurrentHashMap<>();
 
     /** Adds an MBean with operations, named {@code objectName}, to every server the metrics are exposed on. */
     public <T> void addOperations(String objectName, T implementation, Class<T> type) {
-        javax.management.StandardMBean bean;
+        StandardMBean bean;
         try {
-            bean = new javax.management.StandardMBean(implementation, type);
-        } catch (javax.management.NotCompliantMBeanException e) {
+            bean = new StandardMBean(implementation, type);
+        } catch (NotCompliantMBeanException e) {
             throw new IllegalArgumentException(e);
         }
         operations.put(objectName, bean);
@@ -211,11 +214,11 @@ public final class ReplicationMetrics implements TransportMetrics {
         }
     }
 
-    private static void registerOperations(MBeanServer server, String objectName, javax.management.StandardMBean b) {
+    private static void registerOperations(MBeanServer server, String objectName, StandardMBean b) {
         try {
             server.registerMBean(b, ObjectNames.of(objectName));
-        } catch (javax.management.JMException | RuntimeException e) {
-            org.slf4j.LoggerFactory.getLogger(ReplicationMetrics.class).warn("ehrelay: could not register the MBean "
+        } catch (JMException | RuntimeException e) {
+            LoggerFactory.getLogger(ReplicationMetrics.class).warn("ehrelay: could not register the MBean "
                     + "{}: {}", objectName, e.toString());
         }
     }
@@ -226,7 +229,7 @@ public final class ReplicationMetrics implements TransportMetrics {
             for (String name : operations.keySet()) {
                 try {
                     server.unregisterMBean(ObjectNames.of(name));
-                } catch (javax.management.JMException | RuntimeException e) {
+                } catch (JMException | RuntimeException e) {
                     // not registered there, or already gone
                 }
             }

@@ -3,12 +3,14 @@ package io.ehrelay.spi.rpc;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -45,7 +47,7 @@ public abstract class PeerChannel {
     /** When a call to the peer last succeeded ({@link Clock#nanoTime}). */
     private volatile long lastSuccessNanos;
     /** Open until the first connection attempt ended, either way. */
-    private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch firstAttempt = new CountDownLatch(1);
     private final Backoff backoff;
     /** Why the peer could not be reached last (said while the backoff lasts), or {@code null}. */
     private volatile Exception lastFailure;
@@ -79,7 +81,7 @@ public abstract class PeerChannel {
      * that can write the batch's bytes from its buffer ({@link io.ehrelay.spi.Batch#buffer()}) while sending —
      * without keeping them after returning — overrides it and saves the copy of every batch into an array.
      */
-    protected void transmit(io.ehrelay.spi.Batch batch, boolean acknowledge) throws Exception {
+    protected void transmit(Batch batch, boolean acknowledge) throws Exception {
         transmit(batch.toByteArray(), acknowledge);
     }
 
@@ -135,7 +137,7 @@ public abstract class PeerChannel {
     }
 
     /** True while a probe of this peer runs. */
-    private final java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean probing = new AtomicBoolean();
 
     /**
      * Probes the peer ({@link #probe}) on the calling thread — never the sender thread, so a slow probe delays no

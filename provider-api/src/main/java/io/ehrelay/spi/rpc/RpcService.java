@@ -14,13 +14,15 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
-import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.MalformedFrameException;
 
 /**
  * The receiving side of the relay protocol. Batches from one sender are applied in arrival order: posted ones
@@ -54,7 +56,7 @@ public final class RpcService {
     private final ThreadPoolExecutor pool;
     private final Semaphore nodeRoom = new Semaphore(NODE_POSTED_MAX_BYTES);
     private final long postTimeoutMillis;
-    private final java.util.function.Consumer<String> onHello;
+    private final Consumer<String> onHello;
     private final Clock clock;
     private final Map<String, Applier> appliers = new ConcurrentHashMap<>();
     private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
@@ -68,7 +70,7 @@ public final class RpcService {
      * @param clock   the node's time source, for expiring idle state transfers ({@link Clock#SYSTEM} in production)
      */
     public RpcService(InboundHandler inbound, int maxFrameBytes, ThreadFactory applyThreads,
-                        long postTimeoutMillis, java.util.function.Consumer<String> onHello, Clock clock) {
+                        long postTimeoutMillis, Consumer<String> onHello, Clock clock) {
         this.onHello = onHello;
         this.clock = clock;
         this.inbound = inbound;
@@ -291,7 +293,7 @@ public final class RpcService {
         final ReentrantLock applying = new ReentrantLock();
         final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
         /** True while a turn of this sender is on the pool (queued or running). */
-        final java.util.concurrent.atomic.AtomicBoolean scheduled = new java.util.concurrent.atomic.AtomicBoolean();
+        final AtomicBoolean scheduled = new AtomicBoolean();
 
         Applier(String from) {
             this.from = from;

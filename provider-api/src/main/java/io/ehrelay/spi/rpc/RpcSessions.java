@@ -7,17 +7,23 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-
+import java.util.concurrent.atomic.AtomicLong;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.TransportContext;
+import io.ehrelay.spi.TransportMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The cluster secret for transports whose calls are not tied to one connection (RMI, HTTP): a caller proves the
@@ -113,7 +119,7 @@ public final class RpcSessions {
     public static final class Credentials {
         private final byte[] session;
         private final SecretKeySpec key;
-        private final java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong();
+        private final AtomicLong counter = new AtomicLong();
 
         Credentials(byte[] session, byte[] key) {
             this.session = session;
@@ -146,20 +152,20 @@ public final class RpcSessions {
         }
     }
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RpcSessions.class);
-    private static final io.ehrelay.internal.engine.RateLimitedLog REFUSALS =
-            new io.ehrelay.internal.engine.RateLimitedLog(LOG, 10_000);
+    private static final Logger LOG = LoggerFactory.getLogger(RpcSessions.class);
+    private static final RateLimitedLog REFUSALS =
+            new RateLimitedLog(LOG, 10_000);
 
     /**
      * The sessions of a node with a cluster secret, its refusals counted in {@code unauthorized} and logged (at
      * most once per host and 10 s), or {@code null} when the node has no secret.
      */
-    public static RpcSessions of(io.ehrelay.spi.TransportContext ctx) {
+    public static RpcSessions of(TransportContext ctx) {
         ClusterSecret secret = ctx.clusterSecret();
         if (secret == null) {
             return null;
         }
-        io.ehrelay.spi.TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
+        TransportMetrics.Count unauthorized = ctx.metrics().count(MetricNames.UNAUTHORIZED);
         String node = ctx.cacheManagerName();
         return new RpcSessions(secret, ctx.clock(), (host, why) -> {
             unauthorized.mark();
@@ -216,16 +222,16 @@ public final class RpcSessions {
             throw refuse(host, "a malformed authentication");
         }
         byte[] mac = nonceMac(challenge, RANDOM_BYTES + 8);
-        if (!MessageDigest.isEqual(java.util.Arrays.copyOf(mac, ClusterSecret.NONCE_BYTES - RANDOM_BYTES - 8),
-                java.util.Arrays.copyOfRange(challenge, RANDOM_BYTES + 8, ClusterSecret.NONCE_BYTES))) {
+        if (!MessageDigest.isEqual(Arrays.copyOf(mac, ClusterSecret.NONCE_BYTES - RANDOM_BYTES - 8),
+                Arrays.copyOfRange(challenge, RANDOM_BYTES + 8, ClusterSecret.NONCE_BYTES))) {
             throw refuse(host, "a challenge this node did not issue");
         }
         long issued = ByteBuffer.wrap(challenge, RANDOM_BYTES, 8).getLong();
         if (now - issued > TimeUnit.SECONDS.toNanos(CHALLENGE_SECONDS) || now - issued < 0) {
             throw refuse(host, "an expired challenge");
         }
-        byte[] clientNonce = java.util.Arrays.copyOf(response, ClusterSecret.NONCE_BYTES);
-        byte[] proof = java.util.Arrays.copyOfRange(response, ClusterSecret.NONCE_BYTES, response.length);
+        byte[] clientNonce = Arrays.copyOf(response, ClusterSecret.NONCE_BYTES);
+        byte[] proof = Arrays.copyOfRange(response, ClusterSecret.NONCE_BYTES, response.length);
         if (!secret.verifies(proof, CLIENT, challenge, clientNonce, name(from))) {
             throw refuse(host, "a wrong proof of the cluster secret (clusterSecret missing or different)");
         }
@@ -265,8 +271,8 @@ public final class RpcSessions {
             throw refuse(host, "a session opened from " + s.host.getHostAddress());
         }
         byte[] mac = callMac(s.key, credential);
-        if (!MessageDigest.isEqual(java.util.Arrays.copyOf(mac, CREDENTIAL_BYTES - SESSION_BYTES - 8),
-                java.util.Arrays.copyOfRange(credential, SESSION_BYTES + 8, CREDENTIAL_BYTES))) {
+        if (!MessageDigest.isEqual(Arrays.copyOf(mac, CREDENTIAL_BYTES - SESSION_BYTES - 8),
+                Arrays.copyOfRange(credential, SESSION_BYTES + 8, CREDENTIAL_BYTES))) {
             throw refuse(host, "a call whose credential is not its session's (forged)");
         }
         long now = clock.nanoTime();
@@ -342,8 +348,8 @@ public final class RpcSessions {
         if (answer == null || answer.length != ClusterSecret.PROOF_BYTES + SESSION_BYTES) {
             throw new RpcException("the peer's answer to the authentication is malformed");
         }
-        byte[] session = java.util.Arrays.copyOfRange(answer, ClusterSecret.PROOF_BYTES, answer.length);
-        if (!secret.verifies(java.util.Arrays.copyOf(answer, ClusterSecret.PROOF_BYTES), SERVER, challenge,
+        byte[] session = Arrays.copyOfRange(answer, ClusterSecret.PROOF_BYTES, answer.length);
+        if (!secret.verifies(Arrays.copyOf(answer, ClusterSecret.PROOF_BYTES), SERVER, challenge,
                 clientNonce, name(from), session)) {
             throw new RpcException("the peer does not prove the cluster secret (clusterSecret different)");
         }

@@ -7,19 +7,24 @@ import static org.assertj.core.api.Assertions.tuple;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.ObjectOutputStream;
+import java.io.Serializable;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
-import org.junit.jupiter.api.Test;
-
+import io.ehrelay.contract.AllowedValue;
 import io.ehrelay.contract.Gadget;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.ReplicationEvent;
-
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.Test;
 
 class EventCodecTest {
 
@@ -40,16 +45,16 @@ class EventCodecTest {
 
     @Test
     void membershipAnnouncement_roundTrips_andIsNoEventBatch() throws Exception {
-        byte[] b = EventCodec.membershipBatch(java.util.Arrays.asList("orders", "caf\u00e9"),
-                java.util.Collections.singletonList("gone"), 42, 3);
+        byte[] b = EventCodec.membershipBatch(Arrays.asList("orders", "caf\u00e9"),
+                Collections.singletonList("gone"), 42, 3);
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
         assertThat(d.members()).containsExactly("orders", "caf\u00e9");
         assertThat(d.removed()).containsExactly("gone");
         assertThat(d.events()).isEmpty();
         assertThat(d.stream()).isEqualTo(42);
         assertThat(d.seq()).isEqualTo(3);
-        byte[] none = EventCodec.membershipBatch(java.util.Collections.emptyList(),
-                java.util.Collections.emptyList(), 42, 4);
+        byte[] none = EventCodec.membershipBatch(Collections.emptyList(),
+                Collections.emptyList(), 42, 4);
         assertThat(EventCodec.decodeBatch(none, 0, none.length, LIMITS).members()).isEmpty();
         byte[] events = EventCodec.singletonBatch(EventCodec.encodeRemoveAll("orders"));
         assertThat(EventCodec.decodeBatch(events, 0, events.length, LIMITS).members()).isNull();
@@ -57,8 +62,8 @@ class EventCodecTest {
 
     @Test
     void membershipAnnouncement_thatIsDamaged_isRefusedWhole() throws Exception {
-        byte[] b = EventCodec.membershipBatch(java.util.Collections.singletonList("orders"),
-                java.util.Collections.emptyList(), 42, 1);
+        byte[] b = EventCodec.membershipBatch(Collections.singletonList("orders"),
+                Collections.emptyList(), 42, 1);
         byte[] entryOp = b.clone();
         entryOp[EventCodec.BATCH_HEADER_BYTES + 4] = (byte) Op.REMOVE_ALL.code(); // an event inside an announcement
         assertThatThrownBy(() -> EventCodec.decodeBatch(entryOp, 0, entryOp.length, LIMITS))
@@ -72,7 +77,7 @@ class EventCodecTest {
         // a removeAll entry must not pass for a membership entry, nor the reverse: op 5 in an event batch
         byte[] asEvents = b.clone();
         asEvents[5] = 0;
-        java.nio.ByteBuffer.wrap(asEvents, 6, 16).putLong(0).putLong(0);
+        ByteBuffer.wrap(asEvents, 6, 16).putLong(0).putLong(0);
         assertThatThrownBy(() -> EventCodec.decodeBatch(asEvents, 0, asEvents.length, LIMITS))
                 .isInstanceOf(MalformedFrameException.class).hasMessageContaining("unknown operation code 5");
     }
@@ -136,10 +141,10 @@ class EventCodecTest {
     @Test
     void aValueWhoseClassIsMissingHere_orAnUndecodableKey_isReplacedByAnInvalidationOfThatKeyOnly() throws Exception {
         // an allowed class this node cannot load (application version skew): the stream names AllowedValuX
-        byte[] put = EventCodec.encodePut("c", new Element("k", new io.ehrelay.contract.AllowedValue("x", 1)));
-        byte[] key = EventCodec.encodeKey(Op.REMOVE, "c", new io.ehrelay.contract.AllowedValue("y", 2));
+        byte[] put = EventCodec.encodePut("c", new Element("k", new AllowedValue("x", 1)));
+        byte[] key = EventCodec.encodeKey(Op.REMOVE, "c", new AllowedValue("y", 2));
         for (byte[] ev : List.of(put, key)) {
-            String text = new String(ev, java.nio.charset.StandardCharsets.ISO_8859_1);
+            String text = new String(ev, StandardCharsets.ISO_8859_1);
             int at = text.indexOf("contract.AllowedValue") + "contract.AllowedValu".length();
             ev[at] = 'X';
         }
@@ -201,7 +206,7 @@ class EventCodecTest {
     void deepObjectGraph_isRejectedByDepthLimit() throws Exception {
         List<Object> root = SerializationGuardTest.nestedLists(100);
         CodecLimits shallow = new CodecLimits(1 << 20, 20, 1000, 10_000, LIMITS.allowList());
-        byte[] b = batch(EventCodec.encodePut("c", new Element("k", (java.io.Serializable) root)));
+        byte[] b = batch(EventCodec.encodePut("c", new Element("k", (Serializable) root)));
         EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, shallow);
         assertThat(d.events()).extracting(ReplicationEvent::op).containsExactly(Op.INVALIDATE);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxObjectDepth");
@@ -256,7 +261,7 @@ class EventCodecTest {
     @Test
     void batchHeader_carriesStreamSequenceAndFlags_andRejectsImpossibleOnes() throws Exception {
         byte[] event = EventCodec.encodePut("c", new Element("k", "v"));
-        io.ehrelay.internal.codec.ByteSink sink = new io.ehrelay.internal.codec.ByteSink(64);
+        ByteSink sink = new ByteSink(64);
         sink.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
         sink.write(event, 0, event.length);
         EventCodec.putBatchHeader(sink, 0, 1, EventCodec.FLAG_LOST, 42L, 7L);
@@ -273,7 +278,7 @@ class EventCodecTest {
         byte[] flagsWithoutStream = batch(event);
         flagsWithoutStream[5] = (byte) EventCodec.FLAG_LOST;
         assertThatThrownBy(() -> decode(flagsWithoutStream)).isInstanceOf(MalformedFrameException.class);
-        byte[] snapshot = EventCodec.snapshotBatch(java.util.List.of(event), event.length, 42L, 0L);
+        byte[] snapshot = EventCodec.snapshotBatch(List.of(event), event.length, 42L, 0L);
         assertThat(EventCodec.decodeBatch(snapshot, 0, snapshot.length, LIMITS).flags())
                 .isEqualTo(EventCodec.FLAG_SNAPSHOT);
     }
@@ -298,7 +303,7 @@ class EventCodecTest {
 
     @Test
     void everyTruncation_isRejectedCleanly() throws Exception {
-        byte[] good = batch(EventCodec.encodePut("c", new Element("k", new java.util.HashMap<>(java.util.Map.of("a", 1)))),
+        byte[] good = batch(EventCodec.encodePut("c", new Element("k", new HashMap<>(Map.of("a", 1)))),
                 EventCodec.encodeKey(Op.REMOVE, "c", "k"));
         assertThat(decode(good)).hasSize(2);
         for (int len = 0; len < good.length; len++) {
@@ -312,7 +317,7 @@ class EventCodecTest {
     void fuzz_randomAndMutatedBatches_neverThrowAnythingButMalformedFrame() throws Exception {
         Random random = new Random(20261122);
         byte[] good = batch(EventCodec.encodePut("cache", new Element("key", "value")),
-                EventCodec.encodePut("cache", new Element(1, new java.util.ArrayList<>(List.of(1, "two")))),
+                EventCodec.encodePut("cache", new Element(1, new ArrayList<>(List.of(1, "two")))),
                 EventCodec.encodeKey(Op.INVALIDATE, "cache", 5), EventCodec.encodeRemoveAll("cache"));
         int decoded = 0;
         int rejected = 0;

@@ -20,11 +20,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.spi.MalformedFrameException;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.Test;
 
 /**
  * The streaming walk of Java serialization: what the JDK writes is walked to its exact end, however the bytes

@@ -7,11 +7,14 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.sql.Timestamp;
 import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,18 +34,19 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.contract.Gadget;
 import io.ehrelay.spi.MalformedFrameException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The deserialization guard on both of its paths: with the JVM's own serialization filter set as well (Java 9+,
@@ -109,7 +113,7 @@ class SerializationGuardTest {
                 new HashSet<>(Arrays.asList("a", "b")), new LinkedList<>(Arrays.asList(1, 2)),
                 new ArrayDeque<>(Arrays.asList("x", "y")), chm, new CopyOnWriteArrayList<>(Arrays.asList(1, 2)),
                 days, DayOfWeek.FRIDAY, new BigInteger("123456789012345678901234567890"), new BigDecimal("-0.001"),
-                UUID.randomUUID(), new Date(12345L), new java.sql.Timestamp(99L), Locale.GERMANY,
+                UUID.randomUUID(), new Date(12345L), new Timestamp(99L), Locale.GERMANY,
                 URI.create("http://example.invalid/x?y=1"), Instant.ofEpochSecond(1, 2), LocalDate.of(2026, 11, 23),
                 Duration.ofMillis(1500), ZonedDateTime.parse("2026-11-23T15:00:00+01:00[Europe/Paris]"),
                 new String[] {"a", null, "c"}, new int[][] {{1, 2}, {3}}, new Object[] {1L, "s", new long[] {5}},
@@ -200,9 +204,9 @@ class SerializationGuardTest {
         // (compared by hash code: the original's sets were changed after being added, so its equals misleads)
         assertThat(decode(encode(shallowBomb), LIMITS).hashCode()).isEqualTo(shallowBomb.hashCode());
 
-        Map<String, Map<String, java.util.Set<String>>> nested = new HashMap<>();
+        Map<String, Map<String, Set<String>>> nested = new HashMap<>();
         for (int i = 0; i < 200; i++) {
-            Map<String, java.util.Set<String>> inner = new HashMap<>();
+            Map<String, Set<String>> inner = new HashMap<>();
             for (int j = 0; j < 20; j++) {
                 inner.put("k" + j, new HashSet<>(Arrays.asList("a" + i, "b" + j, "c")));
             }
@@ -267,7 +271,7 @@ class SerializationGuardTest {
         assertThatThrownBy(() -> decode(asValue(longer), LIMITS)).isInstanceOf(MalformedFrameException.class);
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void jdkFilterBridge_worksForAnyInterfaceShapedLikeTheJdks() throws Exception {
         // the Java 8 filter (sun.misc.ObjectInputFilter) has the same shape as Java 9's; the bridge only needs
         // the shape, checked here with a stand-in of it
@@ -289,11 +293,11 @@ class SerializationGuardTest {
         assertThat(SerializationGuard.jdkFilterInterface().getName()).isEqualTo("java.io.ObjectInputFilter");
     }
 
-    private static final class NullHandler implements java.lang.reflect.InvocationHandler, Serializable {
+    private static final class NullHandler implements InvocationHandler, Serializable {
         private static final long serialVersionUID = 1L;
 
         @Override
-        public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) {
+        public Object invoke(Object proxy, Method method, Object[] args) {
             return null;
         }
     }

@@ -3,15 +3,20 @@ package io.ehrelay.internal.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayInputStream;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.Properties;
-
-import org.junit.jupiter.api.Test;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.config.SyncFailurePolicy;
 import io.ehrelay.testing.LogCapture;
 import io.ehrelay.testing.TestProperties;
+import net.sf.ehcache.CacheManager;
+import org.junit.jupiter.api.Test;
 
 class ConfigTest {
 
@@ -145,7 +150,7 @@ class ConfigTest {
 
     @Test
     void peersAfterASpace_orAComma_areFound_andNamedWithTheSeparator() {
-        java.util.function.Predicate<String> hostPort = e -> e.matches("[^\\s:/]+:\\d+(/.*)?");
+        Predicate<String> hostPort = e -> e.matches("[^\\s:/]+:\\d+(/.*)?");
         assertThat(PeerListSeparator.splitAtSpaces("a:1 b:2  c:3", hostPort)).containsExactly("a:1", "b:2", "c:3");
         assertThat(PeerListSeparator.splitAtSpaces("a:1/my cache b:2/c", hostPort))
                 .containsExactly("a:1/my cache", "b:2/c");
@@ -189,8 +194,8 @@ class ConfigTest {
                 + " class=\"io.ehrelay.loopback.LoopbackCacheReplicatorFactory\""
                 + " properties=\"replicatePuts=false, replicateAsynchronously=true, replicatePuts=true\"/></cache>"
                 + "</ehcache>";
-        assertThatThrownBy(() -> new net.sf.ehcache.CacheManager(new java.io.ByteArrayInputStream(
-                xml.getBytes(java.nio.charset.StandardCharsets.UTF_8))))
+        assertThatThrownBy(() -> new CacheManager(new ByteArrayInputStream(
+                xml.getBytes(StandardCharsets.UTF_8))))
                 .hasStackTraceContaining("property 'replicatePuts' is given more than once")
                 .hasStackTraceContaining("cacheEventListenerFactory of cache orders");
     }
@@ -254,7 +259,7 @@ class ConfigTest {
 
     @Test
     void unauthenticatedPeers_saysWhetherOtherHostsAreAdmitted() {
-        java.util.function.Function<String, UnauthenticatedPeers> read = v -> NodeConfig.read(
+        Function<String, UnauthenticatedPeers> read = v -> NodeConfig.read(
                 new PropertyReader("f", v == null ? null : props("unauthenticatedPeers", v)), "peers")
                 .unauthenticatedPeers();
         assertThat(read.apply(null).admitsOtherHosts()).as("default: loopback").isFalse();
@@ -262,7 +267,7 @@ class ConfigTest {
         assertThat(read.apply("127.0.0.1|loopback").admitsOtherHosts()).as("a loopback address listed").isFalse();
         assertThat(read.apply("loopback|192.0.2.7").admitsOtherHosts()).isTrue();
         assertThat(read.apply("any").admitsOtherHosts()).isTrue();
-        assertThat(read.apply("loopback|192.0.2.7").admits(java.net.InetAddress.getLoopbackAddress())).isTrue();
+        assertThat(read.apply("loopback|192.0.2.7").admits(InetAddress.getLoopbackAddress())).isTrue();
     }
 
     @Test

@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 
-import org.junit.jupiter.api.Test;
-
 import net.sf.ehcache.config.Configuration;
 import net.sf.ehcache.config.ConfigurationFactory;
+import org.junit.jupiter.api.Test;
 
 /**
  * Which factory lines {@link MixedFactories} names, read from {@code ehcache.xml} as Ehcache parses it: the old

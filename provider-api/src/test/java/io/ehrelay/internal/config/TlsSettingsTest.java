@@ -6,11 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.util.Properties;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.TestKeyStores;
 import io.ehrelay.testing.TestProperties;
+import org.junit.jupiter.api.Test;
 
 class TlsSettingsTest {
 

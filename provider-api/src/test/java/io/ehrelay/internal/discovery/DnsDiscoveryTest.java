@@ -9,10 +9,9 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.contract.Await;
 import io.ehrelay.spi.Peer;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code peerDiscovery=dns} against a resolver standing in for DNS (the one edge replaced: the suite sends no

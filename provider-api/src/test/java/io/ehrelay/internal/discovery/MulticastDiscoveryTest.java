@@ -2,11 +2,10 @@ package io.ehrelay.internal.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Arrays;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
@@ -14,6 +13,8 @@ import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.loopback.LoopbackContractTest;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Automatic discovery on the loopback interface only: the multicast sockets are bound to 127.0.0.1 (lo) with
@@ -50,14 +51,14 @@ class MulticastDiscoveryTest {
         byte[] packet = MulticastHeartbeat.encode(UUID.randomUUID(), "tcp", "10.0.0.1:40001");
         assertThat(packet.length).isLessThanOrEqualTo(MulticastHeartbeat.MAX_PACKET);
         com.codahale.metrics.Meter malformed = new com.codahale.metrics.Meter();
-        PeerDirectory dir = new PeerDirectory(java.util.List.of(), 5000);
+        PeerDirectory dir = new PeerDirectory(List.of(), 5000);
         MulticastHeartbeat hb = new MulticastHeartbeat(null, "tcp", () -> null, dir, Thread::new, malformed);
         hb.onPacket(packet, packet.length);
         assertThat(dir.peers()).extracting(p -> p.endpoint()).containsExactly("10.0.0.1:40001");
         byte[] garbage = new byte[40];
         ThreadLocalRandom.current().nextBytes(garbage);
         hb.onPacket(garbage, garbage.length);
-        byte[] truncated = java.util.Arrays.copyOf(packet, packet.length - 3);
+        byte[] truncated = Arrays.copyOf(packet, packet.length - 3);
         hb.onPacket(truncated, truncated.length);
         assertThat(malformed.getCount()).isEqualTo(2);
         byte[] otherTransport = MulticastHeartbeat.encode(UUID.randomUUID(), "rmi", "10.0.0.2:40001");

@@ -8,9 +8,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.spi.Peer;
+import org.junit.jupiter.api.Test;
 
 class PeerDirectoryTest {
 

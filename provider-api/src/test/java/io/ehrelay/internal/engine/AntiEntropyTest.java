@@ -4,16 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.mockito.Mockito.mock;
 
+import java.util.Arrays;
 import java.util.Collections;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** The serving side of anti-entropy: what a peer's requests get, and what malformed ones get. */
 class AntiEntropyTest {
@@ -62,7 +62,7 @@ class AntiEntropyTest {
         Version v = ordering.localPut(a, kit.cacheManager.getEhcache("a"), "k", e, EventCodec.hashOf("k"),
                 EventCodec.hashOf("v"));
         char[] bits = new char[VersionTable.LEAVES / 4];
-        java.util.Arrays.fill(bits, 'f');
+        Arrays.fill(bits, 'f');
         InboundHandler.StateCursor c = ae.open(AntiEntropy.PREFIX + "entries\u00004096\u0000" + new String(bits)
                 + "\u0000a");
         byte[] chunk = c.next(1 << 20);

@@ -7,7 +7,6 @@ import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.Mockito.mock;
-import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.timeout;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
@@ -18,14 +17,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
+import io.ehrelay.contract.Await;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.event.CacheEventListener;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 @Timeout(60)
 class ConvergenceTest {
@@ -97,7 +96,7 @@ class ConvergenceTest {
     void resyncsAreCounted_whenTheyComplete() {
         node("z:9");
         convergence.resyncFrom("m:5");
-        io.ehrelay.contract.Await.until(() -> kit.metrics.meter("resyncs").getCount() == 1, () -> "no resync");
+        Await.until(() -> kit.metrics.meter("resyncs").getCount() == 1, () -> "no resync");
         assertThat(kit.metrics.meter("resyncFailures").getCount()).isZero();
     }
 }

@@ -2,23 +2,25 @@ package io.ehrelay.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 
+import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.contract.Await;
+import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.spi.Peer;
+import io.ehrelay.testing.LogCapture;
+import io.ehrelay.testing.ManualClock;
+import net.sf.ehcache.Element;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.config.OverflowPolicy;
-import io.ehrelay.contract.Await;
-import io.ehrelay.internal.metrics.CacheMetrics;
-import io.ehrelay.spi.Peer;
-import io.ehrelay.testing.ManualClock;
-import net.sf.ehcache.Element;
 
 /** The dispatcher with a scripted transport (a fake at the edge) and a clock the test moves. */
 @Timeout(60)
@@ -61,7 +63,7 @@ class DispatcherTest {
     void aPeerWithoutACache_isSentTheBatchWithoutThatCachesEvents_underTheSameNumber() throws Exception {
         scripted.failNext(0);
         membership.peersChanged(Collections.singletonList(peer));
-        localCaches.addAll(java.util.Arrays.asList("a", "b"));
+        localCaches.addAll(Arrays.asList("a", "b"));
         membership.localAdded();
         membership.announced("p:1", 7, 1, Collections.singleton("a"), Collections.singleton("b")); // removed b
         CacheMetrics other = kit.metrics.cache("b");
@@ -79,7 +81,7 @@ class DispatcherTest {
         assertThat(other.failedCount()).isZero();
         assertThat(other.queueEventCount()).isZero();
 
-        membership.announced("p:1", 7, 2, new java.util.HashSet<>(java.util.Arrays.asList("a", "b")),
+        membership.announced("p:1", 7, 2, new HashSet<>(Arrays.asList("a", "b")),
                 Collections.<String>emptySet());
         enqueue(other, "k4");
         Await.until(() -> other.sentCount() == 1, () -> "b's event not sent once the peer holds b");
@@ -91,7 +93,7 @@ class DispatcherTest {
     void aLaneThatMeetsAnUnexpectedError_goesOn_countsTheBatchFailed_andFlagsItLost() throws Exception {
         scripted.failNext(0);
         scripted.throwNext = new OutOfMemoryError("thrown by the test's transport");
-        try (io.ehrelay.testing.LogCapture log = io.ehrelay.testing.LogCapture.start()) {
+        try (LogCapture log = LogCapture.start()) {
             enqueue("k1");
             enqueue("k2");
             dispatcher.start();

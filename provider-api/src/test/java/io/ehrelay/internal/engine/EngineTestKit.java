@@ -1,7 +1,5 @@
 package io.ehrelay.internal.engine;
 
-import org.slf4j.LoggerFactory;
-
 import io.ehrelay.internal.codec.ByteSink;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;
@@ -12,6 +10,7 @@ import io.ehrelay.testing.TestProperties;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.config.CacheConfiguration;
 import net.sf.ehcache.config.Configuration;
+import org.slf4j.LoggerFactory;
 
 /** A real CacheManager with caches "a" and "b", node settings and metrics, for the engine's unit tests. */
 final class EngineTestKit implements AutoCloseable {

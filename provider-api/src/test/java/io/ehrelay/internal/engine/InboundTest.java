@@ -10,17 +10,18 @@ import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.verify;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
+import io.ehrelay.contract.Gadget;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
-import io.ehrelay.spi.Clock;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.event.CacheEventListenerAdapter;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 class InboundTest {
 
@@ -104,7 +105,7 @@ class InboundTest {
     @Test
     void aRejectedValue_removesTheOldEntry_inItsPlaceInTheBatch() throws Exception {
         a.put(new Element("k", "old"), true);
-        receive(3, 1, 0, EventCodec.encodePut("a", new Element("k", new io.ehrelay.contract.Gadget("x"))),
+        receive(3, 1, 0, EventCodec.encodePut("a", new Element("k", new Gadget("x"))),
                 put("a", "k2", "v2"));
         assertThat(a.get("k")).isNull();
         assertThat(a.get("k2").getObjectValue()).isEqualTo("v2");
@@ -119,7 +120,7 @@ class InboundTest {
     @Test
     void aDamagedBatch_appliesNothing_andIsCounted() throws Exception {
         byte[] good = EngineTestKit.batch(5, 1, 0, put("a", "k", "v"), put("a", "k2", "v2"));
-        byte[] cut = java.util.Arrays.copyOf(good, good.length - 3);
+        byte[] cut = Arrays.copyOf(good, good.length - 3);
         assertThatThrownBy(() -> inbound.onEvents("peer:1", ByteBuffer.wrap(cut)))
                 .isInstanceOf(MalformedFrameException.class);
         assertThat(a.getSize()).isZero();

@@ -10,14 +10,14 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.testing.ManualClock;
+import org.assertj.core.groups.Tuple;
+import org.junit.jupiter.api.Test;
 
 /** The announcing and the bookkeeping of {@link Membership}, with a transport that records what it is given. */
 class MembershipTest {
@@ -137,7 +137,7 @@ class MembershipTest {
         EventCodec.DecodedBatch clear = last();
         assertThat(clear.isMembership()).isFalse();
         assertThat(clear.events()).extracting(ReplicationEvent::op, ReplicationEvent::cacheName)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(Op.REMOVE_ALL, "b"));
+                .containsExactly(Tuple.tuple(Op.REMOVE_ALL, "b"));
         assertThat(sentTo.get(sentTo.size() - 1)).isEqualTo("p:1");
         int n = sent().size();
         membership.announced("p:1", 9, 3, set("a", "b"), set());

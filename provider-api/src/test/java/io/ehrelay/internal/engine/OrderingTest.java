@@ -5,16 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.ReplicationEvent;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** {@link Ordering} on a real cache: stamping local writes, applying remote ones, and both at once. */
 @Timeout(120)

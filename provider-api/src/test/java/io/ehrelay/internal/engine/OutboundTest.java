@@ -12,27 +12,31 @@ import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
 
 import java.io.IOException;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.ReplicatorConfig;
+import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.testing.ManualClock;
 import io.ehrelay.testing.TestProperties;
-
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 @Timeout(60)
 class OutboundTest {
@@ -80,7 +84,7 @@ class OutboundTest {
     }
 
     /** A value whose serialization throws an Error (as a deep graph or a huge value does). */
-    static final class Throws implements java.io.Serializable {
+    static final class Throws implements Serializable {
         private static final long serialVersionUID = 1L;
         private final boolean overflow;
 
@@ -88,7 +92,7 @@ class OutboundTest {
             this.overflow = overflow;
         }
 
-        private void writeObject(java.io.ObjectOutputStream out) {
+        private void writeObject(ObjectOutputStream out) {
             if (overflow) {
                 throw new StackOverflowError("deep graph");
             }
@@ -99,7 +103,7 @@ class OutboundTest {
     @Test
     void anErrorWhileSerializing_isCountedInUnencodable_andNeverReachesTheWriter() throws Exception {
         when(transport.send(any(), any(), anyBoolean())).thenReturn(CompletableFuture.completedFuture(null));
-        for (ReplicatorConfig rc : java.util.Arrays.asList(ASYNC, SYNC)) {
+        for (ReplicatorConfig rc : Arrays.asList(ASYNC, SYNC)) {
             assertThatCode(() -> outbound.put(binding, null, new Element("k", new Throws(true)), rc))
                     .doesNotThrowAnyException();
             assertThatCode(() -> outbound.put(binding, null, new Element("k", new Throws(false)), rc))
@@ -122,7 +126,7 @@ class OutboundTest {
     @Test
     void aKeyThatIsNotSerializable_isNotReplicated_asStock_andCountedInNotReplicated() throws Exception {
         Object key = new Object();
-        for (ReplicatorConfig rc : java.util.Arrays.asList(ASYNC, SYNC)) {
+        for (ReplicatorConfig rc : Arrays.asList(ASYNC, SYNC)) {
             assertThatCode(() -> outbound.put(binding, null, new Element(key, "v"), rc)).doesNotThrowAnyException();
             assertThatCode(() -> outbound.keyEvent(binding, null, Op.INVALIDATE, null, key, rc)).doesNotThrowAnyException();
             assertThatCode(() -> outbound.keyEvent(binding, null, Op.REMOVE, null, key, rc)).doesNotThrowAnyException();
@@ -156,11 +160,11 @@ class OutboundTest {
     /** An encoded event as "OP cache/key stamped|unstamped". */
     private static String decoded(byte[] event) {
         try {
-            io.ehrelay.spi.ReplicationEvent ev = EventCodec.decodeBatch(EventCodec.singletonBatch(event), 0,
-                    EventCodec.BATCH_HEADER_BYTES + event.length, io.ehrelay.internal.codec.CodecLimits.defaults())
+            ReplicationEvent ev = EventCodec.decodeBatch(EventCodec.singletonBatch(event), 0,
+                    EventCodec.BATCH_HEADER_BYTES + event.length, CodecLimits.defaults())
                     .events().get(0);
             return ev + (ev.stamp() > 0 ? " stamped" : " unstamped");
-        } catch (io.ehrelay.spi.MalformedFrameException e) {
+        } catch (MalformedFrameException e) {
             throw new AssertionError(e);
         }
     }

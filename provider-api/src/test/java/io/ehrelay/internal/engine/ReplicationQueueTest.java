@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 @Timeout(30)
 class ReplicationQueueTest {
@@ -53,7 +53,7 @@ class ReplicationQueueTest {
     @Test
     void blockPolicy_doesNotWaitWhileNothingIsTaken_andWaitsAgainOnceTheQueueDrains() throws Exception {
         ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 300);
-        java.util.concurrent.atomic.AtomicLong waits = new java.util.concurrent.atomic.AtomicLong();
+        AtomicLong waits = new AtomicLong();
         q.onWait(n -> waits.incrementAndGet());
         assertThat(q.offer(0, entry(1))).isTrue();
         Thread.sleep(400); // no dispatcher took anything for longer than the wait

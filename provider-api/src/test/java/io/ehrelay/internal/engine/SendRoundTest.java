@@ -11,15 +11,15 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 @Timeout(30)
 class SendRoundTest {
@@ -81,7 +81,7 @@ class SendRoundTest {
         when(transport.send(any(), any(), anyBoolean())).thenReturn(cancelled);
         List<Throwable> failures = new ArrayList<>();
         SendRound.start(transport, Arrays.asList(ok), batch, true).settle(() -> 10, (p, f) -> failures.add(f));
-        assertThat(failures).singleElement().isInstanceOf(java.util.concurrent.CancellationException.class);
+        assertThat(failures).singleElement().isInstanceOf(CancellationException.class);
     }
 
     @Test

@@ -2,14 +2,15 @@ package io.ehrelay.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.List;
-
-import org.junit.jupiter.api.Test;
 
 import io.ehrelay.contract.AllowedValue;
 import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.EventCodec;
 import net.sf.ehcache.Element;
+import org.junit.jupiter.api.Test;
 
 class SentClassesTest {
 
@@ -17,7 +18,7 @@ class SentClassesTest {
     void learnsTheClassesSentBeyondTheJdkDefaults_asOneSetting_withPresetsInPlaceOfTheirClasses() throws Exception {
         SentClasses sent = new SentClasses(AllowList.withDefaults(List.of()), true);
         assertThat(sent.learnedSetting()).as("nothing sent yet").isEmpty();
-        EventCodec.encodePut("c", new Element("k", new java.util.ArrayList<>(List.of(1L, "s"))), sent.forCache("c"));
+        EventCodec.encodePut("c", new Element("k", new ArrayList<>(List.of(1L, "s"))), sent.forCache("c"));
         assertThat(sent.learnedSetting()).as("JDK value types need nothing").isEmpty();
         EventCodec.encodePut("c", new Element("k", new AllowedValue[] {new AllowedValue("a", 1)}), sent.forCache("c"));
         EventCodec.encodePut("d", new Element(new FakeSimpleKey(), "v"), sent.forCache("d"));
@@ -34,7 +35,7 @@ class SentClassesTest {
     }
 
     /** Not Spring's: a preset admits only the exact framework class, never a look-alike. */
-    static final class FakeSimpleKey implements java.io.Serializable {
+    static final class FakeSimpleKey implements Serializable {
         private static final long serialVersionUID = 1L;
     }
 }

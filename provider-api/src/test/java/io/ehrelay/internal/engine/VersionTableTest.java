@@ -3,13 +3,18 @@ package io.ehrelay.internal.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import io.ehrelay.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -61,12 +66,12 @@ class VersionTableTest {
                 });
             }
         }
-        return new Object[] {store, java.util.Arrays.toString(t.leaves()), String.valueOf(t.cleared()), t.size()};
+        return new Object[] {store, Arrays.toString(t.leaves()), String.valueOf(t.cleared()), t.size()};
     }
 
     private static List<Write> randomWrites(Random r) {
         List<Write> writes = new ArrayList<>();
-        java.util.Set<Long> used = new java.util.HashSet<>();
+        Set<Long> used = new HashSet<>();
         int n = 3 + r.nextInt(10);
         for (int i = 0; i < n; i++) {
             long stamp;
@@ -129,7 +134,7 @@ class VersionTableTest {
     void theSameWrite_fillsTheCacheOnlyWhenItLacksTheValue_andNeverForARemove() {
         VersionTable t = new VersionTable();
         Version put = new Version(10, 2, 5, 6, false);
-        java.util.concurrent.atomic.AtomicInteger fills = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger fills = new AtomicInteger();
         // first heard of as an invalidation (the version without its value): nothing stored
         assertThat(t.offer("k", put, SELF, 0, () -> { })).isEqualTo(VersionTable.Outcome.APPLIED);
         // the same write with its value, while the cache lacks it: stored, and counted as applied
@@ -156,7 +161,7 @@ class VersionTableTest {
         assertThat(t.offer("k", remote, SELF, 0, () -> { })).isEqualTo(VersionTable.Outcome.SAME);
         assertThat(t.offer("k", new Version(9, 3, 5, 7, false), SELF, 0, () -> { }))
                 .isEqualTo(VersionTable.Outcome.STALE);
-        Hlc hlc = new Hlc(new io.ehrelay.testing.ManualClock());
+        Hlc hlc = new Hlc(new ManualClock());
         hlc.observe(10);
         Version local = t.local("k", 5, 8, false, hlc, SELF, () -> true);
         assertThat(local.stamp).as("after what it saw").isGreaterThan(10);
@@ -257,7 +262,7 @@ class VersionTableTest {
             Map<Key, Version> model = new HashMap<>();
             Version cleared = null;
             long stamp = 1000;
-            Hlc hlc = new Hlc(new io.ehrelay.testing.ManualClock()); // stays at 0 ms: stamps follow what it saw
+            Hlc hlc = new Hlc(new ManualClock()); // stays at 0 ms: stamps follow what it saw
             for (int step = 0; step < 20_000; step++) {
                 int id = r.nextInt(3000);
                 Key key = new Key(id, id % hashes);
@@ -290,7 +295,7 @@ class VersionTableTest {
                         Version c = v;
                         model.values().removeIf(x -> c.newerThan(x));
                     }
-                    t.clear(v, java.util.Collections.emptyList(), k -> { });
+                    t.clear(v, Collections.emptyList(), k -> { });
                 }
                 stamp += r.nextInt(3);
                 hlc.observe(stamp - 50);
@@ -307,7 +312,7 @@ class VersionTableTest {
             }
             assertThat(t.leaves()).as("seed %d", seed).isEqualTo(leaves);
             assertThat(t.tombstones()).as("seed %d", seed).isEqualTo(tombs);
-            assertThat(new java.util.HashSet<>(t.keys())).isEqualTo(model.keySet());
+            assertThat(new HashSet<>(t.keys())).isEqualTo(model.keySet());
         }
     }
 }

@@ -2,9 +2,8 @@ package io.ehrelay.internal.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.Test;
-
 import com.codahale.metrics.MetricRegistry;
+import org.junit.jupiter.api.Test;
 
 class EventTimerTest {
 

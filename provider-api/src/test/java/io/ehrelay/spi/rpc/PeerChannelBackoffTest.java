@@ -7,11 +7,10 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.util.concurrent.Executors;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.testing.ManualClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** The request/response channel's backoff, driven by a {@link ManualClock}: no sockets, no sleeping. */
 class PeerChannelBackoffTest {

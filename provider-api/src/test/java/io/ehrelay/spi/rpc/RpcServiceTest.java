@@ -12,18 +12,22 @@ import static org.mockito.Mockito.when;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import java.util.function.IntFunction;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.testing.ManualClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 @Timeout(60)
 class RpcServiceTest {
@@ -66,8 +70,8 @@ class RpcServiceTest {
      */
     @Test
     void done_runsOncePerBatch_afterItWasApplied_orAtOnceWhenRefused() throws Exception {
-        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
-        java.util.Map<Integer, Integer> doneCount = new java.util.concurrent.ConcurrentHashMap<>();
+        CountDownLatch gate = new CountDownLatch(1);
+        Map<Integer, Integer> doneCount = new ConcurrentHashMap<>();
         List<String> order = new CopyOnWriteArrayList<>();
         doAnswer(call -> {
             ByteBuffer b = call.getArgument(1);
@@ -78,7 +82,7 @@ class RpcServiceTest {
             order.add("applied " + id);
             return null;
         }).when(inbound).onEvents(anyString(), any());
-        java.util.function.IntFunction<Runnable> done = id -> () -> {
+        IntFunction<Runnable> done = id -> () -> {
             order.add("done " + id);
             doneCount.merge(id, 1, Integer::sum);
         };
@@ -112,8 +116,8 @@ class RpcServiceTest {
      */
     @Test
     void twoThousandSenderNames_shareTheBoundedPool_andLeaveNoStateBehind() throws Exception {
-        java.util.Set<String> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        java.util.Map<String, List<Integer>> perSender = new java.util.concurrent.ConcurrentHashMap<>();
+        Set<String> threads = ConcurrentHashMap.newKeySet();
+        Map<String, List<Integer>> perSender = new ConcurrentHashMap<>();
         doAnswer(call -> {
             threads.add(Thread.currentThread().getName());
             ByteBuffer b = call.getArgument(1);

@@ -5,15 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.junit.jupiter.api.Test;
-
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.ClusterSecret;
+import org.junit.jupiter.api.Test;
 
 /** Sessions opened by proving the cluster secret: what opens one, what a session admits, and when it ends. */
 class RpcSessionsTest {
@@ -96,7 +96,7 @@ class RpcSessionsTest {
         byte[] late = sessions.challenge();
         now.addAndGet(TimeUnit.SECONDS.toNanos(RpcSessions.CHALLENGE_SECONDS + 1));
         byte[] clientNonce = ClusterSecret.nonce();
-        byte[] response = java.nio.ByteBuffer.allocate(64).put(clientNonce)
+        byte[] response = ByteBuffer.allocate(64).put(clientNonce)
                 .put(SECRET.proof("ehrelay rpc client", late, clientNonce, "peer-a".getBytes("UTF-8"))).array();
         assertThatThrownBy(() -> sessions.authenticate("peer-a", here, late, response))
                 .hasMessageContaining("expired");

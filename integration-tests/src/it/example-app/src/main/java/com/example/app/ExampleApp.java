@@ -1,5 +1,7 @@
 package com.example.app;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.net.URL;
 
 import net.sf.ehcache.Cache;
@@ -56,7 +58,7 @@ public final class ExampleApp implements AutoCloseable {
         try (ExampleApp app = new ExampleApp(args[0], args[1], Integer.parseInt(args[2]), args[3])) {
             System.out.println("node " + args[0] + " replicating 'users' with " + args[3]
                     + "; commands: put <key> <value> | get <key> | peers | quit");
-            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, "UTF-8"));
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 String[] w = line.trim().split("\\s+", 3);
                 if (w[0].equals("put") && w.length == 3) {
