@@ -93,6 +93,12 @@ import org.jgroups.util.Util;
  */
 public final class Attacker {
 
+    /** The honest nodes' addresses and the attacker's own ({@code hosts}); all 127.0.0.1 by default. */
+    private static String[] hosts = {"127.0.0.1", "127.0.0.1", "127.0.0.1"};
+
+    /** Set in the attacker's own process, where making a {@link Canary} to send is no finding. */
+    private static volatile boolean attacking;
+
     private Attacker() {
     }
 
@@ -110,9 +116,6 @@ public final class Attacker {
             Files.write(Paths.get(marker), "gadget ran".getBytes(StandardCharsets.UTF_8));
         }
     }
-
-    /** The honest nodes' addresses and the attacker's own ({@code hosts}); all 127.0.0.1 by default. */
-    private static String[] hosts = {"127.0.0.1", "127.0.0.1", "127.0.0.1"};
 
     /** Where the attacks go: the first honest node's address. */
     public static String target() {
@@ -268,9 +271,6 @@ public final class Attacker {
         public void readFrom(DataInput in) {
         }
     }
-
-    /** Set in the attacker's own process, where making a {@link Canary} to send is no finding. */
-    private static volatile boolean attacking;
 
     /** Discovery requests carrying an AUTH header that names {@link Canary}, on one raw connection. */
     private static int authHeaders(int port, int count) throws Exception {

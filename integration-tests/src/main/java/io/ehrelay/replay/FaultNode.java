@@ -235,7 +235,8 @@ public final class FaultNode {
 
     /** Order-independent hash of the cache's keys and values. */
     private static long digest(Ehcache cache) {
-        List<Object> keys = new ArrayList<>(cache.getKeys());
+        List<?> held = cache.getKeys(); // Ehcache 2: a raw List
+        List<Object> keys = new ArrayList<>(held);
         long h = 0;
         for (Object k : keys) {
             Element e = cache.getQuiet(k);

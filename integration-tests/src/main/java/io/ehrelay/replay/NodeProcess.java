@@ -23,6 +23,11 @@ import io.ehrelay.testing.SocketAudit;
 /** A {@link ReplayNode} JVM started by the harness, and the line protocol to it. */
 final class NodeProcess implements AutoCloseable {
 
+    /** The replay profile of the JVMs started next. */
+    static final String TUNED = "tuned";
+    static final String DEFAULT = "default";
+    static volatile String profile = TUNED;
+
     private final Process process;
     private final Writer stdin;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
@@ -86,11 +91,6 @@ final class NodeProcess implements AutoCloseable {
         }
         return String.join(File.pathSeparator, entries);
     }
-
-    /** The replay profile of the JVMs started next. */
-    static final String TUNED = "tuned";
-    static final String DEFAULT = "default";
-    static volatile String profile = TUNED;
 
     static NodeProcess start(String label, String heap, List<String> args, Path log) throws IOException {
         return start(label, heap, ReplayNode.class, args, log);

@@ -42,6 +42,9 @@ public final class Profiles {
             JGROUPS, "io.ehrelay.jgroups.JGroups",
             JGROUPS_UDP, "io.ehrelay.jgroups.JGroups");
 
+    /** The system property naming a node's replay profile ({@code tuned} when absent). */
+    static final String PROFILE_PROPERTY = "ehrelay.replay.profile";
+
     private Profiles() {
     }
 
@@ -132,9 +135,6 @@ public final class Profiles {
         return ehrelayFile(transport, nodeName, provider + ", overflowPolicy=block, overflowBlockMillis=600000, "
                 + "queueMaxBytes=" + queueMaxBytes() + extraProviderProperties(), host, port, caches);
     }
-
-    /** The system property naming a node's replay profile ({@code tuned} when absent). */
-    static final String PROFILE_PROPERTY = "ehrelay.replay.profile";
 
     /**
      * Whether this node runs the tuned profile (the writer's queue blocks for up to 10 minutes and holds at most

@@ -42,6 +42,8 @@ public final class Replay {
     static final int[] E2_VERDICT = {40_000, 160_000};
     static final int[] E3_VERDICT = {0, 4096, 16384};
 
+    static final List<String> EXPERIMENTS = Arrays.asList("e1", "e2", "e3", "e4", "threads");
+
     final List<String> transports = new ArrayList<>(Profiles.ALL);
     final List<String> experiments = new ArrayList<>(Arrays.asList("e1", "e2", "e3"));
     int[] e1Sizes = E1_VERDICT;
@@ -65,6 +67,23 @@ public final class Replay {
     Path out = Paths.get("results");
     private final List<StepResult> results = new ArrayList<>();
 
+    /** Wall-clock time of the whole run, for the report. */
+    Duration elapsed = Duration.ZERO;
+    /** {@code --render}: the CSV of an earlier run to write the report of again; null for a run. */
+    Path render;
+    /** True while writing a report again from {@link #render}. */
+    boolean rendered;
+    /** The progress line; silent until {@link #run()} starts one (tests call the steps directly). */
+    Progress progress = new Progress(new PrintStream(new OutputStream() {
+        @Override
+        public void write(int b) {
+        }
+    }), false, 0, 0);
+    private int experimentWidth = Report.EXPERIMENT_WIDTH;
+    private int transportWidth = Report.TRANSPORT_WIDTH;
+
+    private String multicastPort;
+
     /** A command line the replay cannot run: its message names the option and what it takes. */
     static final class UsageException extends Exception {
         private static final long serialVersionUID = 1L;
@@ -73,8 +92,6 @@ public final class Replay {
             super(message);
         }
     }
-
-    static final List<String> EXPERIMENTS = Arrays.asList("e1", "e2", "e3", "e4", "threads");
 
     public static void main(String[] args) throws Exception {
         Replay r = new Replay();
@@ -348,21 +365,6 @@ public final class Replay {
                 "  --render run.csv         run nothing: write the report (Markdown, HTML, charts) of an earlier",
                 "                           run's CSV again, next to it (its -threads.csv too, if present)");
     }
-
-    /** Wall-clock time of the whole run, for the report. */
-    Duration elapsed = Duration.ZERO;
-    /** {@code --render}: the CSV of an earlier run to write the report of again; null for a run. */
-    Path render;
-    /** True while writing a report again from {@link #render}. */
-    boolean rendered;
-    /** The progress line; silent until {@link #run()} starts one (tests call the steps directly). */
-    Progress progress = new Progress(new PrintStream(new OutputStream() {
-        @Override
-        public void write(int b) {
-        }
-    }), false, 0, 0);
-    private int experimentWidth = Report.EXPERIMENT_WIDTH;
-    private int transportWidth = Report.TRANSPORT_WIDTH;
 
     /** One step of the run: what the progress line names, its estimated cost (relative units), what it does. */
     private static final class Planned {
@@ -756,8 +758,6 @@ public final class Replay {
         return new ArrayList<>(Arrays.asList("role=" + role, "transport=" + Profiles.base(transport), "count=" + count,
                 "size=" + size, "discovery=" + discoveryArg(), "mode=" + m));
     }
-
-    private String multicastPort;
 
     private String discoveryArg() {
         if (!"multicast".equals(discovery)) {

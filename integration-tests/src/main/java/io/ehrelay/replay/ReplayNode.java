@@ -54,6 +54,15 @@ import net.sf.ehcache.event.CacheEventListenerAdapter;
  */
 public final class ReplayNode {
 
+    /** Seconds without a single arrival, after the first, that end a step as stalled (events were lost). */
+    static final int STALL_SECONDS = 120;
+
+    private static final BufferedReader STDIN = new BufferedReader(new InputStreamReader(System.in,
+            StandardCharsets.UTF_8));
+
+    private static long costCpuNanos;
+    private static long costAllocBytes;
+
     private final Map<String, String> args;
 
     private ReplayNode(Map<String, String> args) {
@@ -69,9 +78,6 @@ public final class ReplayNode {
         }
         return a;
     }
-
-    /** Seconds without a single arrival, after the first, that end a step as stalled (events were lost). */
-    static final int STALL_SECONDS = 120;
 
     /**
      * Waits for {@code done}, saying {@code PROGRESS n} every second when {@code progress} is set; returns null when
@@ -465,9 +471,6 @@ public final class ReplayNode {
         return new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
     }
 
-    private static final BufferedReader STDIN = new BufferedReader(new InputStreamReader(System.in,
-            StandardCharsets.UTF_8));
-
     private static void waitForExit() throws IOException {
         waitFor("EXIT");
     }
@@ -485,9 +488,6 @@ public final class ReplayNode {
             }
         }
     }
-
-    private static long costCpuNanos;
-    private static long costAllocBytes;
 
     /** Starts the window {@code COST} reports on: the timed step begins. */
     static void markCost() {

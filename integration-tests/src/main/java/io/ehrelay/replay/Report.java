@@ -42,6 +42,43 @@ final class Report {
     static final int EXPERIMENT_WIDTH = 9;
     static final int TRANSPORT_WIDTH = 17;
 
+    /** Series order in tables and legends: ehrelay, then stock, then raw; within each, the replay's order. */
+    private static final Comparator<String> SERIES_ORDER = new Comparator<String>() {
+        @Override
+        public int compare(String a, String b) {
+            int c = Integer.compare(kindRank(a), kindRank(b));
+            if (c != 0) {
+                return c;
+            }
+            c = Integer.compare(order(a), order(b));
+            return c != 0 ? c : a.compareTo(b);
+        }
+
+        private int order(String t) {
+            int i = Profiles.ALL.indexOf(Profiles.base(t));
+            return (i < 0 ? Profiles.ALL.size() : i) * 2 + (Profiles.isSyncVariant(t) ? 1 : 0);
+        }
+    };
+
+    private static final List<String> BASELINES = Arrays.asList(Profiles.RAW, Profiles.STOCK_RMI,
+            Profiles.STOCK_RMI_SYNC, Profiles.STOCK_JGROUPS, Profiles.STOCK_JGROUPS_UDP);
+
+    private static final Map<String, String> HUES = new HashMap<>();
+    private static final String[] SPARE_HUES = {"#17becf", "#7f3c8d", "#11a579", "#3969ac", "#e73f74", "#80ba5a"};
+
+    static {
+        HUES.put("tcp", "#1f77b4");
+        HUES.put("rmi", "#ff7f0e");
+        HUES.put("hessian", "#2ca02c");
+        HUES.put(Profiles.JGROUPS, "#9467bd");
+        HUES.put(Profiles.JGROUPS_UDP, "#d62728");
+        HUES.put(Profiles.STOCK_RMI, "#8c564b");
+        HUES.put(Profiles.STOCK_JGROUPS, "#e377c2");
+        HUES.put(Profiles.STOCK_JGROUPS_UDP, "#bcbd22");
+    }
+
+    static final String RAW_COLOR = "#888888";
+
     private Report() {
     }
 
@@ -143,24 +180,6 @@ final class Report {
     private static boolean isRaw(String transport) {
         return Profiles.RAW.equals(transport);
     }
-
-    /** Series order in tables and legends: ehrelay, then stock, then raw; within each, the replay's order. */
-    private static final Comparator<String> SERIES_ORDER = new Comparator<String>() {
-        @Override
-        public int compare(String a, String b) {
-            int c = Integer.compare(kindRank(a), kindRank(b));
-            if (c != 0) {
-                return c;
-            }
-            c = Integer.compare(order(a), order(b));
-            return c != 0 ? c : a.compareTo(b);
-        }
-
-        private int order(String t) {
-            int i = Profiles.ALL.indexOf(Profiles.base(t));
-            return (i < 0 ? Profiles.ALL.size() : i) * 2 + (Profiles.isSyncVariant(t) ? 1 : 0);
-        }
-    };
 
     private static int kindRank(String t) {
         return isEhrelay(t) ? 0 : isStock(t) ? 1 : isRaw(t) ? 2 : 0;
@@ -534,9 +553,6 @@ final class Report {
     }
 
     // ----------------------------------------------------------------------------------------------- ratios
-
-    private static final List<String> BASELINES = Arrays.asList(Profiles.RAW, Profiles.STOCK_RMI,
-            Profiles.STOCK_RMI_SYNC, Profiles.STOCK_JGROUPS, Profiles.STOCK_JGROUPS_UDP);
 
     private static String baselineName(String baseline) {
         return Profiles.RAW.equals(baseline) ? "the raw TCP stream"
@@ -1255,22 +1271,6 @@ final class Report {
             this.hollow = hollow;
         }
     }
-
-    private static final Map<String, String> HUES = new HashMap<>();
-    private static final String[] SPARE_HUES = {"#17becf", "#7f3c8d", "#11a579", "#3969ac", "#e73f74", "#80ba5a"};
-
-    static {
-        HUES.put("tcp", "#1f77b4");
-        HUES.put("rmi", "#ff7f0e");
-        HUES.put("hessian", "#2ca02c");
-        HUES.put(Profiles.JGROUPS, "#9467bd");
-        HUES.put(Profiles.JGROUPS_UDP, "#d62728");
-        HUES.put(Profiles.STOCK_RMI, "#8c564b");
-        HUES.put(Profiles.STOCK_JGROUPS, "#e377c2");
-        HUES.put(Profiles.STOCK_JGROUPS_UDP, "#bcbd22");
-    }
-
-    static final String RAW_COLOR = "#888888";
 
     static Style style(String series, int spare) {
         String base = Profiles.base(series);

@@ -5,6 +5,10 @@ import java.util.Locale;
 /** One measured step of E1/E2 (a transfer) or E3 (a latency sweep point). Immutable. */
 final class StepResult {
 
+    static final String CSV_HEADER = "experiment,transport,count,size,seconds,blog_seconds,mb_per_s,elements_per_s,"
+            + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome,put_loop_seconds,"
+            + "writer_cpu_s,reader_cpu_s,writer_alloc_mb,reader_alloc_mb,profile,put_loop_cpu_seconds";
+
     final String experiment;
     final String transport;
     final int count;
@@ -99,10 +103,6 @@ final class StepResult {
     double allocPerByte(long allocated) {
         return allocated < 0 ? Double.NaN : allocated / payloadBytes();
     }
-
-    static final String CSV_HEADER = "experiment,transport,count,size,seconds,blog_seconds,mb_per_s,elements_per_s,"
-            + "writer_peak_heap_mb,reader_peak_heap_mb,p50_us,p99_us,max_us,outcome,put_loop_seconds,"
-            + "writer_cpu_s,reader_cpu_s,writer_alloc_mb,reader_alloc_mb,profile,put_loop_cpu_seconds";
 
     String csv() {
         return String.format(Locale.ROOT, "%s,%s,%d,%d,%.4f,%.4f,%.1f,%.0f,%d,%d,%.1f,%.1f,%.1f,%s,%.4f,%.3f,%.3f,%d,%d,%s,%.4f",

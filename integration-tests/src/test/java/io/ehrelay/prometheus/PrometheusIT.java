@@ -49,6 +49,10 @@ class PrometheusIT {
     private static final int SIZE = 1_280;
     private static final Duration WAIT = Duration.ofSeconds(60);
 
+    private static final Pattern SAMPLE = Pattern.compile(
+            "\\{\"metric\":\\{([^}]*)\\},\"value\":\\[[0-9.e+]+,\"([^\"]*)\"\\]\\}");
+    private static final Pattern LABEL = Pattern.compile("\"((?:[^\"\\\\]|\\\\.)*)\":\"((?:[^\"\\\\]|\\\\.)*)\"");
+
     @TempDir
     Path dir;
 
@@ -350,10 +354,6 @@ class PrometheusIT {
     /** One instant-vector sample: its labels (with {@code __name__}) and value. */
     record Sample(Map<String, String> labels, double value) {
     }
-
-    private static final Pattern SAMPLE = Pattern.compile(
-            "\\{\"metric\":\\{([^}]*)\\},\"value\":\\[[0-9.e+]+,\"([^\"]*)\"\\]\\}");
-    private static final Pattern LABEL = Pattern.compile("\"((?:[^\"\\\\]|\\\\.)*)\":\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     private String get(String url) throws IOException, InterruptedException {
         HttpResponse<String> res = http.send(HttpRequest.newBuilder(URI.create(url))

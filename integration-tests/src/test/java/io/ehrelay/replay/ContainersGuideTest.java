@@ -181,7 +181,8 @@ class ContainersGuideTest {
                 .isEqualTo("io.ehrelay.tcp.TcpCacheManagerPeerProviderFactory");
         assertThat(c.getName()).isEqualTo("node");
         CacheConfiguration users = c.getCacheConfigurations().get("users");
-        assertThat(users.getCacheEventListenerConfigurations()).extracting(f -> ((FactoryConfiguration<?>) f)
+        List<?> listeners = users.getCacheEventListenerConfigurations(); // Ehcache 2: a raw List
+        assertThat(listeners).extracting(f -> ((FactoryConfiguration<?>) f)
                 .getFullyQualifiedClassPath()).containsExactly("io.ehrelay.tcp.TcpCacheReplicatorFactory");
         assertThat(users.getBootstrapCacheLoaderFactoryConfiguration().getFullyQualifiedClassPath())
                 .isEqualTo("io.ehrelay.tcp.TcpBootstrapCacheLoaderFactory");

@@ -24,10 +24,10 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(1800)
 abstract class ContainersSuite {
 
+    private NodeContainers containers;
+
     /** The transport under test, as in ObjectNames and the replay ({@code tcp}, {@code rmi}). */
     protected abstract String transport();
-
-    private NodeContainers containers;
 
     @BeforeEach
     void setUp() {

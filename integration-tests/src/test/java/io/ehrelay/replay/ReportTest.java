@@ -27,11 +27,6 @@ import org.w3c.dom.NodeList;
 /** The report a person reads: every experiment charted, failures shown with their reason, ratios per baseline. */
 class ReportTest {
 
-    private static StepResult transfer(String exp, String transport, int count, int size, double seconds) {
-        return new StepResult(exp, transport, count, size, seconds, seconds, 0, 0, Double.NaN, Double.NaN, Double.NaN,
-                "ok", seconds);
-    }
-
     private final List<StepResult> results = List.of(
             transfer("E1", "tcp", 10_000, 1280, 0.1),
             transfer("E1", "stock-rmi", 10_000, 1280, 0.5),
@@ -42,6 +37,55 @@ class ReportTest {
             transfer("E4 n-n/4", "tcp", 3_000, 102_400, 2.0),
             transfer("E4 n-n/4", "stock-rmi", 30_000, 1024, 2.0),
             StepResult.failed("E4 n-n/4", "stock-rmi", 3_000, 102_400, "no DONE within 600 s"));
+
+    /**
+     * E1: tcp fastest (5.0× stock-rmi at 1,280 B, 2.0× stock-jgroups at 10,240 B, half of raw); hessian faster at
+     * its one ok step but failed the other. E2: rmi fastest. E3: stock-jgroups lowest but it does not wait for
+     * its peer; rmi lowest of those that wait, 2.48× below stock-rmi's p99.
+     */
+    private final List<StepResult> quick = List.of(
+            transfer("E1", "tcp", 10_000, 1280, 0.1),
+            transfer("E1", "rmi", 10_000, 1280, 0.2),
+            transfer("E1", "hessian", 10_000, 1280, 0.05),
+            transfer("E1", "stock-rmi", 10_000, 1280, 0.5),
+            transfer("E1", "stock-jgroups", 10_000, 1280, 1.0),
+            transfer("E1", "raw", 10_000, 1280, 0.05),
+            transfer("E1", "tcp", 10_000, 10_240, 0.4),
+            transfer("E1", "rmi", 10_000, 10_240, 0.5),
+            StepResult.failed("E1", "hessian", 10_000, 10_240, "peer vanished"),
+            transfer("E1", "stock-rmi", 10_000, 10_240, 1.0),
+            transfer("E1", "stock-jgroups", 10_000, 10_240, 0.8),
+            transfer("E1", "raw", 10_000, 10_240, 0.2),
+            transfer("E2", "tcp", 10_000, 1280, 0.2),
+            transfer("E2", "rmi", 10_000, 1280, 0.1),
+            transfer("E2", "stock-rmi", 10_000, 1280, 0.5),
+            transfer("E2", "stock-jgroups-udp", 10_000, 1280, 1.0),
+            transfer("E2", "raw", 10_000, 1280, 0.02),
+            transfer("E2", "tcp", 40_000, 1280, 0.6),
+            transfer("E2", "rmi", 40_000, 1280, 0.4),
+            transfer("E2", "stock-rmi", 40_000, 1280, 2.0),
+            transfer("E2", "stock-jgroups-udp", 40_000, 1280, 1.0),
+            transfer("E2", "raw", 40_000, 1280, 0.08),
+            transfer("E2", "tcp", 160_000, 1280, 2.0),
+            transfer("E2", "rmi", 160_000, 1280, 1.6),
+            transfer("E2", "stock-rmi", 160_000, 1280, 8.0),
+            transfer("E2", "stock-jgroups-udp", 160_000, 1280, 4.0),
+            transfer("E2", "raw", 160_000, 1280, 0.3),
+            transfer("E2", "tcp", 320_000, 1280, 4.0),
+            transfer("E2", "rmi", 320_000, 1280, 3.2),
+            transfer("E2", "stock-rmi", 320_000, 1280, 16.0),
+            transfer("E2", "stock-jgroups-udp", 320_000, 1280, 8.0),
+            transfer("E2", "raw", 320_000, 1280, 0.6),
+            latency("tcp", 0, 90, 150), latency("tcp", 1024, 95, 160), latency("tcp", 4096, 100, 170),
+            latency("rmi", 0, 80, 120), latency("rmi", 1024, 80, 125), latency("rmi", 4096, 80, 130),
+            latency("stock-rmi", 0, 150, 300), latency("stock-rmi", 1024, 160, 310), latency("stock-rmi", 4096, 170, 320),
+            latency("stock-jgroups", 0, 8, 30), latency("stock-jgroups", 1024, 8, 31),
+            latency("stock-jgroups", 4096, 8, 32));
+
+    private static StepResult transfer(String exp, String transport, int count, int size, double seconds) {
+        return new StepResult(exp, transport, count, size, seconds, seconds, 0, 0, Double.NaN, Double.NaN, Double.NaN,
+                "ok", seconds);
+    }
 
     @Test
     void html_chartsEveryExperimentAndShowsFailuresWithReasons() {
@@ -97,50 +141,6 @@ class ReportTest {
     private static StepResult latency(String transport, int payload, double p50, double p99) {
         return new StepResult("E3", transport, 2000, payload, Double.NaN, Double.NaN, 0, 0, p50, p99, 3 * p99, "ok");
     }
-
-    /**
-     * E1: tcp fastest (5.0× stock-rmi at 1,280 B, 2.0× stock-jgroups at 10,240 B, half of raw); hessian faster at
-     * its one ok step but failed the other. E2: rmi fastest. E3: stock-jgroups lowest but it does not wait for
-     * its peer; rmi lowest of those that wait, 2.48× below stock-rmi's p99.
-     */
-    private final List<StepResult> quick = List.of(
-            transfer("E1", "tcp", 10_000, 1280, 0.1),
-            transfer("E1", "rmi", 10_000, 1280, 0.2),
-            transfer("E1", "hessian", 10_000, 1280, 0.05),
-            transfer("E1", "stock-rmi", 10_000, 1280, 0.5),
-            transfer("E1", "stock-jgroups", 10_000, 1280, 1.0),
-            transfer("E1", "raw", 10_000, 1280, 0.05),
-            transfer("E1", "tcp", 10_000, 10_240, 0.4),
-            transfer("E1", "rmi", 10_000, 10_240, 0.5),
-            StepResult.failed("E1", "hessian", 10_000, 10_240, "peer vanished"),
-            transfer("E1", "stock-rmi", 10_000, 10_240, 1.0),
-            transfer("E1", "stock-jgroups", 10_000, 10_240, 0.8),
-            transfer("E1", "raw", 10_000, 10_240, 0.2),
-            transfer("E2", "tcp", 10_000, 1280, 0.2),
-            transfer("E2", "rmi", 10_000, 1280, 0.1),
-            transfer("E2", "stock-rmi", 10_000, 1280, 0.5),
-            transfer("E2", "stock-jgroups-udp", 10_000, 1280, 1.0),
-            transfer("E2", "raw", 10_000, 1280, 0.02),
-            transfer("E2", "tcp", 40_000, 1280, 0.6),
-            transfer("E2", "rmi", 40_000, 1280, 0.4),
-            transfer("E2", "stock-rmi", 40_000, 1280, 2.0),
-            transfer("E2", "stock-jgroups-udp", 40_000, 1280, 1.0),
-            transfer("E2", "raw", 40_000, 1280, 0.08),
-            transfer("E2", "tcp", 160_000, 1280, 2.0),
-            transfer("E2", "rmi", 160_000, 1280, 1.6),
-            transfer("E2", "stock-rmi", 160_000, 1280, 8.0),
-            transfer("E2", "stock-jgroups-udp", 160_000, 1280, 4.0),
-            transfer("E2", "raw", 160_000, 1280, 0.3),
-            transfer("E2", "tcp", 320_000, 1280, 4.0),
-            transfer("E2", "rmi", 320_000, 1280, 3.2),
-            transfer("E2", "stock-rmi", 320_000, 1280, 16.0),
-            transfer("E2", "stock-jgroups-udp", 320_000, 1280, 8.0),
-            transfer("E2", "raw", 320_000, 1280, 0.6),
-            latency("tcp", 0, 90, 150), latency("tcp", 1024, 95, 160), latency("tcp", 4096, 100, 170),
-            latency("rmi", 0, 80, 120), latency("rmi", 1024, 80, 125), latency("rmi", 4096, 80, 130),
-            latency("stock-rmi", 0, 150, 300), latency("stock-rmi", 1024, 160, 310), latency("stock-rmi", 4096, 170, 320),
-            latency("stock-jgroups", 0, 8, 30), latency("stock-jgroups", 1024, 8, 31),
-            latency("stock-jgroups", 4096, 8, 32));
 
     private static Replay run() {
         Replay run = new Replay();

@@ -19,6 +19,9 @@ public final class InboundBudget {
     /** The most bytes of arrays kept for reuse: a quarter of the budget, at most this. */
     static final long POOL_MAX_BYTES = 16L << 20;
 
+    /** Batches up to this size get an array of their own (cheap to allocate); larger ones a reused one. */
+    static final int REUSED_FROM = 64 * 1024;
+
     private final long max;
     private final long poolMax;
     private long used;
@@ -30,9 +33,6 @@ public final class InboundBudget {
         this.max = max;
         this.poolMax = Math.min(POOL_MAX_BYTES, max / 4);
     }
-
-    /** Batches up to this size get an array of their own (cheap to allocate); larger ones a reused one. */
-    static final int REUSED_FROM = 64 * 1024;
 
     /**
      * An array to read a batch of {@code length} bytes into: for a batch over {@value #REUSED_FROM} bytes one reused

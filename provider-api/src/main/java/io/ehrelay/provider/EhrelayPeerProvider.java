@@ -21,6 +21,9 @@ import net.sf.ehcache.management.ManagedCacheManagerPeerProvider;
  */
 class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
 
+    /** At most this long, in all, does {@link #listRemoteCachePeers} wait for first connection attempts. */
+    static final long FIRST_ATTEMPT_WAIT_MILLIS = 2000;
+
     private final ReplicationNode node;
 
     EhrelayPeerProvider(ReplicationNode node) {
@@ -40,9 +43,6 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
     public void unregisterPeer(String endpoint) {
         node.unregisterPeer(endpoint);
     }
-
-    /** At most this long, in all, does {@link #listRemoteCachePeers} wait for first connection attempts. */
-    static final long FIRST_ATTEMPT_WAIT_MILLIS = 2000;
 
     /**
      * The peers this node reaches now that hold {@code cache}, as Ehcache's {@code CachePeer}s of it (see

@@ -28,6 +28,10 @@ public final class Batch {
         this.copy = copy;
     }
 
+    public Batch(byte[] data, int eventCount) {
+        this(ByteBuffer.wrap(data), eventCount);
+    }
+
     /**
      * The same batch with a deadline (on the scale of the node's {@link Clock#nanoTime()}): a synchronous
      * put's timeout, which transports that can bound a call use as its timeout.
@@ -39,10 +43,6 @@ public final class Batch {
     /** The deadline, or {@code 0} for none. */
     public long deadlineNanos() {
         return deadlineNanos;
-    }
-
-    public Batch(byte[] data, int eventCount) {
-        this(ByteBuffer.wrap(data), eventCount);
     }
 
     public int length() {

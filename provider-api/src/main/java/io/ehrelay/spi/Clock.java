@@ -10,17 +10,6 @@ import java.util.concurrent.TimeUnit;
  */
 public interface Clock {
 
-    /** A monotonic reading in nanoseconds, like {@link System#nanoTime()}: only differences mean anything. */
-    long nanoTime();
-
-    /** Wall-clock milliseconds since the epoch, like {@link System#currentTimeMillis()}; for display only. */
-    long currentTimeMillis();
-
-    /** {@code nanoTime()} in milliseconds. */
-    default long millis() {
-        return TimeUnit.NANOSECONDS.toMillis(nanoTime());
-    }
-
     /** The JVM's clocks. */
     Clock SYSTEM = new Clock() {
         @Override
@@ -38,4 +27,15 @@ public interface Clock {
             return "Clock.SYSTEM";
         }
     };
+
+    /** A monotonic reading in nanoseconds, like {@link System#nanoTime()}: only differences mean anything. */
+    long nanoTime();
+
+    /** Wall-clock milliseconds since the epoch, like {@link System#currentTimeMillis()}; for display only. */
+    long currentTimeMillis();
+
+    /** {@code nanoTime()} in milliseconds. */
+    default long millis() {
+        return TimeUnit.NANOSECONDS.toMillis(nanoTime());
+    }
 }

@@ -210,7 +210,8 @@ public final class LocalCachePeer implements CachePeer {
     @SuppressWarnings("rawtypes")
     public List getKeys() throws RemoteException {
         admit();
-        return new ArrayList<Object>(cache().getKeys());
+        List<?> held = cache().getKeys(); // Ehcache 2: a raw List
+        return new ArrayList<Object>(held);
     }
 
     @Override

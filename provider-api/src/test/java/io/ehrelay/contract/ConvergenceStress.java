@@ -40,13 +40,13 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 3, unit = TimeUnit.HOURS)
 public abstract class ConvergenceStress {
 
-    protected abstract TransportFixture fixture();
-
     private static final int RUNS = Integer.getInteger("convergence.runs", 50);
     /** Fault scenarios' anti-entropy interval: repairs are bounded by two of them. */
     private static final int AE_MILLIS = 2000;
 
     private ContractCluster cluster;
+
+    protected abstract TransportFixture fixture();
 
     @BeforeEach
     void start() {

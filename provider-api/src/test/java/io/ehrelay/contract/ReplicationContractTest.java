@@ -38,6 +38,7 @@ import io.ehrelay.internal.engine.NodeThreads;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
 import io.ehrelay.spi.Peer;
+import io.ehrelay.testing.CacheKeys;
 import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
@@ -64,9 +65,11 @@ import org.slf4j.LoggerFactory;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class ReplicationContractTest {
 
-    protected abstract TransportFixture fixture();
-
     protected ContractCluster cluster;
+
+    private final List<CacheManager> started = new ArrayList<>();
+
+    protected abstract TransportFixture fixture();
 
     @BeforeEach
     void startCluster() {
@@ -104,8 +107,6 @@ public abstract class ReplicationContractTest {
             awaitValue(other, cache, marker, "m");
         }
     }
-
-    private final List<CacheManager> started = new ArrayList<>();
 
     private CacheManager node(String label) {
         CacheManager cm = cluster.start(label);
@@ -626,8 +627,8 @@ public abstract class ReplicationContractTest {
 
     /** Whether the two caches hold the same keys with equal values (byte arrays compared by content). */
     private static String difference(Ehcache x, Ehcache y) {
-        Set<Object> kx = new HashSet<Object>(x.getKeys());
-        Set<Object> ky = new HashSet<Object>(y.getKeys());
+        Set<Object> kx = new HashSet<Object>(CacheKeys.of(x));
+        Set<Object> ky = new HashSet<Object>(CacheKeys.of(y));
         if (!kx.equals(ky)) {
             Set<Object> onlyX = new HashSet<>(kx);
             onlyX.removeAll(ky);
@@ -826,7 +827,7 @@ public abstract class ReplicationContractTest {
         assertThat(async.getUrl()).isEqualTo(async.getUrlBase() + "/async");
         assertThat(async.getUrlBase()).contains(cluster.endpoint(a));
         cache(a, "async").put(new Element("k", "v"));
-        assertThat(async.getKeys()).containsExactly("k");
+        assertThat(CacheKeys.of(async)).containsExactly("k");
         assertThat(async.getQuiet("k").getObjectValue()).isEqualTo("v");
         assertThat(async.getGuid()).isEqualTo(cache(a, "async").getGuid());
     }

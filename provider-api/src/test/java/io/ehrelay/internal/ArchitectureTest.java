@@ -79,6 +79,8 @@ class ArchitectureTest {
             "io.ehrelay.spi.rpc.RpcSessions$Refusals",
             "io.ehrelay.spi.rpc.RpcTransport"));
 
+    private static Map<String, Set<String>> graph;
+
     @Test
     void publicTypes_outsideInternal_areExactlyTheApi() throws Exception {
         Set<String> found = new TreeSet<>();
@@ -132,8 +134,6 @@ class ArchitectureTest {
         names.removeIf(n -> n.matches(".*\\$\\d+.*") || n.contains("$$Lambda"));
         return names;
     }
-
-    private static Map<String, Set<String>> graph;
 
     /** Package → the ehrelay packages it uses, from jdeps (run once per test class). */
     private static synchronized Map<String, Set<String>> packageGraph() {

@@ -26,6 +26,9 @@ public final class Envelope implements Serializable {
     /** A received batch ({@code deliver}, {@code post}), in an array of the node's budget; {@code payload} is then null. */
     transient InboundBudget.Borrowed batch;
 
+    public Envelope() {
+    }
+
     /** The batch a call carries, or {@code null} when it carries none. */
     ByteBuffer payloadBuffer() {
         return batch != null ? batch.batch() : payload == null ? null : ByteBuffer.wrap(payload);
@@ -36,9 +39,6 @@ public final class Envelope implements Serializable {
         if (batch != null) {
             batch.giveBack();
         }
-    }
-
-    public Envelope() {
     }
 
     static Envelope of(String from, byte[] payload) {

@@ -30,6 +30,13 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
     /** @param tls the context for {@code https} peers ({@code null}: the JDK's default) */
     private final ClusterSecret secret;
 
+    /**
+     * The body of batch calls, reused: {@link PeerChannel} runs transmits one at a time (its sender thread, or a
+     * synchronous put's thread, under the same lock). It keeps the size of the largest call it held (about
+     * {@code batchMaxBytes}) while the channel lives.
+     */
+    private final HessianWire.Body batchBody = new HessianWire.Body();
+
     /** @param secret the cluster secret to open sessions with, or {@code null} */
     HessianPeerChannel(String endpoint, String self, HessianSettings settings, SSLContext tls,
                        long maxAnswerBytes, ThreadFactory threads, Clock clock, ClusterSecret secret) {
@@ -101,13 +108,6 @@ final class HessianPeerChannel extends PeerChannel implements RpcCalls {
     protected void transmit(byte[] batch, boolean acknowledge) throws IOException {
         transmit(new Batch(batch, 0), acknowledge);
     }
-
-    /**
-     * The body of batch calls, reused: {@link PeerChannel} runs transmits one at a time (its sender thread, or a
-     * synchronous put's thread, under the same lock). It keeps the size of the largest call it held (about
-     * {@code batchMaxBytes}) while the channel lives.
-     */
-    private final HessianWire.Body batchBody = new HessianWire.Body();
 
     /** Writes the batch from its buffer into the reused body: no array of the batch's size per send. */
     @Override

@@ -37,15 +37,6 @@ final class RpcHttpHandler implements HttpHandler {
 
     private static final int BUFFER = 64 * 1024;
 
-    private final RpcService relay;
-    private final byte[] token;
-    private final long maxBodyBytes;
-    private final TransportMetrics metrics;
-    private final TransportMetrics.Count unauthorized;
-
-    private final PeerGate gate;
-    private final RpcSessions sessions;
-
     /** The largest body of a call without a session: opening one ({@code challenge}, {@code authenticate}). */
     private static final int MAX_SESSIONLESS_BODY = 4096;
 
@@ -59,13 +50,16 @@ final class RpcHttpHandler implements HttpHandler {
     /** How long a body waits for room before its request is refused (503). */
     private static final long BUDGET_WAIT_MILLIS = 10_000;
 
-    private InboundBudget budget;
+    private final RpcService relay;
+    private final byte[] token;
+    private final long maxBodyBytes;
+    private final TransportMetrics metrics;
+    private final TransportMetrics.Count unauthorized;
 
-    /** Bounds the bytes of the bodies being read at once, for all callers together. */
-    RpcHttpHandler withBudget(InboundBudget budget) {
-        this.budget = budget;
-        return this;
-    }
+    private final PeerGate gate;
+    private final RpcSessions sessions;
+
+    private InboundBudget budget;
 
     RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics,
                    PeerGate gate, RpcSessions sessions) {
@@ -76,6 +70,12 @@ final class RpcHttpHandler implements HttpHandler {
         this.maxBodyBytes = maxBodyBytes;
         this.metrics = metrics;
         this.unauthorized = metrics.count(MetricNames.UNAUTHORIZED);
+    }
+
+    /** Bounds the bytes of the bodies being read at once, for all callers together. */
+    RpcHttpHandler withBudget(InboundBudget budget) {
+        this.budget = budget;
+        return this;
     }
 
     @Override

@@ -36,6 +36,16 @@ class HessianDropInTest {
             + "  </cache>\n"
             + "</ehcache>\n";
 
+    private static final String LISTENER_XML = "<ehcache name=\"%s\" updateCheck=\"false\" monitoring=\"off\">\n"
+            + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.hessian.HessianCacheManagerPeerProviderFactory\"\n"
+            + "      properties=\"%s\"/>\n"
+            + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.hessian.HessianCacheManagerPeerListenerFactory\"\n"
+            + "      properties=\"hostName=127.0.0.1, port=%d\"/>\n"
+            + "  <cache name=\"users\" maxEntriesLocalHeap=\"1000\">\n"
+            + "    <cacheEventListenerFactory class=\"io.ehrelay.hessian.HessianCacheReplicatorFactory\"/>\n"
+            + "  </cache>\n"
+            + "</ehcache>\n";
+
     private static void start(String provider) {
         String xml = String.format(XML, ContractCluster.uniqueName("hessian-peers"), provider);
         new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8))).shutdown();
@@ -61,16 +71,6 @@ class HessianDropInTest {
                         + "unknown property 'http'); separate peers with '|' "
                         + "(peers=http://127.0.0.1:40002/ehrelay|http://127.0.0.1:40003/ehrelay)");
     }
-
-    private static final String LISTENER_XML = "<ehcache name=\"%s\" updateCheck=\"false\" monitoring=\"off\">\n"
-            + "  <cacheManagerPeerProviderFactory class=\"io.ehrelay.hessian.HessianCacheManagerPeerProviderFactory\"\n"
-            + "      properties=\"%s\"/>\n"
-            + "  <cacheManagerPeerListenerFactory class=\"io.ehrelay.hessian.HessianCacheManagerPeerListenerFactory\"\n"
-            + "      properties=\"hostName=127.0.0.1, port=%d\"/>\n"
-            + "  <cache name=\"users\" maxEntriesLocalHeap=\"1000\">\n"
-            + "    <cacheEventListenerFactory class=\"io.ehrelay.hessian.HessianCacheReplicatorFactory\"/>\n"
-            + "  </cache>\n"
-            + "</ehcache>\n";
 
     private static CacheManager node(String provider, int port) {
         String xml = String.format(LISTENER_XML, ContractCluster.uniqueName("hessian-node"), provider, port);

@@ -55,7 +55,7 @@ public final class HttpServerBench {
         String url();
 
         @Override
-        void close() throws Exception;
+        void close() throws IOException;
     }
 
     /** A client under test: one call, body in, reply body out. */
@@ -134,8 +134,12 @@ public final class HttpServerBench {
             }
 
             @Override
-            public void close() throws Exception {
-                server.stop();
+            public void close() throws IOException {
+                try {
+                    server.stop();
+                } catch (Exception e) {
+                    throw new IOException(e);
+                }
             }
         };
     }

@@ -53,6 +53,7 @@ final class FrameReader implements Receiver {
     }
 
     @Override
+    @SuppressWarnings("removal") // the interface still declares it (JGroups 5.3 calls it)
     public void receive(Address sender, DataInput in) throws Exception {
         transport.receive(sender, in);
     }

@@ -59,6 +59,12 @@ final class InboundSockets extends DefaultSocketFactory {
 
     private static final Logger LOG = LoggerFactory.getLogger(InboundSockets.class);
 
+    /** The service name JGroups' TCP transport gives its listening socket (other protocols' stay JGroups'). */
+    static final String TRANSPORT_SERVICE = "jgroups.tcp.server";
+
+    /** The accepted connection this thread last read from (JGroups reads each one on a thread of its own). */
+    private static final ThreadLocal<Metered> READING = new ThreadLocal<>();
+
     private final int max;
     /** The transport's {@code max_length}: the most one frame may hold (0: no limit but the budget). */
     private final long maxLength;
@@ -122,9 +128,6 @@ final class InboundSockets extends DefaultSocketFactory {
     synchronized int size() {
         return open.size();
     }
-
-    /** The service name JGroups' TCP transport gives its listening socket (other protocols' stay JGroups'). */
-    static final String TRANSPORT_SERVICE = "jgroups.tcp.server";
 
     @Override
     public ServerSocket createServerSocket(String serviceName) throws IOException {
@@ -268,9 +271,6 @@ final class InboundSockets extends DefaultSocketFactory {
             }
         }
     }
-
-    /** The accepted connection this thread last read from (JGroups reads each one on a thread of its own). */
-    private static final ThreadLocal<Metered> READING = new ThreadLocal<>();
 
     /** The accepted connection being read on this thread, or {@code null} (another transport, or not a reader). */
     static Metered reading() {

@@ -70,6 +70,16 @@ final class JGroupsStacks {
             Map.entry("pbcast.FLUSH", new String[0]),
             Map.entry("FLUSH", new String[0]));
 
+    /** The bundler attribute that makes JGroups send to every member from one thread. */
+    static final String SINGLE_SENDER = "bundler.use_single_sender_thread";
+
+    /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
+    private static final Set<String> AUTHENTICATING = Collections.unmodifiableSet(new TreeSet<>(
+            Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT")));
+
+    /** JGroups' system property for the transport's address, which takes precedence over the stack's. */
+    static final String BIND_ADDR_PROPERTY = "jgroups.bind_addr";
+
     private JGroupsStacks() {
     }
 
@@ -110,9 +120,6 @@ final class JGroupsStacks {
             }
         };
     }
-
-    /** The bundler attribute that makes JGroups send to every member from one thread. */
-    static final String SINGLE_SENDER = "bundler.use_single_sender_thread";
 
     /**
      * Whether the JGroups on the class path has {@link #SINGLE_SENDER} (5.4 and later, where it is on by default;
@@ -417,10 +424,6 @@ final class JGroupsStacks {
         return names;
     }
 
-    /** Protocols that admit only members holding the cluster's secret or key: with one, members authenticate. */
-    private static final Set<String> AUTHENTICATING = Collections.unmodifiableSet(new TreeSet<>(
-            Arrays.asList("AUTH", "SYM_ENCRYPT", "ASYM_ENCRYPT")));
-
     /**
      * Whether the stack admits only members holding the cluster's secret, key or a trusted certificate: a protocol
      * of {@link #AUTHENTICATING}, or JGroups' TLS with client certificates required.
@@ -555,9 +558,6 @@ final class JGroupsStacks {
         return enabled != null && clientAuth != null && "true".equalsIgnoreCase(Util.substituteVariable(enabled.trim()))
                 && "NEED".equalsIgnoreCase(Util.substituteVariable(clientAuth.trim()));
     }
-
-    /** JGroups' system property for the transport's address, which takes precedence over the stack's. */
-    static final String BIND_ADDR_PROPERTY = "jgroups.bind_addr";
 
     /** The provider's address properties, applied to the transport (first protocol) and TCPPING. */
     static void applyOverrides(List<ProtocolConfiguration> stack, JGroupsSettings s) {

@@ -79,6 +79,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     private boolean jmxRegistered;
     private TransportMetrics.Count postsDropped;
 
+    private volatile boolean membersAuthenticate;
+
     JGroupsTransport(JGroupsSettings settings, boolean registerJmx) {
         this.settings = settings;
         this.registerJmx = registerJmx;
@@ -357,8 +359,6 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     }
 
     // ---- membership ------------------------------------------------------------------------------------------
-
-    private volatile boolean membersAuthenticate;
 
     /**
      * The host of a member, from the transport's address cache, or {@code null} while it is not known yet.

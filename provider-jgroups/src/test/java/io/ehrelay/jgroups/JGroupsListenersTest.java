@@ -182,6 +182,7 @@ class JGroupsListenersTest {
     }
 
     /** Starts a {@link StackProbe} in the namespace, audits it once it is ready, stops it. */
+    @SuppressWarnings("try") // stdin is held open (the probe runs until it closes) and closed last
     private static SocketAudit probe(NetNamespace ns, Path log, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx128m", "-Djava.net.preferIPv4Stack=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",

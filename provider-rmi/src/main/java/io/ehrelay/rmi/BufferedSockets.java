@@ -30,6 +30,24 @@ final class BufferedSockets {
     /** The buffer of each direction while a connection carries a large call. */
     static final int LARGE_BYTES = 256 * 1024;
 
+    static final Activity NONE = new Activity() {
+        @Override
+        public void beforeRead() {
+        }
+
+        @Override
+        public void afterRead(int n) {
+        }
+
+        @Override
+        public void afterWrite() {
+        }
+
+        @Override
+        public void failed() {
+        }
+    };
+
     private BufferedSockets() {
     }
 
@@ -71,24 +89,6 @@ final class BufferedSockets {
         /** A read from or write to the socket failed (e.g. as the socket was closed under it). */
         void failed();
     }
-
-    static final Activity NONE = new Activity() {
-        @Override
-        public void beforeRead() {
-        }
-
-        @Override
-        public void afterRead(int n) {
-        }
-
-        @Override
-        public void afterWrite() {
-        }
-
-        @Override
-        public void failed() {
-        }
-    };
 
     /**
      * A buffered input stream (with mark and reset, so RMI reads it without a buffer of its own) that fills a

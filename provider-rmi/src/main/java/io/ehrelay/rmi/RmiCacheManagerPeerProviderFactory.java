@@ -20,12 +20,12 @@ import net.sf.ehcache.distribution.CacheManagerPeerProvider;
  */
 public class RmiCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
 
+    /** Stock RMI's stale time for its heartbeats every 5 s: 2 x 5 s + 100 ms. */
+    static final String STOCK_STALE_MILLIS = "10100";
+
     public RmiCacheManagerPeerProviderFactory() {
         super(RmiSettings.SCHEME, RmiSettings.NAME, "rmiUrls");
     }
-
-    /** Stock RMI's stale time for its heartbeats every 5 s: 2 x 5 s + 100 ms. */
-    static final String STOCK_STALE_MILLIS = "10100";
 
     /**
      * With automatic discovery, peers are forgotten after stock's own stale time ({@value #STOCK_STALE_MILLIS}

@@ -46,10 +46,8 @@ import net.sf.ehcache.distribution.RmiEventMessage;
  */
 final class RmiPeerChannel extends PeerChannel {
 
-    /** The kinds of peer. */
-    enum Kind { UNKNOWN, EHRELAY, STOCK }
-
     private static final int STOCK_FIRST_KEYS = 100;
+    private static final int SCRATCH_BYTES = 64 * 1024;
 
     private final String host;
     private final int port;
@@ -58,29 +56,16 @@ final class RmiPeerChannel extends PeerChannel {
     private final RMIClientSocketFactory lookupSockets;
     private final CodecLimits limits;
     private final Map<String, CachePeer> stockPeers = new ConcurrentHashMap<>();
-    /** What the peer turned out to be, its relay and the session with it: one value, read once per call. */
-    private static final class Link {
-        static final Link NONE = new Link(Kind.UNKNOWN, null, null);
-        final Kind kind;
-        final RelayRemote relay;
-        /** The session's credentials ({@code null} without a cluster secret): a fresh one for every call. */
-        final RpcSessions.Credentials credentials;
-
-        Link(Kind kind, RelayRemote relay, RpcSessions.Credentials credentials) {
-            this.kind = kind;
-            this.relay = relay;
-            this.credentials = credentials;
-        }
-
-        /** The credential of the next call, or {@code null} without a cluster secret. */
-        byte[] next() {
-            return credentials == null ? null : credentials.next();
-        }
-    }
 
     private volatile Link link = Link.NONE;
     private final ClusterSecret secret;
     private final PeerGate stockGate;
+
+    /**
+     * What a batch to an ehrelay relay is written through, reused: {@link PeerChannel} runs transmits one at a time
+     * (its sender thread, or a synchronous put's thread, under the same lock).
+     */
+    private final byte[] scratch = new byte[SCRATCH_BYTES];
 
     /**
      * @param secret    the cluster secret ehrelay peers must prove (and this node proves to them), or {@code null}
@@ -99,6 +84,28 @@ final class RmiPeerChannel extends PeerChannel {
         this.listening = self != null;
         this.lookupSockets = lookupSockets;
         this.limits = limits;
+    }
+
+    /** The kinds of peer. */
+    enum Kind { UNKNOWN, EHRELAY, STOCK }
+    /** What the peer turned out to be, its relay and the session with it: one value, read once per call. */
+    private static final class Link {
+        static final Link NONE = new Link(Kind.UNKNOWN, null, null);
+        final Kind kind;
+        final RelayRemote relay;
+        /** The session's credentials ({@code null} without a cluster secret): a fresh one for every call. */
+        final RpcSessions.Credentials credentials;
+
+        Link(Kind kind, RelayRemote relay, RpcSessions.Credentials credentials) {
+            this.kind = kind;
+            this.relay = relay;
+            this.credentials = credentials;
+        }
+
+        /** The credential of the next call, or {@code null} without a cluster secret. */
+        byte[] next() {
+            return credentials == null ? null : credentials.next();
+        }
     }
 
     Kind kind() {
@@ -192,13 +199,6 @@ final class RmiPeerChannel extends PeerChannel {
             sendToStock(batch);
         }
     }
-
-    /**
-     * What a batch to an ehrelay relay is written through, reused: {@link PeerChannel} runs transmits one at a time
-     * (its sender thread, or a synchronous put's thread, under the same lock).
-     */
-    private final byte[] scratch = new byte[SCRATCH_BYTES];
-    private static final int SCRATCH_BYTES = 64 * 1024;
 
     /**
      * To an ehrelay relay, writes the batch from its buffer while RMI marshals the call (no array of the batch

@@ -30,6 +30,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 class RmiRegistryGuardTest {
 
+    private final ContractCluster cluster = new ContractCluster(RmiContractTest.FIXTURE);
+
     /** A remote object whose deserialization would leave a trace. */
     public static final class Gadget implements Remote, Serializable {
         private static final long serialVersionUID = 1L;
@@ -56,8 +58,6 @@ class RmiRegistryGuardTest {
             return null;
         }
     }
-
-    private final ContractCluster cluster = new ContractCluster(RmiContractTest.FIXTURE);
 
     @AfterEach
     void stop() {

@@ -13,6 +13,7 @@ import io.ehrelay.config.InvalidConfigurationException;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.testing.CacheKeys;
 import net.sf.ehcache.Cache;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -188,7 +189,7 @@ class RmiUrlsAndNamesTest {
             CachePeer peer = (CachePeer) registry.lookup("orders#eu");
             assertThat(peer.getName()).isEqualTo("orders#eu");
             assertThat(peer.getUrl()).isEqualTo("//" + endpoint + "/orders#eu");
-            assertThat(peer.getKeys()).containsExactly("k");
+            assertThat(CacheKeys.of(peer)).containsExactly("k");
             RmiTransport t = (RmiTransport) ReplicationNode.find(a, RmiSettings.SCHEME).transport();
             assertThat(t.peerKinds()).containsEntry(endpoint, RmiPeerChannel.Kind.EHRELAY);
         }

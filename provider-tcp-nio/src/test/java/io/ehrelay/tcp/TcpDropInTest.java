@@ -41,6 +41,9 @@ class TcpDropInTest {
             + "  </cache>\n"
             + "</ehcache>\n";
 
+    private static final String STOCK = "net.sf.ehcache.distribution.RMI";
+    private static final String TCP = "io.ehrelay.tcp.Tcp";
+
     private final List<CacheManager> managers = new ArrayList<>();
 
     @AfterEach
@@ -172,9 +175,6 @@ class TcpDropInTest {
         }
         return out;
     }
-
-    private static final String STOCK = "net.sf.ehcache.distribution.RMI";
-    private static final String TCP = "io.ehrelay.tcp.Tcp";
 
     /**
      * A cache left with stock RMI's replicator (and bootstrap loader) under ehrelay's provider would start and

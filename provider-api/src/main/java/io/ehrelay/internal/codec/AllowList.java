@@ -95,16 +95,6 @@ public final class AllowList {
         COMPILED_PRESETS = Collections.unmodifiableMap(compiled);
     }
 
-    /** The first preset that admits {@code className}, or {@code null}. */
-    public static String presetAdmitting(String className) {
-        for (Map.Entry<String, AllowList> preset : COMPILED_PRESETS.entrySet()) {
-            if (preset.getValue().allows(className)) {
-                return preset.getKey();
-            }
-        }
-        return null;
-    }
-
     private final List<String> exact = new ArrayList<>();
     private final List<String> packages = new ArrayList<>();
     private final List<String> trees = new ArrayList<>();
@@ -124,6 +114,16 @@ public final class AllowList {
                 exact.add(p);
             }
         }
+    }
+
+    /** The first preset that admits {@code className}, or {@code null}. */
+    public static String presetAdmitting(String className) {
+        for (Map.Entry<String, AllowList> preset : COMPILED_PRESETS.entrySet()) {
+            if (preset.getValue().allows(className)) {
+                return preset.getKey();
+            }
+        }
+        return null;
     }
 
     /**

@@ -13,6 +13,9 @@ import io.ehrelay.spi.MalformedFrameException;
  */
 public final class ByteSource {
 
+    /** One CRC-32 per thread: the decoder hashes every key, the encoder every key and value. */
+    private static final ThreadLocal<CRC32> CRC = ThreadLocal.withInitial(CRC32::new);
+
     private final ByteBuffer buf;
 
     /** Reads {@code buffer}'s bytes from its position to its limit; the buffer itself is not moved. */
@@ -140,9 +143,6 @@ public final class ByteSource {
         }
         return (int) crc.getValue();
     }
-
-    /** One CRC-32 per thread: the decoder hashes every key, the encoder every key and value. */
-    private static final ThreadLocal<CRC32> CRC = ThreadLocal.withInitial(CRC32::new);
 
     public void skip(int n, String what) throws MalformedFrameException {
         need(n, what);

@@ -80,11 +80,14 @@ public final class EventCodec {
     private static final int MEMBER_OP = 5;
     private static final int REMOVED_OP = 6;
 
-    private EventCodec() {
-    }
-
     /** Bytes of an event besides its cache name, key and value: length, op, name length, metadata. */
     private static final int PUT_OVERHEAD = 4 + 1 + 2 + STAMP_BYTES + 5 * 8 + 2 * 4 + 1;
+
+    /** Per thread, where {@link #hashOf} encodes what it hashes (keys and small values: no allocation). */
+    private static final ThreadLocal<ByteSink> HASH_SINK = ThreadLocal.withInitial(() -> new ByteSink(64));
+
+    private EventCodec() {
+    }
 
     /**
      * The exact encoded size of a put of {@code e}, or -1 when its key or value needs Java serialization (then
@@ -178,9 +181,6 @@ public final class EventCodec {
         }
         return crc;
     }
-
-    /** Per thread, where {@link #hashOf} encodes what it hashes (keys and small values: no allocation). */
-    private static final ThreadLocal<ByteSink> HASH_SINK = ThreadLocal.withInitial(() -> new ByteSink(64));
 
     private static void writeValueAndMetadata(ByteSink out, Element e, ClassWatch watch) throws IOException {
         ValueCodec.write(out, e.getObjectValue(), watch);

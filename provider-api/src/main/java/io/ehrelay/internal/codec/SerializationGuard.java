@@ -33,6 +33,9 @@ public final class SerializationGuard {
     private static final String JAVA9_FILTER = "java.io.ObjectInputFilter";
     private static final String JAVA8_FILTER = "sun.misc.ObjectInputFilter";
 
+    private static final Class<?> JDK_FILTER = firstLoadable(JAVA9_FILTER, JAVA8_FILTER);
+    private static final Method SET_FILTER = setFilterMethod();
+
     private SerializationGuard() {
     }
 
@@ -233,9 +236,6 @@ public final class SerializationGuard {
         return JDK_FILTER;
     }
 
-    private static final Class<?> JDK_FILTER = firstLoadable(JAVA9_FILTER, JAVA8_FILTER);
-    private static final Method SET_FILTER = setFilterMethod();
-
     private static Method setFilterMethod() {
         if (JDK_FILTER == null) {
             return null;
@@ -278,11 +278,6 @@ public final class SerializationGuard {
         private static final ConcurrentMap<Class<?>, FilterShape> SHAPES =
                 new ConcurrentHashMap<>();
 
-        static FilterShape of(Class<?> filterInterface) {
-            FilterShape s = SHAPES.get(filterInterface);
-            return s != null ? s : SHAPES.computeIfAbsent(filterInterface, FilterShape::new);
-        }
-
         final Method serialClass;
         final Method depth;
         final Method arrayLength;
@@ -310,6 +305,11 @@ public final class SerializationGuard {
                 throw new IllegalStateException(filterInterface.getName()
                         + " is not shaped like the JDK's serialization filter: " + e, e);
             }
+        }
+
+        static FilterShape of(Class<?> filterInterface) {
+            FilterShape s = SHAPES.get(filterInterface);
+            return s != null ? s : SHAPES.computeIfAbsent(filterInterface, FilterShape::new);
         }
     }
 }

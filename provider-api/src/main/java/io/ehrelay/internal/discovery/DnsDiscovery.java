@@ -46,6 +46,41 @@ public final class DnsDiscovery {
     private static final Logger LOG = LoggerFactory.getLogger(DnsDiscovery.class);
     private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
+    /**
+     * The system's DNS: SRV records for a name starting with {@code _}, else A and AAAA records, asked of the
+     * configured servers every time; the JVM's resolver (hosts file, its cache) where the JDK's DNS provider is
+     * missing or DNS does not know the name.
+     */
+    public static final Resolver SYSTEM = DnsDiscovery::systemLookup;
+
+    /** Where the answers go, and whom they name. */
+    private final String name;
+    private final int port;
+    private final long intervalMillis;
+    private final Resolver resolver;
+    private final PeerDirectory directory;
+    private final BiFunction<String, Integer, String> endpointAt;
+    private final ThreadFactory threads;
+    private volatile boolean running;
+    private Thread thread;
+    private long lastWarnNanos = System.nanoTime() - WARN_EVERY_NANOS;
+    private volatile List<String> last = Collections.emptyList();
+
+    /**
+     * @param port       the peers' port for A/AAAA answers (the configured {@code dnsPort}, else this node's own)
+     * @param endpointAt the transport's endpoint of a peer at a host and port ({@code Transport.endpointAt})
+     */
+    public DnsDiscovery(String name, int port, long intervalMillis, Resolver resolver, PeerDirectory directory,
+                        BiFunction<String, Integer, String> endpointAt, ThreadFactory threads) {
+        this.name = name;
+        this.port = port;
+        this.intervalMillis = intervalMillis;
+        this.resolver = resolver;
+        this.directory = directory;
+        this.endpointAt = endpointAt;
+        this.threads = threads;
+    }
+
     /** One answer: a host (an address, or a name from an SRV record) and its port (0: none given). */
     public static final class Target {
         final String host;
@@ -74,34 +109,6 @@ public final class DnsDiscovery {
     public interface Resolver {
         /** @throws NoSuchName when the name does not exist; another IOException when the lookup failed */
         List<Target> resolve(String name) throws IOException;
-    }
-
-    /** Where the answers go, and whom they name. */
-    private final String name;
-    private final int port;
-    private final long intervalMillis;
-    private final Resolver resolver;
-    private final PeerDirectory directory;
-    private final BiFunction<String, Integer, String> endpointAt;
-    private final ThreadFactory threads;
-    private volatile boolean running;
-    private Thread thread;
-    private long lastWarnNanos = System.nanoTime() - WARN_EVERY_NANOS;
-    private volatile List<String> last = Collections.emptyList();
-
-    /**
-     * @param port       the peers' port for A/AAAA answers (the configured {@code dnsPort}, else this node's own)
-     * @param endpointAt the transport's endpoint of a peer at a host and port ({@code Transport.endpointAt})
-     */
-    public DnsDiscovery(String name, int port, long intervalMillis, Resolver resolver, PeerDirectory directory,
-                        BiFunction<String, Integer, String> endpointAt, ThreadFactory threads) {
-        this.name = name;
-        this.port = port;
-        this.intervalMillis = intervalMillis;
-        this.resolver = resolver;
-        this.directory = directory;
-        this.endpointAt = endpointAt;
-        this.threads = threads;
     }
 
     /** Looks the name up once now (so that the peers are known when the node's start returns), then every interval. */
@@ -173,13 +180,6 @@ public final class DnsDiscovery {
             return false;
         }
     }
-
-    /**
-     * The system's DNS: SRV records for a name starting with {@code _}, else A and AAAA records, asked of the
-     * configured servers every time; the JVM's resolver (hosts file, its cache) where the JDK's DNS provider is
-     * missing or DNS does not know the name.
-     */
-    public static final Resolver SYSTEM = DnsDiscovery::systemLookup;
 
     private static List<Target> systemLookup(String name) throws IOException {
         boolean srv = name.startsWith("_");

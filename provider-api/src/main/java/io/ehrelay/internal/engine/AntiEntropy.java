@@ -84,6 +84,13 @@ final class AntiEntropy implements ConvergenceMBean {
     private final Map<String, Long> lastAgreement = new ConcurrentHashMap<>();
     private final AtomicLong bytesFetched = new AtomicLong();
 
+    private volatile long differingKeys;
+    /** Keys repaired by this node's rounds so far. */
+    private final AtomicLong repaired = new AtomicLong();
+    private final AtomicLong roundsStarted = new AtomicLong();
+    /** The round whose {@link #differingKeys} is published; guarded by {@code this}. */
+    private long publishedRound;
+
     AntiEntropy(String cacheManagerName, NodeConfig config, Transport transport, CacheBindings caches,
                 Function<String, List<Peer>> peersHolding, StateTransfer state, Ordering ordering,
                 ReplicationMetrics metrics, Clock clock, BooleanSupplier running, RateLimitedLog warn) {
@@ -136,13 +143,6 @@ final class AntiEntropy implements ConvergenceMBean {
             }
         });
     }
-
-    private volatile long differingKeys;
-    /** Keys repaired by this node's rounds so far. */
-    private final AtomicLong repaired = new AtomicLong();
-    private final AtomicLong roundsStarted = new AtomicLong();
-    /** The round whose {@link #differingKeys} is published; guarded by {@code this}. */
-    private long publishedRound;
 
     @Override
     public String checkNow() {

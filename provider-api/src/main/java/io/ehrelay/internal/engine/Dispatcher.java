@@ -42,6 +42,11 @@ final class Dispatcher {
 
     private static final Logger LOG = LoggerFactory.getLogger(Dispatcher.class);
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    /** {@link #step}'s answer when the lane is done. */
+    private static final InFlight STOPPED = new InFlight(Collections.emptyList(), null, 0, null, 0,
+            null, null);
 
     private final ReplicationQueue queue;
     private final NodeConfig config;
@@ -66,7 +71,6 @@ final class Dispatcher {
      * empty batch every {@link #BEAT_NANOS}: when one arrives, its number shows the peer what it missed.
      */
     private final Set<String>[] unconfirmed;
-    private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private final Clock clock;
     private final Membership membership;
     /** Run by lane 0's loop (at least every 100 ms): starts anti-entropy rounds when due. */
@@ -91,7 +95,7 @@ final class Dispatcher {
         this.lost = new AtomicIntegerArray(queue.laneCount());
         this.starts = new int[queue.laneCount()][];
         this.lastBeat = new long[queue.laneCount()];
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings({"unchecked", "rawtypes"})
         Set<String>[] u = new Set[queue.laneCount()];
         for (int i = 0; i < u.length; i++) {
             u[i] = ConcurrentHashMap.newKeySet();
@@ -209,10 +213,6 @@ final class Dispatcher {
             }
         }
     }
-
-    /** {@link #step}'s answer when the lane is done. */
-    private static final InFlight STOPPED = new InFlight(Collections.emptyList(), null, 0, null, 0,
-            null, null);
 
     /**
      * One turn of a lane's loop with what the queue gave: sends it, settles the batch before it; returns the batch

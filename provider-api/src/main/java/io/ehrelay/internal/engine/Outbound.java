@@ -71,6 +71,13 @@ final class Outbound {
     private final SentClasses sentClasses;
     private final Ordering ordering;
 
+    /** Puts that waited for room in the queue ({@code overflowPolicy=block}), and how long in all. */
+    private final TransportMetrics.Count overflowWaits;
+    private final AtomicLong waitedMicros = new AtomicLong();
+
+    /** Caches whose non-{@code Serializable} keys were said in a WARN (once per cache). */
+    private final Set<String> warnedNotSerializable = ConcurrentHashMap.newKeySet();
+
     Outbound(String cacheManagerName, NodeConfig config, ReplicationQueue queue,
              Function<String, List<Peer>> peers,
              Transport transport, ReplicationMetrics metrics, BooleanSupplier running, Convergence convergence,
@@ -91,10 +98,6 @@ final class Outbound {
         metrics.gauge("overflowWaitMillis", () -> waitedMicros.get() / 1000);
         queue.onWait(this::waitedForRoom);
     }
-
-    /** Puts that waited for room in the queue ({@code overflowPolicy=block}), and how long in all. */
-    private final TransportMetrics.Count overflowWaits;
-    private final AtomicLong waitedMicros = new AtomicLong();
 
     /**
      * Replicates a put or update with its value ({@code replicate*ViaCopy=true}), stamped by {@link Ordering};
@@ -206,9 +209,6 @@ final class Outbound {
             sendSynchronously(binding, event, rc);
         }
     }
-
-    /** Caches whose non-{@code Serializable} keys were said in a WARN (once per cache). */
-    private final Set<String> warnedNotSerializable = ConcurrentHashMap.newKeySet();
 
     /**
      * Whether {@code key} is not {@code Serializable}: then its event is not replicated, as stock Ehcache's

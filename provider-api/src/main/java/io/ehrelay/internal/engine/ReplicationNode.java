@@ -74,9 +74,6 @@ public final class ReplicationNode {
 
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationNode.class);
 
-    /** Node states. */
-    private enum State { NEW, STARTED, STOPPED }
-
     /** How long a stopping node waits for its peers to take its leaving (at most, for all of them). */
     static final long LEAVING_MILLIS = 1000;
 
@@ -123,6 +120,8 @@ public final class ReplicationNode {
         }
     };
 
+    private final AtomicBoolean warnedRegister = new AtomicBoolean();
+
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
                             Predicate<CacheEventListener> isReplicator, Clock clock) {
         this.cacheManager = cacheManager;
@@ -134,6 +133,9 @@ public final class ReplicationNode {
         this.warn = new RateLimitedLog(LOG, 10_000, clock);
         this.caches = new CacheBindings(cacheManager, metrics, isReplicator);
     }
+
+    /** Node states. */
+    private enum State { NEW, STARTED, STOPPED }
 
     /**
      * The node of {@code cacheManager} for {@code scheme}, created (unconfigured) if there is none yet.
@@ -633,8 +635,6 @@ public final class ReplicationNode {
             directory.unregister(peerEntry(entry));
         }
     }
-
-    private final AtomicBoolean warnedRegister = new AtomicBoolean();
 
     private boolean registersPeers(String call, String entry) {
         if (transport == null) {

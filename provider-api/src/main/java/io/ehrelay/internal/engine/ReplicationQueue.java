@@ -26,52 +26,6 @@ import net.sf.ehcache.Element;
  */
 final class ReplicationQueue {
 
-    /**
-     * One event waiting to be sent: already encoded ({@code bytes}), or a put whose element has fast-path key and
-     * value types and is encoded by the dispatcher straight into the batch ({@code element}); {@code size} is the
-     * exact encoded size either way, which is what the byte bound counts.
-     */
-    static final class Entry {
-        final CacheMetrics cache;
-        final byte[] bytes;
-        final Element element;
-        final byte[] cacheName;
-        final int size;
-        final long enqueuedNanos;
-        /** Events of this lane were refused just before this one: its batch tells the peers (FLAG_LOST). */
-        boolean lostBefore;
-
-        Entry(CacheMetrics cache, byte[] bytes, long enqueuedNanos) {
-            this.cache = cache;
-            this.bytes = bytes;
-            this.element = null;
-            this.cacheName = null;
-            this.size = bytes.length;
-            this.enqueuedNanos = enqueuedNanos;
-            this.stamp = 0;
-            this.origin = 0;
-            this.valueHash = 0;
-        }
-
-        /** A fast-path put: its stamp, origin and value hash, written by the dispatcher with the element. */
-        final long stamp;
-        final long origin;
-        final int valueHash;
-
-        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, long stamp,
-              long origin, int valueHash) {
-            this.cache = cache;
-            this.bytes = null;
-            this.element = element;
-            this.cacheName = cacheName;
-            this.size = size;
-            this.enqueuedNanos = enqueuedNanos;
-            this.stamp = stamp;
-            this.origin = origin;
-            this.valueHash = valueHash;
-        }
-    }
-
     private final long maxBytes;
     private final int maxEvents;
     private final OverflowPolicy policy;
@@ -93,13 +47,21 @@ final class ReplicationQueue {
     /** Per lane: an event was refused; the next accepted one is marked {@link Entry#lostBefore}. */
     private final boolean[] lostPending;
 
+    /**
+     * Told how long a writer waited for room ({@link OverflowPolicy#BLOCK}), in nanoseconds, whether room came
+     * or not; called on the writer's thread, outside the queue's lock.
+     */
+    private volatile LongConsumer onWait = n -> { };
+
     @SuppressWarnings("unchecked")
     ReplicationQueue(int laneCount, long maxBytes, int maxEvents, OverflowPolicy policy, long blockMillis) {
         this.maxBytes = maxBytes;
         this.maxEvents = maxEvents;
         this.policy = policy;
         this.blockNanos = TimeUnit.MILLISECONDS.toNanos(blockMillis);
-        lanes = new ArrayDeque[laneCount];
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        ArrayDeque<Entry>[] empty = new ArrayDeque[laneCount];
+        lanes = empty;
         lastTakeNanos = new long[laneCount];
         Arrays.fill(lastTakeNanos, System.nanoTime());
         lostPending = new boolean[laneCount];
@@ -110,15 +72,55 @@ final class ReplicationQueue {
         }
     }
 
+    /**
+     * One event waiting to be sent: already encoded ({@code bytes}), or a put whose element has fast-path key and
+     * value types and is encoded by the dispatcher straight into the batch ({@code element}); {@code size} is the
+     * exact encoded size either way, which is what the byte bound counts.
+     */
+    static final class Entry {
+        final CacheMetrics cache;
+        final byte[] bytes;
+        final Element element;
+        final byte[] cacheName;
+        final int size;
+        final long enqueuedNanos;
+        /** Events of this lane were refused just before this one: its batch tells the peers (FLAG_LOST). */
+        boolean lostBefore;
+
+        /** A fast-path put: its stamp, origin and value hash, written by the dispatcher with the element. */
+        final long stamp;
+        final long origin;
+        final int valueHash;
+
+        Entry(CacheMetrics cache, byte[] bytes, long enqueuedNanos) {
+            this.cache = cache;
+            this.bytes = bytes;
+            this.element = null;
+            this.cacheName = null;
+            this.size = bytes.length;
+            this.enqueuedNanos = enqueuedNanos;
+            this.stamp = 0;
+            this.origin = 0;
+            this.valueHash = 0;
+        }
+
+        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, long stamp,
+              long origin, int valueHash) {
+            this.cache = cache;
+            this.bytes = null;
+            this.element = element;
+            this.cacheName = cacheName;
+            this.size = size;
+            this.enqueuedNanos = enqueuedNanos;
+            this.stamp = stamp;
+            this.origin = origin;
+            this.valueHash = valueHash;
+        }
+    }
+
     int laneCount() {
         return lanes.length;
     }
-
-    /**
-     * Told how long a writer waited for room ({@link OverflowPolicy#BLOCK}), in nanoseconds, whether room came
-     * or not; called on the writer's thread, outside the queue's lock.
-     */
-    private volatile LongConsumer onWait = n -> { };
 
     void onWait(LongConsumer listener) {
         this.onWait = listener;

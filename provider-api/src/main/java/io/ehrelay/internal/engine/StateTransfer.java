@@ -110,7 +110,8 @@ final class StateTransfer {
         long markSeq = markStream == 0 ? 0 : d.lastSeq(binding.lane);
         VersionTable versions = binding == null ? null : binding.versions;
         // the cache's keys, then the keys it only has versions of (tombstones, ghosts); the last removeAll first
-        LinkedHashSet<Object> all = new LinkedHashSet<Object>(cache.getKeys());
+        List<?> held = cache.getKeys(); // Ehcache 2: a raw List
+        LinkedHashSet<Object> all = new LinkedHashSet<Object>(held);
         Version cleared = versions == null ? null : versions.cleared();
         if (versions != null) {
             all.addAll(versions.keys());

@@ -35,17 +35,10 @@ final class VersionTable {
     static final int LEAVES = 1024;
     static final int STRIPES = 256;
 
-    /** What became of a remote write. */
-    enum Outcome {
-        /** newer than what the key held: written */
-        APPLIED,
-        /** the key already holds this very write */
-        SAME,
-        /** older than this node's own newer write of the key: the local write won */
-        LOCAL_WON,
-        /** older than another node's write the key holds, or than a removeAll: discarded */
-        STALE
-    }
+    /** What the cache holds of an application's write when it is stamped: see {@link #local}. */
+    static final int CURRENT = 0;
+    static final int ABSENT = 1;
+    static final int SUPERSEDED = 2;
 
     private final Map<Object, Version> versions = new ConcurrentHashMap<>(1024);
     /** XOR of the digests of each leaf's versions; written under the leaf's stripe lock. */
@@ -63,6 +56,18 @@ final class VersionTable {
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ReentrantLock();
         }
+    }
+
+    /** What became of a remote write. */
+    enum Outcome {
+        /** newer than what the key held: written */
+        APPLIED,
+        /** the key already holds this very write */
+        SAME,
+        /** older than this node's own newer write of the key: the local write won */
+        LOCAL_WON,
+        /** older than another node's write the key holds, or than a removeAll: discarded */
+        STALE
     }
 
     static int leafOf(int keyHash) {
@@ -164,11 +169,6 @@ final class VersionTable {
         return local(key, keyHash, valueHash, removed, hlc, self, 0,
                 () -> stillCurrent.getAsBoolean() ? CURRENT : SUPERSEDED);
     }
-
-    /** What the cache holds of an application's write when it is stamped: see {@link #local}. */
-    static final int CURRENT = 0;
-    static final int ABSENT = 1;
-    static final int SUPERSEDED = 2;
 
     /**
      * As above; {@code writtenAtMillis} is when the cache took the write (the element's lastUpdateTime, 0 when
@@ -319,7 +319,7 @@ final class VersionTable {
      * reader that stops early (a byte bound) and starts elsewhere next time reaches every leaf.
      */
     List<Map.Entry<Object, Version>> entries(boolean[] leafSet, int firstLeaf) {
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings({"unchecked", "rawtypes"})
         List<Map.Entry<Object, Version>>[] byLeaf = new List[LEAVES];
         for (Map.Entry<Object, Version> e : versions.entrySet()) {
             int leaf = leafOf(e.getValue().keyHash);

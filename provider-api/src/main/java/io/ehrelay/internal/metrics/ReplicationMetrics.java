@@ -27,6 +27,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class ReplicationMetrics implements TransportMetrics {
 
+    /** Latency and size distributions cover the most recent {@value #WINDOW} measurements. */
+    static final int WINDOW = 2048;
+
     private final String cacheManager;
     private final String transport;
     private final MetricRegistry registry = new MetricRegistry();
@@ -59,6 +62,9 @@ public final class ReplicationMetrics implements TransportMetrics {
     final Timer bootstrapDuration;
     final Meter malformedFrames;
 
+    /** MBeans with operations (not metrics), registered with every server the metrics are. */
+    private final Map<String, StandardMBean> operations = new ConcurrentHashMap<>();
+
     public ReplicationMetrics(String cacheManager, String transport) {
         this.cacheManager = cacheManager;
         this.transport = transport;
@@ -88,9 +94,6 @@ public final class ReplicationMetrics implements TransportMetrics {
         bootstrapFailures = registry.meter(name("bootstrapFailures"));
         bootstrapDuration = timer(registry, name("bootstrapDuration"));
     }
-
-    /** Latency and size distributions cover the most recent {@value #WINDOW} measurements. */
-    static final int WINDOW = 2048;
 
     /**
      * A timer over a sliding window of recent measurements: O(1) per update (these are updated per event on
@@ -196,9 +199,6 @@ public final class ReplicationMetrics implements TransportMetrics {
             return JmxExport.start(registry, s);
         });
     }
-
-    /** MBeans with operations (not metrics), registered with every server the metrics are. */
-    private final Map<String, StandardMBean> operations = new ConcurrentHashMap<>();
 
     /** Adds an MBean with operations, named {@code objectName}, to every server the metrics are exposed on. */
     public <T> void addOperations(String objectName, T implementation, Class<T> type) {

@@ -52,6 +52,9 @@ public abstract class PeerChannel {
     /** Why the peer could not be reached last (said while the backoff lasts), or {@code null}. */
     private volatile Exception lastFailure;
 
+    /** True while a probe of this peer runs. */
+    private final AtomicBoolean probing = new AtomicBoolean();
+
     /**
      * @param retryMaxMillis the longest wait between attempts to reach the peer (the backoff starts at 100 ms)
      * @param clock          the node's time source ({@link Clock#SYSTEM} in production)
@@ -135,9 +138,6 @@ public abstract class PeerChannel {
         }
         return reachable;
     }
-
-    /** True while a probe of this peer runs. */
-    private final AtomicBoolean probing = new AtomicBoolean();
 
     /**
      * Probes the peer ({@link #probe}) on the calling thread — never the sender thread, so a slow probe delays no

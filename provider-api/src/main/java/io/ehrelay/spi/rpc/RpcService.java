@@ -51,6 +51,8 @@ public final class RpcService {
     /** Batches one sender's turn applies before the pool thread moves on to other senders. */
     private static final int TURN = 16;
 
+    private static final Runnable NOTHING = () -> { };
+
     private final InboundHandler inbound;
     private final int maxFrameBytes;
     private final ThreadPoolExecutor pool;
@@ -101,8 +103,6 @@ public final class RpcService {
     public void deliver(String fromEndpoint, ByteBuffer batch) throws RpcException {
         deliver(fromEndpoint, batch, NOTHING);
     }
-
-    private static final Runnable NOTHING = () -> { };
 
     /**
      * As {@link #deliver(String, ByteBuffer)}, and runs {@code done} once this service no longer reads the batch's

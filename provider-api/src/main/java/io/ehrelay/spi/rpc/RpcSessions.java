@@ -64,10 +64,12 @@ public final class RpcSessions {
     private static final int RANDOM_BYTES = 16;
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** Why a call was refused, and from where: for the transport's counter and log. */
-    public interface Refusals {
-        void refused(InetAddress from, String why);
-    }
+    private static final Logger LOG = LoggerFactory.getLogger(RpcSessions.class);
+    private static final RateLimitedLog REFUSALS =
+            new RateLimitedLog(LOG, 10_000);
+
+    /** How a refusal's message starts, so that the caller can tell it from other failures. */
+    public static final String UNAUTHORIZED = "ehrelay: unauthorized: ";
 
     private final ClusterSecret secret;
     private final SecretKeySpec nonceKey;
@@ -75,6 +77,20 @@ public final class RpcSessions {
     private final Refusals refusals;
     private final Map<ByteBuffer, Session> sessions = new ConcurrentHashMap<>();
     private final Map<ByteBuffer, Long> usedNonces = new ConcurrentHashMap<>();
+
+    public RpcSessions(ClusterSecret secret, Clock clock, Refusals refusals) {
+        this.secret = secret;
+        this.clock = clock;
+        this.refusals = refusals;
+        byte[] key = new byte[32];
+        RANDOM.nextBytes(key);
+        this.nonceKey = new SecretKeySpec(key, "HmacSHA256");
+    }
+
+    /** Why a call was refused, and from where: for the transport's counter and log. */
+    public interface Refusals {
+        void refused(InetAddress from, String why);
+    }
 
     private static final class Session {
         final InetAddress host;
@@ -152,10 +168,6 @@ public final class RpcSessions {
         }
     }
 
-    private static final Logger LOG = LoggerFactory.getLogger(RpcSessions.class);
-    private static final RateLimitedLog REFUSALS =
-            new RateLimitedLog(LOG, 10_000);
-
     /**
      * The sessions of a node with a cluster secret, its refusals counted in {@code unauthorized} and logged (at
      * most once per host and 10 s), or {@code null} when the node has no secret.
@@ -173,15 +185,6 @@ public final class RpcSessions {
             REFUSALS.warn("unauthorized:" + from, "ehrelay: refused a call from {} to CacheManager {}: {} (counted "
                     + "in unauthorized)", from, node, why);
         });
-    }
-
-    public RpcSessions(ClusterSecret secret, Clock clock, Refusals refusals) {
-        this.secret = secret;
-        this.clock = clock;
-        this.refusals = refusals;
-        byte[] key = new byte[32];
-        RANDOM.nextBytes(key);
-        this.nonceKey = new SecretKeySpec(key, "HmacSHA256");
     }
 
     /** A fresh challenge ({@link ClusterSecret#NONCE_BYTES} bytes): random, its time, and this node's MAC of both. */
@@ -210,7 +213,7 @@ public final class RpcSessions {
      *
      * @param from     the name the caller gives (its endpoint), bound into its proof
      * @param host     where the call came from; later calls of the session must come from there
-     * @param response the caller's nonce and its proof ({@link #response})
+     * @param response the caller's nonce and its proof (the nonce, then {@link ClusterSecret#proof})
      * @return the listener's proof, then the session
      * @throws RpcException when the challenge is not this node's, expired or used, or the proof is wrong (counted)
      */
@@ -312,9 +315,6 @@ public final class RpcSessions {
     public void refused(InetAddress host, String why) {
         refusals.refused(host, why);
     }
-
-    /** How a refusal's message starts, so that the caller can tell it from other failures. */
-    public static final String UNAUTHORIZED = "ehrelay: unauthorized: ";
 
     private static byte[] name(String from) {
         return (from == null ? "" : from).getBytes(StandardCharsets.UTF_8);

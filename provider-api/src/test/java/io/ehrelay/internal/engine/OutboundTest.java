@@ -41,6 +41,10 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class OutboundTest {
 
+    private static final ReplicatorConfig ASYNC = replicator();
+    private static final ReplicatorConfig SYNC = replicator("replicateAsynchronously", "false",
+            "syncTimeoutMillis", "500");
+
     private final EngineTestKit kit = new EngineTestKit();
     private final ManualClock clock = new ManualClock();
     private final Transport transport = mock(Transport.class);
@@ -62,10 +66,6 @@ class OutboundTest {
         Properties p = TestProperties.of(kv);
         return ReplicatorConfig.parse("test", p);
     }
-
-    private static final ReplicatorConfig ASYNC = replicator();
-    private static final ReplicatorConfig SYNC = replicator("replicateAsynchronously", "false",
-            "syncTimeoutMillis", "500");
 
     @Test
     void aValueThatCannotBeEncoded_isCountedInUnencodable_theWriteGoesOn_andThePeersInvalidateTheKey()

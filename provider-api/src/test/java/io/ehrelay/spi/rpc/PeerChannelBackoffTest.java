@@ -15,6 +15,8 @@ import org.junit.jupiter.api.Test;
 /** The request/response channel's backoff, driven by a {@link ManualClock}: no sockets, no sleeping. */
 class PeerChannelBackoffTest {
 
+    private static final InboundHandler.ChunkSink IGNORE = chunk -> { };
+
     private final ManualClock clock = new ManualClock();
     private final FakeChannel channel = new FakeChannel(clock);
 
@@ -22,8 +24,6 @@ class PeerChannelBackoffTest {
     void close() {
         channel.close(0);
     }
-
-    private static final InboundHandler.ChunkSink IGNORE = chunk -> { };
 
     private void fetch() throws Exception {
         channel.fetchState("c", 1024, IGNORE);
