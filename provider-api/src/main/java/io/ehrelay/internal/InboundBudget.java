@@ -4,6 +4,8 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 
+import io.ehrelay.spi.Clock;
+
 /**
  * The memory that what peers are sending a node may hold at once, for all of them together
  * ({@code inboundBufferMaxBytes}): a receiver takes a frame's or a body's share before it reads it, and waits when
@@ -28,9 +30,12 @@ public final class InboundBudget {
     /** Arrays given back after their batch was applied, for the next batches ({@link #array}); bounded by poolMax. */
     private final ArrayDeque<byte[]> pool = new ArrayDeque<>();
     private long pooled;
+    private final Clock clock;
 
-    public InboundBudget(long max) {
+    /** @param clock the node's clock: how long {@link #reserve} waits */
+    public InboundBudget(long max, Clock clock) {
         this.max = max;
+        this.clock = clock;
         this.poolMax = Math.min(POOL_MAX_BYTES, max / 4);
     }
 
@@ -131,9 +136,9 @@ public final class InboundBudget {
 
     /** Takes {@code bytes}, waiting up to {@code waitMillis} for them to be free; {@code false} if they were not. */
     public synchronized boolean reserve(long bytes, long waitMillis) throws InterruptedException {
-        long until = System.nanoTime() + waitMillis * 1_000_000L;
+        long until = clock.nanoTime() + waitMillis * 1_000_000L;
         while (used + bytes > max) {
-            long left = until - System.nanoTime();
+            long left = until - clock.nanoTime();
             if (left <= 0) {
                 return false;
             }

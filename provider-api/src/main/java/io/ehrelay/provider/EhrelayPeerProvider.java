@@ -7,6 +7,7 @@ import javax.management.MBeanServer;
 
 import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.internal.engine.ReplicationNode;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheException;
@@ -57,9 +58,10 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
     public List listRemoteCachePeers(Ehcache cache) throws CacheException {
         List<CachePeer> out = new ArrayList<>();
         Transport transport = node.transport();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FIRST_ATTEMPT_WAIT_MILLIS);
+        Clock clock = node.clock();
+        long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FIRST_ATTEMPT_WAIT_MILLIS);
         for (Peer p : node.peers()) {
-            if (transport != null && reachable(transport, p, deadline)
+            if (transport != null && reachable(transport, p, clock, deadline)
                     && node.peerHolds(p.endpoint(), cache.getName())) {
                 out.add(new RemoteCachePeer(cache.getName(), p.endpoint()));
             }
@@ -67,9 +69,9 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
         return out;
     }
 
-    private static boolean reachable(Transport transport, Peer p, long deadlineNanos) {
+    private static boolean reachable(Transport transport, Peer p, Clock clock, long deadlineNanos) {
         try {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - clock.nanoTime());
             return left > 0 ? transport.isReachableWithin(p, left) : transport.isReachable(p);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -2,13 +2,14 @@ package io.ehrelay.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ehrelay.spi.Clock;
 import org.junit.jupiter.api.Test;
 
 class InboundBudgetTest {
 
     @Test
     void arrays_areReusedForBatchesOfAboutTheirSize_andOnlyOnceGivenBack() {
-        InboundBudget budget = new InboundBudget(64L << 20);
+        InboundBudget budget = new InboundBudget(64L << 20, Clock.SYSTEM);
         byte[] a = budget.array(1_000_000);
         assertThat(a.length).as("a multiple of 4 KiB").isEqualTo(245 * 4096);
         assertThat(budget.array(1_000_000)).as("not given back yet: a new one").isNotSameAs(a);
@@ -24,7 +25,7 @@ class InboundBudgetTest {
 
     @Test
     void theArraysKept_holdAtMostAQuarterOfTheBudget_oldestDroppedFirst() {
-        InboundBudget budget = new InboundBudget(8L << 20); // keeps at most 2 MiB
+        InboundBudget budget = new InboundBudget(8L << 20, Clock.SYSTEM); // keeps at most 2 MiB
         byte[] first = budget.array(1 << 20);
         byte[] second = budget.array(1 << 20);
         byte[] third = budget.array(1 << 20);
@@ -41,7 +42,7 @@ class InboundBudgetTest {
 
     @Test
     void borrow_reusesArraysOfLargeBatchesOnly_andGivesEachBackOnce() {
-        InboundBudget budget = new InboundBudget(64L << 20);
+        InboundBudget budget = new InboundBudget(64L << 20, Clock.SYSTEM);
         InboundBudget.Borrowed small = budget.borrow(1000);
         assertThat(small.array()).hasSize(1000);
         small.giveBack();
@@ -59,7 +60,7 @@ class InboundBudgetTest {
 
     @Test
     void theDefaultBound_keepsAtMost16MiB() {
-        InboundBudget budget = new InboundBudget(256L << 20);
+        InboundBudget budget = new InboundBudget(256L << 20, Clock.SYSTEM);
         for (int i = 0; i < 40; i++) {
             budget.recycle(new byte[1 << 20]);
         }

@@ -96,7 +96,7 @@ final class HessianTransport extends RpcTransport<HessianPeerChannel> {
         requests = new RequestGuard(ls.httpThreads, ls.maxHttpThreads, ls.requestReadMillis, ctx.threads("http"),
                 ctx.clock(), ctx.metrics(), ctx.cacheManagerName());
         server.setExecutor(requests);
-        InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes);
+        InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes, ctx.clock());
         ctx.metrics().gauge("inboundBufferBytes", budget::used);
         // a TLS client certificate authenticates the caller: unauthenticatedPeers does not apply then
         server.createContext(ls.path, new RpcHttpHandler(relay, settings.clusterToken,

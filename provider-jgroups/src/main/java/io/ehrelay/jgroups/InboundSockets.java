@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.TransportMetrics;
 import org.jgroups.util.DefaultSocketFactory;
@@ -75,7 +76,8 @@ final class InboundSockets extends DefaultSocketFactory {
     private final int waitMillis = budgetWaitMillis;
     private final int stall = stallMillis;
     private final int idle = idleMillis;
-    private final RateLimitedLog warn = new RateLimitedLog(LOG, 10_000);
+    private final Clock clock;
+    private final RateLimitedLog warn;
     /** Run once, before the first accepted connection is handed to JGroups ({@link #beforeFirstAccept}). */
     private final Object hookLock = new Object();
     private Runnable firstAccept;
@@ -88,8 +90,12 @@ final class InboundSockets extends DefaultSocketFactory {
      * @param budget  {@code inboundBufferMaxBytes}, for all accepted connections together
      * @param metrics where refusals ({@code refusedConnections}, {@code rejected}) are counted
      * @param node    the CacheManager's name, for log lines
+     * @param clock   the node's clock: stalls, idle connections, how long a read waits for the budget
      */
-    InboundSockets(int max, long maxLength, InboundBudget budget, TransportMetrics metrics, String node) {
+    InboundSockets(int max, long maxLength, InboundBudget budget, TransportMetrics metrics, String node,
+                   Clock clock) {
+        this.clock = clock;
+        this.warn = new RateLimitedLog(LOG, 10_000, clock);
         this.max = max;
         this.maxLength = maxLength;
         this.budget = budget;
@@ -174,7 +180,7 @@ final class InboundSockets extends DefaultSocketFactory {
     /** Gives {@code s}, just accepted, a slot (closing a connection silent for the idle time if need be). */
     private boolean admit(Inbound s) {
         Inbound victim = null;
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         synchronized (this) {
             if (open.size() >= max) {
                 for (Inbound c : open) {
@@ -236,7 +242,7 @@ final class InboundSockets extends DefaultSocketFactory {
     /** An accepted connection: its slot, and the stream that charges its messages. */
     private final class Inbound extends Socket {
 
-        volatile long lastReadNanos = System.nanoTime();
+        volatile long lastReadNanos = clock.nanoTime();
         private Metered in;
 
         @Override
@@ -313,7 +319,7 @@ final class InboundSockets extends DefaultSocketFactory {
                 // the connection's own thread reads everything after it here, and is known as its reader
                 int n = in.read(b, off, Math.min(len, headerLeft));
                 if (n > 0) {
-                    socket.lastReadNanos = System.nanoTime();
+                    socket.lastReadNanos = clock.nanoTime();
                     headerLeft -= n;
                     if (headerLeft == 0 && !addressSized) {
                         addressSized = true;
@@ -328,7 +334,7 @@ final class InboundSockets extends DefaultSocketFactory {
             }
             int n = charged() ? readWithin(b, off, len) : in.read(b, off, len);
             if (n > 0) {
-                socket.lastReadNanos = System.nanoTime();
+                socket.lastReadNanos = clock.nanoTime();
             }
             return n;
         }
@@ -357,7 +363,7 @@ final class InboundSockets extends DefaultSocketFactory {
         private int readWithin(byte[] b, int off, int len) throws IOException {
             long left;
             synchronized (this) {
-                left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+                left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - clock.nanoTime());
             }
             if (left <= 0) {
                 throw refuse("a frame of " + chargeNow() + " bytes did not arrive within its time (30 s + 1 s "
@@ -427,7 +433,7 @@ final class InboundSockets extends DefaultSocketFactory {
                 late = socket.isClosed();
                 if (!late) {
                     charge = bytes;
-                    deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(30_000 + (bytes >> 20) * 1000L);
+                    deadlineNanos = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(30_000 + (bytes >> 20) * 1000L);
                 }
             }
             if (late) {

@@ -238,10 +238,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             return null;
         }
         long maxLength = Math.max(0, ((BasicTCP) tp).getMaxLength());
-        InboundBudget budget = new InboundBudget(
-                settings.inboundBufferMaxBytes(maxLength));
+        InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes(maxLength), ctx.clock());
         InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, maxLength, budget, ctx.metrics(),
-                ctx.cacheManagerName());
+                ctx.cacheManagerName(), ctx.clock());
         Field server = transportServer();
         sockets.beforeFirstAccept(() -> readFramesWhole(tp, server));
         tp.setSocketFactory(sockets);

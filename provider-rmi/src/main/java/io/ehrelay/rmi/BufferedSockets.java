@@ -453,8 +453,8 @@ final class BufferedSockets {
          * read or write fails, or it closes the connection too.
          */
         private final CountDownLatch finished = new CountDownLatch(1);
-        private volatile long acceptedNanos = System.nanoTime();
-        private volatile long lastActiveNanos = acceptedNanos;
+        private volatile long acceptedNanos;
+        private volatile long lastActiveNanos;
         private volatile boolean established;
         /** The read timeout RMI (or the TLS layer) asked for; 0 = none. */
         private volatile int requestedTimeout;
@@ -471,6 +471,8 @@ final class BufferedSockets {
 
         InboundSocket(InboundConnections slots, boolean tls, CheckedCalls.Factory checks) {
             this.slots = slots;
+            this.acceptedNanos = slots.clock().nanoTime();
+            this.lastActiveNanos = acceptedNanos;
             this.tls = tls;
             this.checks = checks;
         }
@@ -494,7 +496,7 @@ final class BufferedSockets {
 
         /** Called once the connection was accepted: its handshake time starts now. */
         void accepted() {
-            long now = System.nanoTime();
+            long now = slots.clock().nanoTime();
             acceptedNanos = now;
             lastActiveNanos = now;
         }
@@ -545,7 +547,7 @@ final class BufferedSockets {
             if (established) {
                 limit = slots.idleMillis();
             } else {
-                long left = acceptedNanos + TimeUnit.MILLISECONDS.toNanos(slots.handshakeMillis()) - System.nanoTime();
+                long left = acceptedNanos + TimeUnit.MILLISECONDS.toNanos(slots.handshakeMillis()) - slots.clock().nanoTime();
                 if (left <= 0) {
                     throw new SocketTimeoutException("ehrelay: no RMI handshake within " + slots.handshakeMillis()
                             + " ms");
@@ -559,13 +561,13 @@ final class BufferedSockets {
         @Override
         public void afterRead(int n) {
             if (n > 0) {
-                lastActiveNanos = System.nanoTime();
+                lastActiveNanos = slots.clock().nanoTime();
             }
         }
 
         @Override
         public void afterWrite() {
-            lastActiveNanos = System.nanoTime();
+            lastActiveNanos = slots.clock().nanoTime();
         }
 
         @Override

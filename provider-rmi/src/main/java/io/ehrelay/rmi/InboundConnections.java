@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +50,8 @@ final class InboundConnections {
     private final int idle;
     private final TransportMetrics.Count refused;
     private final String node;
-    private final RateLimitedLog warn = new RateLimitedLog(LOG, 10_000);
+    private final Clock clock;
+    private final RateLimitedLog warn;
     /** The open connections, oldest first; guarded by {@code this}. */
     private final LinkedHashSet<BufferedSockets.InboundSocket> open = new LinkedHashSet<>();
     private boolean closed;
@@ -58,13 +60,20 @@ final class InboundConnections {
      * @param max     {@code maxInboundConnections}
      * @param refused counts every connection turned away because all slots were taken
      * @param node    the CacheManager's name, for log lines
+     * @param clock   the node's clock: handshake and idle times, the victim chosen
      */
-    InboundConnections(int max, TransportMetrics.Count refused, String node) {
+    InboundConnections(int max, TransportMetrics.Count refused, String node, Clock clock) {
+        this.clock = clock;
+        this.warn = new RateLimitedLog(LOG, 10_000, clock);
         this.max = max;
         this.handshake = handshakeMillis;
         this.idle = idleMillis;
         this.refused = refused;
         this.node = node;
+    }
+
+    Clock clock() {
+        return clock;
     }
 
     int handshakeMillis() {
@@ -91,7 +100,7 @@ final class InboundConnections {
      */
     boolean admit(BufferedSockets.InboundSocket s) {
         BufferedSockets.InboundSocket victim = null;
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         synchronized (this) {
             if (closed) {
                 return false;

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
@@ -231,12 +232,12 @@ final class RelayBatch implements Serializable {
     private void take(Receiver node, int length) throws IOException {
         boolean room = false;
         try {
-            long until = System.nanoTime() + BUDGET_WAIT_MILLIS * 1_000_000L;
+            long until = node.clock.nanoTime() + BUDGET_WAIT_MILLIS * 1_000_000L;
             do {
                 node.giveBackUnclaimed();
                 room = node.budget.reserve(length, Math.min(1000,
-                        Math.max(1, (until - System.nanoTime()) / 1_000_000L)));
-            } while (!room && System.nanoTime() < until);
+                        Math.max(1, (until - node.clock.nanoTime()) / 1_000_000L)));
+            } while (!room && node.clock.nanoTime() - until < 0);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("ehrelay: interrupted while waiting for room for a batch");
@@ -275,6 +276,7 @@ final class RelayBatch implements Serializable {
      */
     static final class Receiver {
         private final RpcSessions sessions;
+        private final Clock clock;
         private final InboundBudget budget;
         private final int maxFrameBytes;
         private final Consumer<String> onRejected;
@@ -285,9 +287,11 @@ final class RelayBatch implements Serializable {
          * @param sessions   the node's sessions, or {@code null} without a cluster secret (the listening socket's
          *                   host gate has then admitted the caller)
          * @param onRejected counts and logs a batch refused for its size or for lack of room
+         * @param clock      the node's clock: how long a batch waits for room, when an unclaimed one is given back
          */
         Receiver(RpcSessions sessions, InboundBudget budget, int maxFrameBytes,
-                 Consumer<String> onRejected) {
+                 Consumer<String> onRejected, Clock clock) {
+            this.clock = clock;
             this.sessions = sessions;
             this.budget = budget;
             this.maxFrameBytes = maxFrameBytes;
@@ -304,12 +308,12 @@ final class RelayBatch implements Serializable {
         }
 
         private void readUnclaimed(RelayBatch batch) {
-            unclaimed.put(batch, System.nanoTime());
+            unclaimed.put(batch, clock.nanoTime());
         }
 
         /** Gives back the shares of batches read more than {@link #UNCLAIMED_MILLIS} ago that no call claimed. */
         void giveBackUnclaimed() {
-            long cutoff = System.nanoTime() - UNCLAIMED_MILLIS * 1_000_000L;
+            long cutoff = clock.nanoTime() - UNCLAIMED_MILLIS * 1_000_000L;
             for (Map.Entry<RelayBatch, Long> e : unclaimed.entrySet()) {
                 if (e.getValue() - cutoff < 0) {
                     e.getKey().release();

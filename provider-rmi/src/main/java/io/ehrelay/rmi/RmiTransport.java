@@ -110,7 +110,8 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
         stockCallGate = !tlsAuthenticates && sessions != null ? ctx.peerGate() : null;
         // one bound for all the node's listening sockets: registry, relay and cache peers
         connections = new InboundConnections(ls.maxInboundConnections,
-                ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS), ctx.cacheManagerName()); // registered now: seen at 0
+                ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS), ctx.cacheManagerName(), // registered now: seen at 0
+                ctx.clock());
         ctx.metrics().gauge("connectionsIn", connections::size);
         // every call is walked with the node's decoding limits before the JDK reads it: the stock CachePeer calls
         // (stock nodes, hosts in unauthenticatedPeers) hold ehrelay's bounds (maxHashWork included)
@@ -130,11 +131,10 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
                 : new ConfigurableRMIClientSocketFactory(ls.socketTimeoutMillis);
         // the relay's arguments: short arrays (names, sessions, proofs) and RelayBatches, which read their bytes
         // themselves once the caller's session and the node's budget allowed them (no large array is ever read)
-        InboundBudget budget = new InboundBudget(
-                settings.inboundBufferMaxBytes);
+        InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes, ctx.clock());
         ctx.metrics().gauge("inboundBufferBytes", budget::used);
         RelayBatch.Receiver batches = new RelayBatch.Receiver(sessions, budget, limits.maxFrameBytes(),
-                this::rejected);
+                this::rejected, ctx.clock());
         relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,
                 RELAY_MAX_ARRAY, 16, AllowList.of(Collections.emptyList())),
                 Collections.singletonList(RelayBatch.class.getName()),

@@ -11,6 +11,7 @@ import java.nio.channels.SocketChannel;
 
 import io.ehrelay.internal.DirectBuffers;
 import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
@@ -41,8 +42,9 @@ final class FrameChannel {
     /** Set by {@link #dispose()}: the buffer is freed, nothing is read any more. */
     private boolean disposed;
     /** When the last bytes arrived, and whether a frame is partly read: for the stall watchdog. */
-    private volatile long lastReadNanos = System.nanoTime();
+    private volatile long lastReadNanos;
     private volatile boolean inFrame;
+    private final Clock clock;
 
     /** A received frame; its body is valid until the next read. */
     static final class Frame {
@@ -70,16 +72,8 @@ final class FrameChannel {
         }
     }
 
-    FrameChannel(SocketChannel channel, int maxFrameBytes) {
-        this(channel, null, maxFrameBytes, null, 0);
-    }
-
-    FrameChannel(SocketChannel channel, TlsChannel tls, int maxFrameBytes) {
-        this(channel, tls, maxFrameBytes, null, 0);
-    }
-
-    FrameChannel(SocketChannel channel, int maxFrameBytes, InboundBudget budget, long budgetWaitMillis) {
-        this(channel, null, maxFrameBytes, budget, budgetWaitMillis);
+    FrameChannel(SocketChannel channel, TlsChannel tls, int maxFrameBytes, Clock clock) {
+        this(channel, tls, maxFrameBytes, null, 0, clock);
     }
 
     /**
@@ -87,9 +81,12 @@ final class FrameChannel {
      * @param budget           the node's bound on receive buffers beyond the first 64 KiB, shared by its inbound
      *                         connections, or {@code null}
      * @param budgetWaitMillis how long a read waits for the budget before giving up the connection
+     * @param clock            the node's clock: when bytes last arrived (the stall watchdog's and eviction's reading)
      */
     FrameChannel(SocketChannel channel, TlsChannel tls, int maxFrameBytes, InboundBudget budget,
-                 long budgetWaitMillis) {
+                 long budgetWaitMillis, Clock clock) {
+        this.clock = clock;
+        this.lastReadNanos = clock.nanoTime();
         this.channel = channel;
         this.tls = tls;
         this.maxFrameBytes = maxFrameBytes;
@@ -216,7 +213,7 @@ final class FrameChannel {
                 throw new EOFException("connection closed inside a frame body (" + body.position() + " of " + length
                         + " bytes)");
             }
-            lastReadNanos = System.nanoTime();
+            lastReadNanos = clock.nanoTime();
         }
         inFrame = false;
         body.flip();
@@ -259,7 +256,7 @@ final class FrameChannel {
 
     /** {@link #readWithin} over TLS, whose reads take a deadline: the whole frame within {@code timeoutMillis}. */
     private Frame readWithinTls(int maxBody, int timeoutMillis) throws IOException, MalformedFrameException {
-        long deadline = TlsChannel.deadline(timeoutMillis);
+        long deadline = tls.deadline(timeoutMillis);
         ByteBuffer head = ByteBuffer.allocate(Frames.HEADER_BYTES);
         if (tls.read(head, deadline) < 0) {
             return null;
@@ -304,7 +301,7 @@ final class FrameChannel {
                 }
                 throw new EOFException("connection closed inside a frame header");
             }
-            lastReadNanos = System.nanoTime();
+            lastReadNanos = clock.nanoTime();
             if (b.position() > 0) {
                 inFrame = true;
             }

@@ -66,7 +66,8 @@ final class InboundConnection implements Runnable {
         this.onHello = onHello;
         sc.socket().setTcpNoDelay(true);
         this.tls = tls;
-        this.channel = new FrameChannel(sc, tls, context.maxFrameBytes(), budget, budgetWaitMillis);
+        this.channel = new FrameChannel(sc, tls, context.maxFrameBytes(), budget, budgetWaitMillis,
+                context.clock());
         this.context = context;
         this.onClose = onClose;
         this.from = String.valueOf(sc.getRemoteAddress());

@@ -349,10 +349,10 @@ final class TcpPeerChannel {
             }
             sc.socket().connect(resolved, (int) settings.connectTimeoutMillis);
             if (tls != null) {
-                secured = TlsChannel.client(sc, tls, address.getHostString(), address.getPort());
+                secured = TlsChannel.client(sc, tls, address.getHostString(), address.getPort(), context.clock());
                 handshake(secured);
             }
-            ch = new FrameChannel(sc, secured, context.maxFrameBytes());
+            ch = new FrameChannel(sc, secured, context.maxFrameBytes(), context.clock());
             byte[] hello = localEndpoint.getBytes(StandardCharsets.UTF_8);
             ch.write(Frames.Type.HELLO, 0, hello);
             ClusterSecret secret = context.clusterSecret();

@@ -101,7 +101,7 @@ final class TcpTransport implements Transport {
         ctx.metrics().gauge("connectionsIn", inbound::size);
         ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
         refusedConnections = ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS); // registered now: monitoring sees it at 0
-        budget = new InboundBudget(settings.inboundBufferMaxBytes);
+        budget = new InboundBudget(settings.inboundBufferMaxBytes, context.clock());
         ctx.metrics().gauge("inboundBufferBytes", () -> budget.used());
         acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);
         acceptor.start();
@@ -149,7 +149,7 @@ final class TcpTransport implements Transport {
             TlsChannel secured = null;
             try {
                 if (tls != null) {
-                    secured = TlsChannel.server(sc, tls, settings.clientAuth);
+                    secured = TlsChannel.server(sc, tls, settings.clientAuth, context.clock());
                 }
                 InboundConnection[] holder = new InboundConnection[1];
                 InboundConnection c = new InboundConnection(sc, secured, context, () -> inbound.remove(holder[0]),
@@ -188,7 +188,7 @@ final class TcpTransport implements Transport {
      * they hold of the receive-buffer budget goes back to the honest ones.
      */
     private void closeStalled() {
-        long now = System.nanoTime();
+        long now = context.clock().nanoTime();
         for (InboundConnection c : inbound) {
             if (c.stalledFor(stallMillis * 1_000_000L, now)) {
                 LOG.warn("ehrelay: closing connection from {}: nothing arrived for {} ms in the middle of a frame",
@@ -203,7 +203,7 @@ final class TcpTransport implements Transport {
      * {@link #EVICT_IDLE_MILLIS} (a peer whose connection it was connects again when it next sends).
      */
     private boolean evictIdle() {
-        long now = System.nanoTime();
+        long now = context.clock().nanoTime();
         InboundConnection idlest = null;
         for (InboundConnection c : inbound) {
             if (idlest == null || c.idleNanos(now) > idlest.idleNanos(now)) {

@@ -21,6 +21,8 @@ import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import javax.net.ssl.SSLException;
 
+import io.ehrelay.spi.Clock;
+
 /**
  * TLS on a TCP connection: a blocking {@link ByteChannel} over an {@link SSLEngine}. Underneath, the socket is
  * non-blocking and each direction waits on a selector of its own, so that the handshake and the handshake frames
@@ -63,8 +65,11 @@ final class TlsChannel implements ByteChannel {
     /** Notified when the reader unwrapped something: a writer may wait for it during a renegotiation. */
     private final Object unwrapped = new Object();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The node's clock: the handshake's and reads' deadlines. */
+    private final Clock clock;
 
-    private TlsChannel(SocketChannel channel, SSLEngine engine) throws IOException {
+    private TlsChannel(SocketChannel channel, SSLEngine engine, Clock clock) throws IOException {
+        this.clock = clock;
         this.channel = channel;
         this.engine = engine;
         int packet = engine.getSession().getPacketBufferSize();
@@ -90,18 +95,20 @@ final class TlsChannel implements ByteChannel {
     }
 
     /** The connecting side of {@code channel} (connected, blocking); the handshake is still to be done. */
-    static TlsChannel client(SocketChannel channel, SSLContext context, String host, int port) throws IOException {
+    static TlsChannel client(SocketChannel channel, SSLContext context, String host, int port, Clock clock)
+            throws IOException {
         SSLEngine engine = context.createSSLEngine(host, port);
         engine.setUseClientMode(true);
-        return new TlsChannel(channel, engine);
+        return new TlsChannel(channel, engine, clock);
     }
 
     /** The accepting side of {@code channel}; the handshake is still to be done. */
-    static TlsChannel server(SocketChannel channel, SSLContext context, boolean needClientAuth) throws IOException {
+    static TlsChannel server(SocketChannel channel, SSLContext context, boolean needClientAuth, Clock clock)
+            throws IOException {
         SSLEngine engine = context.createSSLEngine();
         engine.setUseClientMode(false);
         engine.setNeedClientAuth(needClientAuth);
-        return new TlsChannel(channel, engine);
+        return new TlsChannel(channel, engine, clock);
     }
 
     /** Whether this accepting side demands a client certificate. */
@@ -110,8 +117,8 @@ final class TlsChannel implements ByteChannel {
     }
 
     /** The deadline {@code millis} from now, for {@link #read(ByteBuffer, long)}. */
-    static long deadline(long millis) {
-        long d = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    long deadline(long millis) {
+        long d = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         return d == NO_DEADLINE ? 1 : d;
     }
 
@@ -496,7 +503,7 @@ final class TlsChannel implements ByteChannel {
     private void await(Selector selector, long deadline) throws IOException {
         long millis = 0;
         if (deadline != NO_DEADLINE) {
-            long left = deadline - System.nanoTime();
+            long left = deadline - clock.nanoTime();
             if (left <= 0) {
                 throw new SocketTimeoutException("TLS connection: timed out");
             }

@@ -27,6 +27,7 @@ import javax.net.ssl.SSLException;
 
 import io.ehrelay.contract.TestKeyStores;
 import io.ehrelay.internal.config.TlsStores;
+import io.ehrelay.spi.Clock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,8 +73,8 @@ class TcpTlsChannelTest {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             SocketChannel client = SocketChannel.open(server.getLocalAddress());
             SocketChannel accepted = server.accept();
-            TlsChannel[] pair = {TlsChannel.server(accepted, context, true),
-                    TlsChannel.client(client, context, "127.0.0.1", 0)};
+            TlsChannel[] pair = {TlsChannel.server(accepted, context, true, Clock.SYSTEM),
+                    TlsChannel.client(client, context, "127.0.0.1", 0, Clock.SYSTEM)};
             open.add(pair[0]);
             open.add(pair[1]);
             return pair;
@@ -213,9 +214,9 @@ class TcpTlsChannelTest {
         TlsChannel[] pair = pair(context(store));
         handshake(pair);
         ByteBuffer b = ByteBuffer.allocate(16);
-        assertThatThrownBy(() -> pair[0].read(b, TlsChannel.deadline(200))).isInstanceOf(SocketTimeoutException.class);
+        assertThatThrownBy(() -> pair[0].read(b, pair[0].deadline(200))).isInstanceOf(SocketTimeoutException.class);
         pair[1].write(ByteBuffer.wrap("later".getBytes(StandardCharsets.UTF_8)));
-        assertThat(pair[0].read(b, TlsChannel.deadline(5000))).isEqualTo(5);
+        assertThat(pair[0].read(b, pair[0].deadline(5000))).isEqualTo(5);
     }
 
     @Test
@@ -224,8 +225,8 @@ class TcpTlsChannelTest {
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             SocketChannel client = SocketChannel.open(server.getLocalAddress());
-            TlsChannel accepting = TlsChannel.server(server.accept(), context(store), true);
-            TlsChannel connecting = TlsChannel.client(client, context(other), "127.0.0.1", 0);
+            TlsChannel accepting = TlsChannel.server(server.accept(), context(store), true, Clock.SYSTEM);
+            TlsChannel connecting = TlsChannel.client(client, context(other), "127.0.0.1", 0, Clock.SYSTEM);
             open.add(accepting);
             open.add(connecting);
             Future<?> s = threads.submit(() -> {
@@ -277,7 +278,7 @@ class TcpTlsChannelTest {
         pair[1].write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
         pair[1].close();
         ByteBuffer b = ByteBuffer.allocate(16);
-        assertThat(pair[0].read(b, TlsChannel.deadline(5000))).isEqualTo(3);
-        assertThat(pair[0].read(b, TlsChannel.deadline(5000))).isEqualTo(-1);
+        assertThat(pair[0].read(b, pair[0].deadline(5000))).isEqualTo(3);
+        assertThat(pair[0].read(b, pair[0].deadline(5000))).isEqualTo(-1);
     }
 }

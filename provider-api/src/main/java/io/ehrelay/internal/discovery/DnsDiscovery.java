@@ -23,6 +23,7 @@ import javax.naming.directory.Attributes;
 import javax.naming.directory.DirContext;
 import javax.naming.directory.InitialDirContext;
 
+import io.ehrelay.spi.Clock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,7 +64,8 @@ public final class DnsDiscovery {
     private final ThreadFactory threads;
     private volatile boolean running;
     private Thread thread;
-    private long lastWarnNanos = System.nanoTime() - WARN_EVERY_NANOS;
+    private final Clock clock;
+    private long lastWarnNanos;
     private volatile List<String> last = Collections.emptyList();
 
     /**
@@ -71,7 +73,7 @@ public final class DnsDiscovery {
      * @param endpointAt the transport's endpoint of a peer at a host and port ({@code Transport.endpointAt})
      */
     public DnsDiscovery(String name, int port, long intervalMillis, Resolver resolver, PeerDirectory directory,
-                        BiFunction<String, Integer, String> endpointAt, ThreadFactory threads) {
+                        BiFunction<String, Integer, String> endpointAt, ThreadFactory threads, Clock clock) {
         this.name = name;
         this.port = port;
         this.intervalMillis = intervalMillis;
@@ -79,6 +81,8 @@ public final class DnsDiscovery {
         this.directory = directory;
         this.endpointAt = endpointAt;
         this.threads = threads;
+        this.clock = clock;
+        this.lastWarnNanos = clock.nanoTime() - WARN_EVERY_NANOS;
     }
 
     /** One answer: a host (an address, or a name from an SRV record) and its port (0: none given). */
@@ -146,7 +150,7 @@ public final class DnsDiscovery {
         } catch (NoSuchName e) {
             answer = Collections.emptyList();
         } catch (IOException | RuntimeException e) {
-            long now = System.nanoTime();
+            long now = clock.nanoTime();
             if (now - lastWarnNanos >= WARN_EVERY_NANOS) {
                 lastWarnNanos = now;
                 LOG.warn("ehrelay: could not look up the DNS name {} of peerDiscovery=dns ({}); the {} peers it "

@@ -7,6 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.ehrelay.spi.Clock;
+
 /**
  * Creates and counts the threads of one node. Every thread ehrelay starts for a CacheManager comes from here:
  * daemon, named {@code ehrelay-<transport>-<cacheManager>-<role>-<n>}, and counted in the {@code threads}
@@ -20,9 +22,11 @@ public final class NodeThreads {
     private final String base;
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final AtomicInteger counter = new AtomicInteger();
+    private final Clock clock;
 
-    public NodeThreads(String transport, String cacheManager) {
+    public NodeThreads(String transport, String cacheManager, Clock clock) {
         this.base = PREFIX + transport + "-" + cacheManager + "-";
+        this.clock = clock;
     }
 
     public ThreadFactory factory(String role) {
@@ -56,9 +60,9 @@ public final class NodeThreads {
      * of those still alive, {@code except} left out.
      */
     public List<String> awaitTermination(long millis, Thread except) {
-        long deadline = System.nanoTime() + millis * 1_000_000L;
+        long deadline = clock.nanoTime() + millis * 1_000_000L;
         for (Thread t : threads) {
-            long left = (deadline - System.nanoTime()) / 1_000_000L;
+            long left = (deadline - clock.nanoTime()) / 1_000_000L;
             if (left > 0 && t != Thread.currentThread() && t != except) {
                 try {
                     t.join(left);

@@ -80,7 +80,8 @@ final class Ordering {
      */
     Version localPut(CacheBinding b, Ehcache cache, Object key, Element element, int keyHash, int valueHash) {
         // when the cache took it, as Ehcache stamps elements (never later than now, whatever the application set)
-        long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(), System.currentTimeMillis());
+        long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(),
+                VersionTable.EHCACHE_TIME.currentTimeMillis());
         Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, writtenAt, () -> {
             Element now = cache == null || element == null ? null : cache.getQuiet(key);
             if (now == null) {

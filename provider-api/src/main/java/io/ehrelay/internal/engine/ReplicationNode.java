@@ -128,7 +128,7 @@ public final class ReplicationNode {
         this.scheme = scheme;
         this.transportName = transportName;
         this.clock = clock;
-        this.threads = new NodeThreads(transportName, cacheManager.getName());
+        this.threads = new NodeThreads(transportName, cacheManager.getName(), clock);
         this.metrics = new ReplicationMetrics(cacheManager.getName(), transportName);
         this.warn = new RateLimitedLog(LOG, 10_000, clock);
         this.caches = new CacheBindings(cacheManager, metrics, isReplicator);
@@ -177,7 +177,7 @@ public final class ReplicationNode {
         String cm = cacheManager.getName();
         directory = new PeerDirectory(manual, d.peerTimeoutMillis());
         queue = new ReplicationQueue(nodeConfig.dispatcherThreads(), nodeConfig.queueMaxBytes(),
-                nodeConfig.queueMaxEvents(), nodeConfig.overflowPolicy(), nodeConfig.overflowBlockMillis());
+                nodeConfig.queueMaxEvents(), nodeConfig.overflowPolicy(), nodeConfig.overflowBlockMillis(), clock);
         caches.setLanes(nodeConfig.dispatcherThreads());
         convergence = new Convergence(cm, nodeTransport, this::peers, metrics, caches, this::isAlive,
                 () -> dispatcher.markLostAll());
@@ -260,7 +260,7 @@ public final class ReplicationNode {
                 DiscoveryConfig d = config.discovery();
                 dns = new DnsDiscovery(d.dnsName(), d.dnsPort(), d.dnsIntervalMillis(),
                         DnsDiscovery.SYSTEM, directory, transport::endpointAt,
-                        threads.factory("dns"));
+                        threads.factory("dns"), clock);
                 dns.start(transport.localPort());
             }
             if (config.registerJmx()) {
@@ -436,6 +436,11 @@ public final class ReplicationNode {
 
     public String scheme() {
         return scheme;
+    }
+
+    /** The node's clock: what every time-dependent decision of the node and its transport reads. */
+    public Clock clock() {
+        return clock;
     }
 
     public CacheManager cacheManager() {

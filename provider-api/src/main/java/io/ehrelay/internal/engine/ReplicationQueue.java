@@ -12,6 +12,7 @@ import java.util.function.LongConsumer;
 
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.spi.Clock;
 import net.sf.ehcache.Element;
 
 /**
@@ -52,9 +53,13 @@ final class ReplicationQueue {
      * or not; called on the writer's thread, outside the queue's lock.
      */
     private volatile LongConsumer onWait = n -> { };
+    /** The block window's clock: how long since a lane's dispatcher last took events. */
+    private final Clock clock;
 
     @SuppressWarnings("unchecked")
-    ReplicationQueue(int laneCount, long maxBytes, int maxEvents, OverflowPolicy policy, long blockMillis) {
+    ReplicationQueue(int laneCount, long maxBytes, int maxEvents, OverflowPolicy policy, long blockMillis,
+                     Clock clock) {
+        this.clock = clock;
         this.maxBytes = maxBytes;
         this.maxEvents = maxEvents;
         this.policy = policy;
@@ -63,7 +68,7 @@ final class ReplicationQueue {
         ArrayDeque<Entry>[] empty = new ArrayDeque[laneCount];
         lanes = empty;
         lastTakeNanos = new long[laneCount];
-        Arrays.fill(lastTakeNanos, System.nanoTime());
+        Arrays.fill(lastTakeNanos, clock.nanoTime());
         lostPending = new boolean[laneCount];
         notEmpty = new Condition[laneCount];
         for (int i = 0; i < laneCount; i++) {
@@ -136,16 +141,16 @@ final class ReplicationQueue {
         lock.lock();
         try {
             if (!hasRoom(size) && policy == OverflowPolicy.BLOCK && !closed
-                    && System.nanoTime() - lastTakeNanos[lane] < blockNanos) {
+                    && clock.nanoTime() - lastTakeNanos[lane] < blockNanos) {
                 // the lane's dispatcher took events within the wait's length: room is coming (a bulk load
                 // outrunning it). When it has taken nothing for that long (a peer not taking batches), writers
                 // do not wait at all: each would wait the full time for nothing
-                long start = System.nanoTime();
+                long start = clock.nanoTime();
                 long left = blockNanos;
                 while (!hasRoom(size) && left > 0 && !closed) {
                     left = spaceAvailable.awaitNanos(left);
                 }
-                waited = Math.max(1, System.nanoTime() - start);
+                waited = Math.max(1, clock.nanoTime() - start);
             }
             if (closed || !hasRoom(size)) {
                 lostPending[lane] = true;
@@ -232,7 +237,7 @@ final class ReplicationQueue {
             }
             bytes -= taken;
             events -= out.size();
-            lastTakeNanos[lane] = System.nanoTime();
+            lastTakeNanos[lane] = clock.nanoTime();
             spaceAvailable.signalAll();
             return out;
         } finally {

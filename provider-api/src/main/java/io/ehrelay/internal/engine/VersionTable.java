@@ -14,6 +14,8 @@ import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 
+import io.ehrelay.spi.Clock;
+
 /**
  * One cache's order of writes: for each key, the newest write this node knows ({@link Version}), kept while the
  * key is held, as a <em>tombstone</em> after a remove, and as a <em>ghost</em> (version without value) after an
@@ -34,6 +36,11 @@ final class VersionTable {
 
     static final int LEAVES = 1024;
     static final int STRIPES = 256;
+    /**
+     * The clock Ehcache stamps an element's lastUpdateTime with (the JVM's wall clock, whatever the node's
+     * {@link Clock}): what {@link #local} compares those stamps with.
+     */
+    static final Clock EHCACHE_TIME = Clock.SYSTEM;
 
     /** What the cache holds of an application's write when it is stamped: see {@link #local}. */
     static final int CURRENT = 0;
@@ -44,7 +51,7 @@ final class VersionTable {
     /** XOR of the digests of each leaf's versions; written under the leaf's stripe lock. */
     private final long[] leaves = new long[LEAVES];
     /**
-     * Per stripe, when a remote write was last applied there (System.currentTimeMillis, as Ehcache stamps an
+     * Per stripe, when a remote write was last applied there ({@link #EHCACHE_TIME}, as Ehcache stamps an
      * element's lastUpdateTime; written under the stripe's lock, after the cache write).
      */
     private final long[] lastRemoteMillis = new long[STRIPES];
@@ -132,7 +139,7 @@ final class VersionTable {
             if (refused != null) {
                 restore(key, cur);
                 if (refused == Outcome.SAME && fillIfAbsent != null && !v.removed && fillIfAbsent.getAsBoolean()) {
-                    lastRemoteMillis[stripe] = System.currentTimeMillis();
+                    lastRemoteMillis[stripe] = EHCACHE_TIME.currentTimeMillis();
                     return Outcome.APPLIED;
                 }
                 return refused;
@@ -141,7 +148,7 @@ final class VersionTable {
                 storeWrite.run();
             } finally {
                 account(cur, v, v.keyHash);
-                lastRemoteMillis[stripe] = System.currentTimeMillis();
+                lastRemoteMillis[stripe] = EHCACHE_TIME.currentTimeMillis();
             }
             return Outcome.APPLIED;
         } finally {
@@ -228,7 +235,7 @@ final class VersionTable {
                 return false;
             }
             cleared = v;
-            Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
+            Arrays.fill(lastRemoteMillis, EHCACHE_TIME.currentTimeMillis());
             for (Object key : storeKeys) {
                 Version kv = versions.get(key);
                 if (kv == null || v.newerThan(kv)) {
@@ -258,7 +265,7 @@ final class VersionTable {
         }
         try {
             clearStore.run();
-            Arrays.fill(lastRemoteMillis, System.currentTimeMillis());
+            Arrays.fill(lastRemoteMillis, EHCACHE_TIME.currentTimeMillis());
             for (Map.Entry<Object, Version> e : new ArrayList<>(versions.entrySet())) {
                 record(e.getKey(), e.getValue(), null);
             }

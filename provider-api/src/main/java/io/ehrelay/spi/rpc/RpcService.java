@@ -12,6 +12,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -62,14 +63,14 @@ public final class RpcService {
     private final Clock clock;
     private final Map<String, Applier> appliers = new ConcurrentHashMap<>();
     private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
-    private final AtomicLong ids = new AtomicLong(System.nanoTime() & 0xffffffffL);
+    private final AtomicLong ids = new AtomicLong(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
     private volatile boolean closed;
 
     /**
      * @param postTimeoutMillis how long a post waits for room; keep it below the callers' read timeout, so that
      *                          they hear why it failed
      * @param onHello called with a peer's endpoint when it says it is up (e.g. to end a backoff towards it)
-     * @param clock   the node's time source, for expiring idle state transfers ({@link Clock#SYSTEM} in production)
+     * @param clock   the node's time source: idle state transfers, the wait for room and for the apply threads at close
      */
     public RpcService(InboundHandler inbound, int maxFrameBytes, ThreadFactory applyThreads,
                         long postTimeoutMillis, Consumer<String> onHello, Clock clock) {
@@ -262,9 +263,9 @@ public final class RpcService {
     /** Stops the apply threads; what they still hold is applied first, up to {@code waitMillis}. */
     public void close(long waitMillis) {
         closed = true;
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        long until = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
         // senders' turns re-submit themselves until their queues are empty: wait for that, then stop the pool
-        while (!appliers.isEmpty() && System.nanoTime() - until < 0) {
+        while (!appliers.isEmpty() && clock.nanoTime() - until < 0) {
             try {
                 Thread.sleep(5);
             } catch (InterruptedException e) {
@@ -274,7 +275,7 @@ public final class RpcService {
         }
         pool.shutdown();
         try {
-            if (!pool.awaitTermination(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            if (!pool.awaitTermination(Math.max(0, until - clock.nanoTime()), TimeUnit.NANOSECONDS)) {
                 pool.shutdownNow();
             }
         } catch (InterruptedException e) {
@@ -355,13 +356,13 @@ public final class RpcService {
             // the node's bound counts a batch in full (up to all of it): queued batches hold at most
             // NODE_POSTED_MAX_BYTES, or one batch when a single one is larger
             int nodePermits = Math.min(batch.remaining(), NODE_POSTED_MAX_BYTES);
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(postTimeoutMillis);
+            long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(postTimeoutMillis);
             try {
                 if (!room.tryAcquire(permits, postTimeoutMillis, TimeUnit.MILLISECONDS)) {
                     throw new RpcException("ehrelay: receiver still applying earlier batches from " + from
                             + " after " + postTimeoutMillis + " ms");
                 }
-                if (!nodeRoom.tryAcquire(nodePermits, Math.max(0, deadline - System.nanoTime()),
+                if (!nodeRoom.tryAcquire(nodePermits, Math.max(0, deadline - clock.nanoTime()),
                         TimeUnit.NANOSECONDS)) {
                     room.release(permits);
                     throw new RpcException("ehrelay: receiver still applying earlier batches of all its senders "

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 import io.ehrelay.contract.Await;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +36,7 @@ class DnsDiscoveryTest {
     };
 
     private DnsDiscovery discovery(int port) {
-        return new DnsDiscovery("peers.test", port, 100, resolver, directory, (h, p) -> h + ":" + p, Thread::new);
+        return new DnsDiscovery("peers.test", port, 100, resolver, directory, (h, p) -> h + ":" + p, Thread::new, Clock.SYSTEM);
     }
 
     private static List<DnsDiscovery.Target> answers(String... hostPorts) {
@@ -93,7 +94,7 @@ class DnsDiscoveryTest {
     void manualPeersStayWhateverTheNameAnswers() {
         PeerDirectory withManual = new PeerDirectory(List.of("192.0.2.99:40001"), 60_000);
         DnsDiscovery d = new DnsDiscovery("peers.test", 0, 100, resolver, withManual, (h, p) -> h + ":" + p,
-                Thread::new);
+                Thread::new, Clock.SYSTEM);
         answer.set(answers("192.0.2.10"));
         d.lookUp(OWN_PORT);
         answer.set(new DnsDiscovery.NoSuchName("peers.test"));
@@ -109,7 +110,7 @@ class DnsDiscoveryTest {
             Thread t = new Thread(r, "dns-test");
             started.add(t);
             return t;
-        });
+        }, Clock.SYSTEM);
         d.start(OWN_PORT);
         try {
             assertThat(peers()).as("known when start returns").containsExactly("192.0.2.10:40001");

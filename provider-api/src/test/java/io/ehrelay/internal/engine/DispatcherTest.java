@@ -14,6 +14,7 @@ import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.contract.Await;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.testing.LogCapture;
 import io.ehrelay.testing.ManualClock;
@@ -33,7 +34,7 @@ class DispatcherTest {
     private final RecordingTransport scripted = new RecordingTransport().failNext(1);
     private final List<Integer> sentEventCounts = scripted.sentEventCounts;
     private final Set<String> undelivered = ConcurrentHashMap.newKeySet();
-    private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 1000, OverflowPolicy.DROP, 0);
+    private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 1000, OverflowPolicy.DROP, 0, Clock.SYSTEM);
     private final List<byte[]> sentBatches = scripted.sentBytes;
     private final Set<String> localCaches = ConcurrentHashMap.newKeySet();
     /** Announcements go nowhere here (a transport that takes everything); the dispatcher only reads it. */

@@ -25,6 +25,7 @@ import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.ReplicatorConfig;
+import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
@@ -51,7 +52,7 @@ class OutboundTest {
     private final Convergence convergence = mock(Convergence.class);
     private final List<Peer> peers = Collections.singletonList(new Peer("p:1"));
     private final AtomicBoolean running = new AtomicBoolean(true);
-    private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 2, OverflowPolicy.DROP, 0);
+    private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 2, OverflowPolicy.DROP, 0, Clock.SYSTEM);
     private final Outbound outbound = new Outbound("cm", kit.config, queue, cacheName -> peers, transport, kit.metrics,
             running::get, convergence, kit.warn, clock, new SentClasses(kit.config.limits().allowList(), true),
             new Ordering(clock, 600_000, kit.warn));

@@ -9,6 +9,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
+import io.ehrelay.spi.Clock;
+import io.ehrelay.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,7 +25,7 @@ class ReplicationQueueTest {
 
     @Test
     void dropPolicy_refusesPastTheEventBound() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 3, OverflowPolicy.DROP, 0);
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 3, OverflowPolicy.DROP, 0, Clock.SYSTEM);
         assertThat(q.offer(0, entry(10))).isTrue();
         assertThat(q.offer(0, entry(10))).isTrue();
         assertThat(q.offer(0, entry(10))).isTrue();
@@ -33,7 +35,7 @@ class ReplicationQueueTest {
 
     @Test
     void dropPolicy_refusesPastTheByteBound() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(1, 100, 1000, OverflowPolicy.DROP, 0);
+        ReplicationQueue q = new ReplicationQueue(1, 100, 1000, OverflowPolicy.DROP, 0, Clock.SYSTEM);
         assertThat(q.offer(0, entry(60))).isTrue();
         assertThat(q.offer(0, entry(60))).isFalse();
         assertThat(q.offer(0, entry(40))).isTrue();
@@ -43,7 +45,7 @@ class ReplicationQueueTest {
 
     @Test
     void blockPolicy_waitsForRoomThenGivesUp() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 150);
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 150, Clock.SYSTEM);
         assertThat(q.offer(0, entry(1))).isTrue();
         long t0 = System.nanoTime();
         assertThat(q.offer(0, entry(1))).isFalse();
@@ -52,11 +54,12 @@ class ReplicationQueueTest {
 
     @Test
     void blockPolicy_doesNotWaitWhileNothingIsTaken_andWaitsAgainOnceTheQueueDrains() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 300);
+        ManualClock clock = new ManualClock();
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 300, clock);
         AtomicLong waits = new AtomicLong();
         q.onWait(n -> waits.incrementAndGet());
         assertThat(q.offer(0, entry(1))).isTrue();
-        Thread.sleep(400); // no dispatcher took anything for longer than the wait
+        clock.advanceMillis(400); // no dispatcher took anything for longer than the wait
         long t0 = System.nanoTime();
         assertThat(q.offer(0, entry(1))).isFalse();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited").isLessThan(150);
@@ -72,7 +75,7 @@ class ReplicationQueueTest {
 
     @Test
     void blockPolicy_proceedsWhenTheDispatcherMakesRoom() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000);
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
         assertThat(q.offer(0, entry(1))).isTrue();
         Thread taker = new Thread(() -> {
             try {
@@ -89,7 +92,7 @@ class ReplicationQueueTest {
 
     @Test
     void take_respectsCountAndBytesAndKeepsOrder() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(2, 1 << 20, 1000, OverflowPolicy.DROP, 0);
+        ReplicationQueue q = new ReplicationQueue(2, 1 << 20, 1000, OverflowPolicy.DROP, 0, Clock.SYSTEM);
         for (int i = 1; i <= 10; i++) {
             q.offer(0, entry(i * 10));
         }
@@ -104,7 +107,7 @@ class ReplicationQueueTest {
 
     @Test
     void close_wakesWaitersAndRefusesNewEvents() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 10, OverflowPolicy.DROP, 0);
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 10, OverflowPolicy.DROP, 0, Clock.SYSTEM);
         Thread waiter = new Thread(() -> {
             try {
                 q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(20));
