@@ -12,9 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 
+import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.replay.Attacker;
 import io.ehrelay.spi.ClusterSecret;
-import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
  * What the attacker suite sends to a Hessian node itself: sessions opened with the cluster secret (an insider)

@@ -10,9 +10,9 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.rmi.registry.LocateRegistry;
 
+import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.replay.Attacker;
 import io.ehrelay.spi.ClusterSecret;
-import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
  * What the attacker suite sends to an RMI node itself: sessions opened with the cluster secret (an insider),

@@ -68,16 +68,7 @@ class ArchitectureTest {
             "io.ehrelay.spi.MetricNames",
             "io.ehrelay.spi.TransportMetrics",
             "io.ehrelay.spi.TransportMetrics$Count",
-            "io.ehrelay.spi.TransportSettings",
-            "io.ehrelay.spi.rpc.PeerChannel",
-            "io.ehrelay.spi.rpc.RpcCalls",
-            "io.ehrelay.spi.rpc.RpcException",
-            "io.ehrelay.spi.rpc.RpcService",
-            "io.ehrelay.spi.rpc.RpcSessions",
-            "io.ehrelay.spi.rpc.RpcSessions$Credentials",
-            "io.ehrelay.spi.rpc.RpcSessions$Listener",
-            "io.ehrelay.spi.rpc.RpcSessions$Refusals",
-            "io.ehrelay.spi.rpc.RpcTransport"));
+            "io.ehrelay.spi.TransportSettings"));
 
     private static Map<String, Set<String>> graph;
 

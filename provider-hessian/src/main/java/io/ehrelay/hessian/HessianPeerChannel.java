@@ -7,14 +7,14 @@ import java.util.Collections;
 import java.util.concurrent.ThreadFactory;
 import javax.net.ssl.SSLContext;
 
+import io.ehrelay.internal.rpc.PeerChannel;
+import io.ehrelay.internal.rpc.RpcCalls;
+import io.ehrelay.internal.rpc.RpcException;
+import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.InboundHandler;
-import io.ehrelay.spi.rpc.PeerChannel;
-import io.ehrelay.spi.rpc.RpcCalls;
-import io.ehrelay.spi.rpc.RpcException;
-import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
  * One peer's endpoint over HTTP(S): the relay protocol as Hessian calls, POSTed over persistent HTTP/1.1

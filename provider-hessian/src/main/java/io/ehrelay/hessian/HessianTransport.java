@@ -16,13 +16,13 @@ import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.rpc.RpcService;
+import io.ehrelay.internal.rpc.RpcSessions;
+import io.ehrelay.internal.rpc.RpcTransport;
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.TransportMetrics;
-import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.rpc.RpcSessions;
-import io.ehrelay.spi.rpc.RpcTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -12,7 +12,7 @@ import com.caucho.hessian.io.Hessian2Output;
 import com.caucho.hessian.io.SerializerFactory;
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.Streams;
-import io.ehrelay.spi.rpc.RpcException;
+import io.ehrelay.internal.rpc.RpcException;
 
 /**
  * Hessian 2 calls and replies of the relay protocol. The serializer factory is in allow-list mode and allows
@@ -201,7 +201,7 @@ final class HessianWire {
         return bytes.toByteArray();
     }
 
-    /** The reply's value; a fault becomes a {@link io.ehrelay.spi.rpc.RpcException} with its message. */
+    /** The reply's value; a fault becomes a {@link io.ehrelay.internal.rpc.RpcException} with its message. */
     static Object readReply(byte[] body) throws IOException {
         Hessian2Input in = replyInput(body);
         try {

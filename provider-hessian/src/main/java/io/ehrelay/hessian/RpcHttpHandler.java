@@ -13,13 +13,13 @@ import java.util.Base64;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.internal.rpc.RpcException;
+import io.ehrelay.internal.rpc.RpcService;
+import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.PeerGate;
 import io.ehrelay.spi.TransportMetrics;
-import io.ehrelay.spi.rpc.RpcException;
-import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.rpc.RpcSessions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -5,10 +5,10 @@ import java.io.InterruptedIOException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeoutException;
 
+import io.ehrelay.internal.rpc.PeerChannel;
+import io.ehrelay.internal.rpc.RpcCalls;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
-import io.ehrelay.spi.rpc.PeerChannel;
-import io.ehrelay.spi.rpc.RpcCalls;
 import org.jgroups.Address;
 import org.jgroups.BytesMessage;
 import org.jgroups.Message;

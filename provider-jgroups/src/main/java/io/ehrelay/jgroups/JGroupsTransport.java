@@ -11,12 +11,12 @@ import java.util.List;
 
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.rpc.RpcException;
+import io.ehrelay.internal.rpc.RpcService;
+import io.ehrelay.internal.rpc.RpcTransport;
 import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.TransportMetrics;
-import io.ehrelay.spi.rpc.RpcException;
-import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.rpc.RpcTransport;
 import org.jgroups.Address;
 import org.jgroups.BytesMessage;
 import org.jgroups.JChannel;

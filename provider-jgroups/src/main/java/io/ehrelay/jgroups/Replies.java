@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
-import io.ehrelay.spi.rpc.RpcException;
+import io.ehrelay.internal.rpc.RpcException;
 
 /**
  * Replies to relay calls as plain bytes (never Java-serialized objects): a status byte, then the value or the

@@ -15,8 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.rpc.RpcSessions;
 
 /**
  * An event batch as it travels to a peer's relay ({@link RelayRemote#deliver}, {@link RelayRemote#post}): the

@@ -7,9 +7,9 @@ import java.rmi.RemoteException;
 import java.rmi.server.RemoteServer;
 import java.rmi.server.ServerNotActiveException;
 
-import io.ehrelay.spi.rpc.RpcException;
-import io.ehrelay.spi.rpc.RpcService;
-import io.ehrelay.spi.rpc.RpcSessions;
+import io.ehrelay.internal.rpc.RpcException;
+import io.ehrelay.internal.rpc.RpcService;
+import io.ehrelay.internal.rpc.RpcSessions;
 
 /**
  * The RMI face of provider-api's {@link RpcService}: checks each call's session when the node has a cluster

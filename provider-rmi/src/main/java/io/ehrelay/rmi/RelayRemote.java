@@ -11,7 +11,7 @@ import java.rmi.RemoteException;
  * reads a {@code String} argument of any length before any filter or check sees it. A node that finds
  * this binding in a peer's registry uses it; otherwise the peer is a stock node and gets Ehcache's messages.
  * With a cluster secret, a caller first opens a session ({@link #challenge}, {@link #authenticate}: see
- * {@link io.ehrelay.spi.rpc.RpcSessions}) and names it in every call; without one, {@code session} is
+ * {@link io.ehrelay.internal.rpc.RpcSessions}) and names it in every call; without one, {@code session} is
  * {@code null} and only hosts {@code unauthenticatedPeers} admits reach this object at all.
  */
 public interface RelayRemote extends Remote {
@@ -26,7 +26,7 @@ public interface RelayRemote extends Remote {
     /** A challenge to open a session with; fails when this node has no cluster secret. */
     byte[] challenge() throws RemoteException;
 
-    /** Opens a session: the answer to {@link #challenge} (see {@link io.ehrelay.spi.rpc.RpcSessions#authenticate}). */
+    /** Opens a session: the answer to {@link #challenge} (see {@link io.ehrelay.internal.rpc.RpcSessions#authenticate}). */
     byte[] authenticate(byte[] fromEndpoint, byte[] challenge, byte[] response) throws RemoteException;
 
     /** Tells this node the caller is up (so it ends its backoff towards the caller at once). */

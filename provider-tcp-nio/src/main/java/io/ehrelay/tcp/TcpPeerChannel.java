@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The TCP transport's peer channel: this node's sender to one peer (every transport names its per-peer sender
- * {@code <Transport>PeerChannel}; TCP's is not a {@link io.ehrelay.spi.rpc.PeerChannel}, as it streams frames instead
+ * {@code <Transport>PeerChannel}; TCP's is not a {@link io.ehrelay.internal.rpc.PeerChannel}, as it streams frames instead
  * of making calls). It is one connection: a writer thread that connects (with exponential backoff after a
  * failure), and writes queued frames with gathering writes; and, while connected, a reader thread for the
  * peer's answers (acknowledgements and state chunks). Outbound memory is bounded by

@@ -1,4 +1,4 @@
-package io.ehrelay.spi.rpc;
+package io.ehrelay.internal.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.ehrelay.spi.rpc;
+package io.ehrelay.internal.rpc;
 
 import java.io.IOException;
 

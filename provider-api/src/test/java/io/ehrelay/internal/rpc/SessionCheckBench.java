@@ -1,4 +1,4 @@
-package io.ehrelay.spi.rpc;
+package io.ehrelay.internal.rpc;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -12,7 +12,7 @@ import io.ehrelay.spi.ClusterSecret;
  * it (the caller's address parsed from its text, then {@link RpcSessions#check}), in nanoseconds per call, median
  * of 9 rounds of 1,000,000 calls. Compare with a batch's own time on the wire (a 1 MB batch at 500 MB/s: 2 ms).
  *
- * <p>Run: {@code java -cp <test class path> io.ehrelay.spi.rpc.SessionCheckBench}.
+ * <p>Run: {@code java -cp <test class path> io.ehrelay.internal.rpc.SessionCheckBench}.
  */
 public final class SessionCheckBench {
 
