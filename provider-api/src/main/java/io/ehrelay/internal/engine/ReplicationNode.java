@@ -1,74 +1,40 @@
 package io.ehrelay.internal.engine;
 
 import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 
 import io.ehrelay.internal.config.BootstrapConfig;
-import io.ehrelay.internal.config.DiscoveryConfig;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.ReplicatorConfig;
-import io.ehrelay.internal.config.UnauthenticatedPeers;
-import io.ehrelay.internal.discovery.DnsDiscovery;
-import io.ehrelay.internal.discovery.MulticastHeartbeat;
 import io.ehrelay.internal.discovery.PeerDirectory;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
-import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.ListenerConfig;
-import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
-import io.ehrelay.spi.PeerGate;
 import io.ehrelay.spi.Transport;
-import io.ehrelay.spi.TransportContext;
-import io.ehrelay.spi.TransportMetrics;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.event.CacheEventListener;
-import net.sf.ehcache.event.CacheManagerEventListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The replication node of one CacheManager and one transport: it wires the pieces every cache of that
- * CacheManager shares and runs their lifecycle. The pieces, each with one job:
- * <ul>
- *   <li>{@link CacheBindings}: which caches replicate here, their metrics and queue lanes;</li>
- *   <li>{@link Outbound}: encodes a cache change, queues it or sends it synchronously;</li>
- *   <li>{@link ReplicationQueue} and {@link Dispatcher}: the bounded queue and the threads that batch it to
- *       every peer (through {@link SendRound});</li>
- *   <li>{@link Inbound}: decodes and applies what arrives, with a {@link StreamSequencer};</li>
- *   <li>{@link Convergence}: who resyncs from whom after missed events;</li>
- *   <li>{@link StateTransfer}: serving, bootstrapping and resyncing a cache's content;</li>
- *   <li>{@link PeerDirectory} and {@link MulticastHeartbeat}: who the peers are; the {@link Transport}: bytes.</li>
- * </ul>
- *
- * <p>Lifecycle, as Ehcache 2.x drives it. Start-up: the peer provider and listener factories
- * {@link #obtain} the node and {@link #configure} / {@link #setListener} it; the provider's {@code init()} calls
- * {@link #start()}; caches (and their replicators and bootstrap loaders) are created after that, and a listener
- * factory may run after {@code init()} as well. Shutdown ({@code CacheManager.shutdown()} in Ehcache 2.5 to
- * 2.10.9.2): the peer <em>providers</em> are disposed first — {@link #stop()} runs then, while every cache is
- * still alive — then the CacheManager's event listeners (the peer listener, whose {@code dispose()} calls
- * {@link #stop()} again, a no-op), and the caches last. {@code stop()} drains the queue up to
- * {@code shutdownDrainMillis}, stops the transport and discovery, waits for every ehrelay thread and unregisters
- * the MBeans; events the caches report after it (a cache's own disposal does not replicate) are counted as
- * dropped. A CacheManager whose constructor fails after the node started (a cache's factory class misspelt, a bad
- * property of a cache's replicator) is never shut down, so Ehcache never disposes the node: the node sees that
- * itself and stops (see {@link #watchConstruction()}). Thread-safe.
+ * The replication node of one CacheManager and one transport: configures, starts and stops what every cache of
+ * that CacheManager shares — the {@link Engine} (queue, dispatcher, inbound and outbound, ordering, convergence,
+ * state transfer), the {@link Transport}, {@link NodeDiscovery} (the {@link PeerDirectory}, multicast or DNS),
+ * {@link Admission}, the {@link CacheWatch} and the MBeans. How Ehcache 2.x drives the lifecycle, and why a node
+ * whose CacheManager failed to construct stops itself ({@link ConstructionWatch}): docs/architecture.md,
+ * "Lifecycle". Thread-safe.
  */
 public final class ReplicationNode {
 
@@ -85,42 +51,20 @@ public final class ReplicationNode {
     private final ReplicationMetrics metrics;
     private final RateLimitedLog warn;
     private final CacheBindings caches;
+    private final PeerRegistrations registrations;
     private volatile State state = State.NEW;
     /** Counted down once {@link #shutdown} finished: threads ended, transport stopped, port released. */
     private final CountDownLatch down = new CountDownLatch(1);
-    /** The thread waiting for the CacheManager's constructor to end (see {@link #watchConstruction()}), or null. */
+    /** The thread waiting for the CacheManager's constructor to end (see {@link ConstructionWatch}), or null. */
     private volatile Thread constructionWatch;
     private NodeConfig config;
-    private Transport transport;
+    private volatile Transport transport;
     private ListenerConfig listener;
-    private PeerDirectory directory;
-    private ReplicationQueue queue;
-    private volatile Dispatcher dispatcher;
-    private MulticastHeartbeat heartbeat;
-    private DnsDiscovery dns;
-    private Convergence convergence;
-    private Outbound outbound;
-    private Ordering ordering;
-    private AntiEntropy antiEntropy;
-    private PeerStats peerStats;
-    private SentClasses sentClasses;
-    private Inbound inbound;
-    private StateTransfer stateTransfer;
-    private Membership membership;
-    private final CacheManagerEventListener cacheWatch = new CacheWatch();
-    private final PeerGate gate = new PeerGate() {
-        @Override
-        public boolean admits(InetAddress address, String what) {
-            return ReplicationNode.this.admits(address, what);
-        }
-
-        @Override
-        public boolean admitsOtherHosts() {
-            return config.unauthenticatedPeers().admitsOtherHosts();
-        }
-    };
-
-    private final AtomicBoolean warnedRegister = new AtomicBoolean();
+    private volatile PeerDirectory directory;
+    private volatile Engine engine;
+    private Admission admission;
+    private NodeDiscovery discovery;
+    private CacheWatch cacheWatch;
 
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
                             Predicate<CacheEventListener> isReplicator, Clock clock) {
@@ -132,6 +76,8 @@ public final class ReplicationNode {
         this.metrics = new ReplicationMetrics(cacheManager.getName(), transportName);
         this.warn = new RateLimitedLog(LOG, 10_000, clock);
         this.caches = new CacheBindings(cacheManager, metrics, isReplicator);
+        this.registrations = new PeerRegistrations(cacheManager.getName(), scheme, transportName, () -> transport,
+                () -> directory);
     }
 
     /** Node states. */
@@ -166,55 +112,12 @@ public final class ReplicationNode {
         }
         this.config = nodeConfig;
         this.transport = nodeTransport;
-        DiscoveryConfig d = nodeConfig.discovery();
-        List<String> manual = new ArrayList<>();
-        for (String entry : d.manualPeers()) {
-            String endpoint = nodeTransport.normalizePeer(entry);
-            if (!manual.contains(endpoint)) {
-                manual.add(endpoint);
-            }
-        }
         String cm = cacheManager.getName();
-        directory = new PeerDirectory(manual, d.peerTimeoutMillis());
-        queue = new ReplicationQueue(nodeConfig.dispatcherThreads(), nodeConfig.queueMaxBytes(),
-                nodeConfig.queueMaxEvents(), nodeConfig.overflowPolicy(), nodeConfig.overflowBlockMillis(), clock);
-        caches.setLanes(nodeConfig.dispatcherThreads());
-        convergence = new Convergence(cm, nodeTransport, this::peers, metrics, caches, this::isAlive,
-                () -> dispatcher.markLostAll());
-        sentClasses = new SentClasses(nodeConfig.limits().allowList(), nodeConfig.learnAllowedClasses());
-        membership = new Membership(cm, nodeTransport, caches::liveReplicatedCaches, clock);
-        ordering = new Ordering(clock, nodeConfig.tombstoneRetentionMillis(), warn);
-        outbound = new Outbound(cm, nodeConfig, queue, this::peersHolding, nodeTransport, metrics, this::isAlive,
-                convergence, warn, clock, sentClasses, ordering);
-        inbound = new Inbound(cm, caches, metrics, nodeConfig.limits(), convergence, warn, clock, ordering);
-        stateTransfer = new StateTransfer(cm, caches, nodeTransport, metrics, nodeConfig.limits(), this::peers,
-                () -> dispatcher, inbound, () -> state == State.STOPPED, threads.factory("bootstrap"), warn, clock,
-                ordering);
-        antiEntropy = new AntiEntropy(cm, nodeConfig, nodeTransport, caches, this::peersHolding, stateTransfer,
-                ordering, metrics, clock, this::isAlive, warn);
-        inbound.setAntiEntropy(antiEntropy);
-        metrics.addOperations(ObjectNames.convergence(cm, transportName), antiEntropy,
-                ConvergenceMBean.class);
-        peerStats = new PeerStats(metrics, clock, queue::oldestEnqueuedNanos, antiEntropy);
-        inbound.setPeerStats(peerStats);
-        convergence.setStateTransfer(stateTransfer);
-        convergence.setMembership(membership);
-        inbound.setStateTransfer(stateTransfer);
-        inbound.setMembership(membership, this::endpointOf);
-        stateTransfer.setMembership(membership);
-        metrics.gauge("queueCapacityBytes", nodeConfig::queueMaxBytes);
-        metrics.gauge("queueCapacityEvents", nodeConfig::queueMaxEvents);
-        metrics.gauge("queueHighWaterBytes", queue::highWaterBytes);
-        metrics.gauge("queueHighWaterEvents", queue::highWaterEvents);
-        metrics.gauge("peersKnown", () -> directory.peers().size());
-        metrics.gauge("peersReachable", this::reachablePeers);
-        metrics.gauge("threads", threads::live);
-        metrics.gauge("tombstones", () -> caches.all().stream().mapToLong(b -> b.versions.tombstones()).sum());
-        metrics.gauge("versions", () -> caches.all().stream().mapToLong(b -> b.versions.size()).sum());
-        metrics.meter(MetricNames.UNAUTHORIZED);
-        if (sentClasses.learning()) {
-            metrics.gauge("learnedAllowedClasses", sentClasses::learnedSetting);
-        }
+        discovery = new NodeDiscovery(nodeConfig.discovery(), nodeTransport);
+        directory = discovery.directory;
+        admission = new Admission(nodeConfig.unauthenticatedPeers(), metrics, warn, transportName, cm);
+        engine = new Engine(cm, transportName, nodeConfig, nodeTransport, caches, directory, metrics, threads, warn,
+                clock, this::isAlive, () -> state == State.STOPPED);
     }
 
     /** Called by the listener factory: where this node listens. */
@@ -238,31 +141,10 @@ public final class ReplicationNode {
             }
         }
         try {
-            transport.start(new Context());
+            transport.start(new NodeContext(this, threads, admission));
             directory.setSelf(transport.localEndpoint());
-            directory.onChange(peers -> {
-                transport.peersChanged(peers);
-                membership.peersChanged(peers);
-                peerStats.peersChanged(peers);
-            });
-            peerStats.peersChanged(directory.peers());
-            dispatcher = new Dispatcher(queue, config, directory::peers, transport, metrics,
-                    threads.factory("dispatcher"), warn, convergence::owe, clock, membership, antiEntropy::tick,
-                    peerStats);
-            dispatcher.start();
-            if (config.discovery().mode() == DiscoveryConfig.Mode.AUTOMATIC) {
-                heartbeat = new MulticastHeartbeat(config.discovery(), transportName, transport::localEndpoint,
-                        directory, threads.factory("heartbeat"), metrics.meter(MetricNames.MALFORMED_HEARTBEATS),
-                        transport.heartbeatFormat(), clock);
-                heartbeat.start();
-            }
-            if (config.discovery().mode() == DiscoveryConfig.Mode.DNS) {
-                DiscoveryConfig d = config.discovery();
-                dns = new DnsDiscovery(d.dnsName(), d.dnsPort(), d.dnsIntervalMillis(),
-                        DnsDiscovery.SYSTEM, directory, transport::endpointAt,
-                        threads.factory("dns"), clock);
-                dns.start(transport.localPort());
-            }
+            engine.startDispatcher();
+            discovery.start(transportName, threads, metrics, clock);
             if (config.registerJmx()) {
                 metrics.registerWith(ManagementFactory.getPlatformMBeanServer());
             }
@@ -273,58 +155,27 @@ public final class ReplicationNode {
                     + cacheManager.getName() + ": " + e.getMessage(), e);
         }
         state = State.STARTED;
-        // the node follows the CacheManager's caches itself, with or without a peer listener (JGroups has none)
-        cacheManager.getCacheManagerEventListenerRegistry().registerListener(cacheWatch);
-        for (String name : cacheManager.getCacheNames()) {
-            bindIfReplicated(name);
-        }
+        cacheWatch = new CacheWatch(cacheManager, caches, transport, engine.membership, this::isAlive);
+        cacheWatch.start();
         LOG.info("ehrelay: {} replication of CacheManager {} started at {}", transportName, cacheManager.getName(),
                 transport.localEndpoint());
-        logAdmission(transport.localEndpoint());
+        admission.logAt(transport.localEndpoint(), transport.peerAuthentication());
         String listening = transport.listeningOn();
         if (listening != null) {
             LOG.info("ehrelay: {} replication of CacheManager {} listens on {}; peers are told {}", transportName,
                     cacheManager.getName(), listening, transport.localEndpoint());
         }
-        watchConstruction();
-    }
-
-    /**
-     * Ehcache starts the node in the middle of the CacheManager's constructor (the peer provider's {@code init()},
-     * before the caches are created) and disposes it only in {@code CacheManager.shutdown()}. When the constructor
-     * fails after the start — a cache's factory class misspelt, a bad property of a cache's replicator — Ehcache
-     * forgets the CacheManager without shutting it down, and nothing would stop the node: its threads would run on
-     * and its port stay bound, so that a retry in the same JVM could not listen there. The constructor runs under
-     * the CacheManager's monitor ({@code CacheManager.init} is {@code synchronized}, Ehcache 2.6 to 2.10): one thread
-     * waits for that monitor, then stops the node if the CacheManager is not among
-     * {@code CacheManager.ALL_CACHE_MANAGERS} any more (which it joins before its peer providers start, and leaves
-     * after they were disposed by a shutdown, or when its constructor failed). It ends as soon as the constructor
-     * has; a node started outside a constructor starts none.
-     */
-    private void watchConstruction() {
-        if (!Thread.holdsLock(cacheManager)) {
-            return;
-        }
-        Thread watch = threads.factory("startup").newThread(() -> {
-            boolean constructed;
-            synchronized (cacheManager) {
-                constructed = CacheManager.ALL_CACHE_MANAGERS.contains(cacheManager);
-            }
-            if (!constructed) {
-                stopIfOrphaned(false);
-            }
-        });
-        constructionWatch = watch;
-        watch.start();
+        constructionWatch = ConstructionWatch.start(cacheManager, threads.factory("startup"),
+                () -> stopIfOrphaned(false));
     }
 
     /**
      * Stops this node if its CacheManager is gone without having disposed it: its constructor failed after the
-     * node started (see {@link #watchConstruction()}). With {@code await}, waits for such a node that another thread
+     * node started (see {@link ConstructionWatch}). With {@code await}, waits for such a node that another thread
      * is stopping too, so that its port is free on return.
      */
     void stopIfOrphaned(boolean await) {
-        if (CacheManager.ALL_CACHE_MANAGERS.contains(cacheManager)) {
+        if (!ConstructionWatch.orphaned(cacheManager)) {
             return;
         }
         boolean mine;
@@ -374,43 +225,25 @@ public final class ReplicationNode {
     }
 
     private void stopEverything(long drainMillis) {
-        try {
-            cacheManager.getCacheManagerEventListenerRegistry().unregisterListener(cacheWatch);
-        } catch (RuntimeException e) {
-            LOG.debug("ehrelay: could not unregister from CacheManager {}", cacheManager.getName(), e);
+        if (cacheWatch != null) {
+            cacheWatch.stop();
         }
-        if (membership != null && transport != null) {
-            try {
-                membership.leaving(LEAVING_MILLIS); // peers stop listing this node now, not when a send fails
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (RuntimeException e) {
-                LOG.debug("ehrelay: CacheManager {}: telling peers it stops failed", cacheManager.getName(), e);
-            }
+        Engine e = engine;
+        if (e != null) {
+            e.stopSending(drainMillis);
         }
-        if (dispatcher != null) {
-            dispatcher.stop(drainMillis);
-        }
-        if (dns != null) {
-            dns.stop();
-        }
-        if (heartbeat != null) {
-            heartbeat.stop();
+        if (discovery != null) {
+            discovery.stop();
         }
         if (transport != null) {
             try {
                 transport.stop();
-            } catch (RuntimeException e) {
-                LOG.warn("ehrelay: stopping the {} transport failed", transportName, e);
+            } catch (RuntimeException re) {
+                LOG.warn("ehrelay: stopping the {} transport failed", transportName, re);
             }
         }
-        if (stateTransfer != null) {
-            stateTransfer.stop();
-        }
-        if (sentClasses != null && sentClasses.learning()) {
-            String learned = sentClasses.learnedSetting();
-            LOG.info("ehrelay: learnAllowedClasses: CacheManager {} sent {}", cacheManager.getName(),
-                    learned.isEmpty() ? "only classes the JDK defaults admit" : "classes that need: " + learned);
+        if (e != null) {
+            e.stopped();
         }
         // CacheManager.shutdown() holds the CacheManager's monitor, which a construction watch started just before
         // may still wait for: it ends by itself once it has the monitor and finds the node stopped
@@ -470,17 +303,6 @@ public final class ReplicationNode {
         return d == null ? Collections.<Peer>emptyList() : d.peers();
     }
 
-    private int reachablePeers() {
-        int n = 0;
-        for (Peer p : directory.peers()) {
-            if (transport.isReachable(p)) {
-                n++;
-            }
-        }
-        return n;
-    }
-
-    /** The transport, for tests and transport-level diagnostics. */
     /** The caches this node replicates (bound, or with a replicator that has not sent yet). */
     public List<String> replicatedCaches() {
         return caches.replicatedCaches();
@@ -488,7 +310,8 @@ public final class ReplicationNode {
 
     /** The node's receiving side (what transports call), or {@code null} before it is configured. */
     public InboundHandler inbound() {
-        return inbound;
+        Engine e = engine;
+        return e == null ? null : e.inbound;
     }
 
     public Transport transport() {
@@ -502,25 +325,6 @@ public final class ReplicationNode {
         return caches.bind(cacheName);
     }
 
-    /** A cache was added: bound (and served by the transport) if it replicates through this node. */
-    private void bindIfReplicated(String cacheName) {
-        if (caches.isReplicated(cacheName)) {
-            caches.bind(cacheName);
-            if (state == State.STARTED) {
-                transport.cacheAdded(cacheName);
-                membership.localAdded();
-            }
-        }
-    }
-
-    /** A cache of this CacheManager was removed: the transport stops serving it, the peers stop sending it. */
-    private void cacheRemoved(String cacheName) {
-        if (state == State.STARTED) {
-            transport.cacheRemoved(cacheName);
-            membership.localRemoved();
-        }
-    }
-
     /** The caches this node replicates now (without removed ones), e.g. for {@code getBoundCachePeers}. */
     public List<String> liveReplicatedCaches() {
         return caches.liveReplicatedCaches();
@@ -528,147 +332,26 @@ public final class ReplicationNode {
 
     /** Whether the peer at {@code endpoint} holds {@code cacheName}, as far as this node knows (see Membership). */
     public boolean peerHolds(String endpoint, String cacheName) {
-        Membership m = membership;
-        return m == null || m.has(endpoint, cacheName);
-    }
-
-    /** The peers that hold {@code cacheName}: where its events go (see {@link Membership#holding}). */
-    private List<Peer> peersHolding(String cacheName) {
-        return membership.holding(peers(), cacheName);
-    }
-
-    /** The endpoint of the node a transport's {@code fromPeer} names, or {@code null}. */
-    private String endpointOf(String fromPeer) {
-        try {
-            return transport.normalizePeer(transport.peerOf(fromPeer));
-        } catch (RuntimeException e) {
-            return null;
-        }
-    }
-
-    /** The {@link io.ehrelay.spi.PeerGate} of this node's transport: {@code unauthenticatedPeers}, counted. */
-    private boolean admits(InetAddress address, String what) {
-        UnauthenticatedPeers u = config.unauthenticatedPeers();
-        if (u.admits(address)) {
-            return true;
-        }
-        metrics.meter(MetricNames.UNAUTHORIZED).mark();
-        warn.warn("unauthorized:" + address.getHostAddress(), "ehrelay: refused an unauthenticated {} from {} to "
-                + "{} replication of CacheManager {} (counted in unauthorized): unauthenticated peers are accepted "
-                + "only from {}. To accept this host, add it to unauthenticatedPeers on cacheManagerPeerProviderFactory "
-                + "(unauthenticatedPeers={}|{})", what, address.getHostAddress(), transportName, cacheManager.getName(),
-                u.setting(), u.setting(), address.getHostAddress());
-        return false;
-    }
-
-    /** Says at start whom this node accepts without authentication (see {@code unauthenticatedPeers}). */
-    private void logAdmission(String endpoint) {
-        UnauthenticatedPeers u = config.unauthenticatedPeers();
-        if (endpoint == null) {
-            return; // no listener: nothing accepts peers here
-        }
-        String auth = transport.peerAuthentication();
-        if (auth != null && u.admitsNone()) {
-            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts only peers that authenticate ({})",
-                    transportName, cacheManager.getName(), endpoint, auth);
-            return;
-        }
-        if (auth != null && !u.any()) {
-            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts peers that authenticate ({}), and "
-                    + "where the transport lets peers in without (e.g. stock RMI nodes) only from {} "
-                    + "(unauthenticatedPeers)", transportName, cacheManager.getName(), endpoint, auth, u.setting());
-            return;
-        }
-        if (u.any()) {
-            LOG.warn("ehrelay: {} replication of CacheManager {} at {} accepts unauthenticated peers from any host "
-                    + "(unauthenticatedPeers=any): any process that reaches that address can read, change and clear "
-                    + "its replicated caches", transportName, cacheManager.getName(), endpoint);
-        } else if (u.addresses().isEmpty()) {
-            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts unauthenticated peers only from this "
-                    + "host: other hosts are refused and counted in unauthorized. To accept them, list their "
-                    + "addresses in unauthenticatedPeers (or unauthenticatedPeers=any) on cacheManagerPeerProviderFactory",
-                    transportName, cacheManager.getName(), endpoint);
-        } else {
-            LOG.info("ehrelay: {} replication of CacheManager {} at {} accepts unauthenticated peers only from {}{}; "
-                    + "other hosts are refused and counted in unauthorized (unauthenticatedPeers)", transportName,
-                    cacheManager.getName(), endpoint, u.loopback() ? "this host and " : "", u.addresses());
-        }
-    }
-
-    /** Follows the CacheManager's caches being added and removed. */
-    private final class CacheWatch implements CacheManagerEventListener {
-        @Override
-        public void init() {
-        }
-
-        @Override
-        public Status getStatus() {
-            return status();
-        }
-
-        @Override
-        public void dispose() {
-        }
-
-        @Override
-        public void notifyCacheAdded(String cacheName) {
-            if (isAlive()) {
-                bindIfReplicated(cacheName);
-            }
-        }
-
-        @Override
-        public void notifyCacheRemoved(String cacheName) {
-            cacheRemoved(cacheName);
-        }
+        Engine e = engine;
+        return e == null || e.membership.has(endpoint, cacheName);
     }
 
     /**
-     * Registers a peer by any spelling its transport understands (see {@link Transport#normalizePeer}); ignored,
-     * with one WARN, by a transport that finds its members itself ({@link Transport#registersPeers()}).
+     * Registers a peer by any spelling its transport understands (see {@link PeerRegistrations}).
      *
      * @throws CacheException naming the accepted formats when {@code entry} names no peer
      */
     public void registerPeer(String entry) {
-        if (registersPeers("registerPeer", entry)) {
-            directory.register(peerEntry(entry));
-        }
+        registrations.register(entry);
     }
 
     public void unregisterPeer(String entry) {
-        if (registersPeers("unregisterPeer", entry)) {
-            directory.unregister(peerEntry(entry));
-        }
-    }
-
-    private boolean registersPeers(String call, String entry) {
-        if (transport == null) {
-            throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " has no " + scheme
-                    + " peer provider configured");
-        }
-        if (transport.registersPeers()) {
-            return true;
-        }
-        if (warnedRegister.compareAndSet(false, true)) {
-            LOG.warn("ehrelay: {}({}) ignored: {} peers of CacheManager {} are the members the transport finds "
-                    + "itself (configure its discovery instead); later calls are ignored without a word",
-                    call, entry, transportName, cacheManager.getName());
-        }
-        return false;
-    }
-
-    private String peerEntry(String entry) {
-        try {
-            return transport.normalizePeer(entry);
-        } catch (IllegalArgumentException e) {
-            throw new CacheException("ehrelay: " + transportName + " cannot register peer '" + entry + "': "
-                    + e.getMessage(), e);
-        }
+        registrations.unregister(entry);
     }
 
     /** Replicates a put or update with its value (see {@link Outbound} for where it is encoded). */
     public void replicatePut(CacheBinding binding, Ehcache cache, Element element, ReplicatorConfig rc) {
-        outbound.put(binding, cache, element, rc);
+        engine.outbound.put(binding, cache, element, rc);
     }
 
     /**
@@ -677,78 +360,25 @@ public final class ReplicationNode {
      */
     public void replicateKey(CacheBinding binding, Ehcache cache, Op op, Element element, Object key,
                              ReplicatorConfig rc) {
-        outbound.keyEvent(binding, cache, op, element, key, rc);
+        engine.outbound.keyEvent(binding, cache, op, element, key, rc);
     }
 
     public void replicateRemoveAll(CacheBinding binding, Ehcache cache, ReplicatorConfig rc) {
-        outbound.removeAll(binding, cache, rc);
+        engine.outbound.removeAll(binding, cache, rc);
     }
 
     /** Loads {@code cache} from a peer (see {@link StateTransfer}). */
     public void bootstrap(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
-        stateTransfer.bootstrap(cache, bc, clusterFormMillis);
+        engine.stateTransfer.bootstrap(cache, bc, clusterFormMillis);
+    }
+
+    /** The members a transport that finds them itself reports (see {@code TransportContext.setMembers}). */
+    void replaceMembers(Collection<String> endpoints) {
+        directory.replaceMembers(endpoints);
     }
 
     /** Reloads every replicated cache from {@code peerEndpoint} (see {@link Convergence}). */
     public void resyncFrom(String peerEndpoint) {
-        convergence.resyncFrom(peerEndpoint);
-    }
-
-    /** What the transport sees of the node. */
-    private final class Context implements TransportContext {
-        @Override
-        public InboundHandler inbound() {
-            return inbound;
-        }
-
-        @Override
-        public ThreadFactory threads(String role) {
-            return threads.factory(role);
-        }
-
-        @Override
-        public int maxFrameBytes() {
-            return config.limits().maxFrameBytes();
-        }
-
-        @Override
-        public ListenerConfig listener() {
-            return listener;
-        }
-
-        @Override
-        public TransportMetrics metrics() {
-            return metrics;
-        }
-
-        @Override
-        public String cacheManagerName() {
-            return cacheManager.getName();
-        }
-
-        @Override
-        public PeerGate peerGate() {
-            return gate;
-        }
-
-        @Override
-        public ClusterSecret clusterSecret() {
-            return config.clusterSecret();
-        }
-
-        @Override
-        public Clock clock() {
-            return clock;
-        }
-
-        @Override
-        public void setMembers(Collection<String> endpoints) {
-            directory.replaceMembers(endpoints);
-        }
-
-        @Override
-        public void resyncFrom(String peerEndpoint) {
-            ReplicationNode.this.resyncFrom(peerEndpoint);
-        }
+        engine.convergence.resyncFrom(peerEndpoint);
     }
 }
