@@ -37,6 +37,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import com.codahale.metrics.Meter;
 import io.ehrelay.hessian.HessianAttacks;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.engine.ReplicationNode;
@@ -382,7 +383,7 @@ public final class Attacker {
         try {
             ReplicationNode node = ReplicationNode.all(cm).get(0);
             FaultNode.awaitReachablePeers(node, 2);
-            com.codahale.metrics.Meter sent = Ehrelay.metricRegistry(cm).getMeters().get(
+            Meter sent = Ehrelay.metricRegistry(cm).getMeters().get(
                     ObjectNames.cacheMetric(cm.getName(), node.metrics().transport(), "replay", "sent"));
             // until both honest nodes were handed it (at most twice, 10 s each): a send that went nowhere would
             // leave the suite nothing to measure

@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.codahale.metrics.MetricRegistry;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
@@ -366,7 +367,7 @@ public final class ReplayNode {
             long last = Clock.micros();
             long loopCpu = threadCpuNanos() - firstCpu;
             // stock transports have no such counts: what they lose shows as missing at the reader
-            com.codahale.metrics.MetricRegistry metrics = Ehrelay.metricRegistry(cm);
+            MetricRegistry metrics = Ehrelay.metricRegistry(cm);
             long dropped = metrics == null ? 0
                     : metrics.meter(ObjectNames.cacheMetric(cm.getName(), arg("transport"), "replay", "dropped")).getCount();
             long failed = metrics == null ? 0

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import com.codahale.metrics.Gauge;
 import io.ehrelay.internal.engine.NodeThreads;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
@@ -117,7 +118,7 @@ final class ThreadsProbe {
                 for (int i = 0; i < caches; i++) {
                     Object g = Ehrelay.metricRegistry(a).getGauges().get(ObjectNames.cacheMetric(a.getName(),
                             metricsName, "region-" + i, "threadsPerRegion"));
-                    max = Math.max(max, g == null ? 0 : ((Number) ((com.codahale.metrics.Gauge<?>) g).getValue()).intValue());
+                    max = Math.max(max, g == null ? 0 : ((Number) ((Gauge<?>) g).getValue()).intValue());
                 }
                 perRegion = Integer.toString(max);
             }

@@ -1,7 +1,7 @@
 package io.ehrelay.spi;
 
 /**
- * The names of the CacheManager-level counts that more than one class writes (the engine and the transports), as
+ * The names of the metrics that more than one class writes (the engine and the transports), as
  * published in JMX ({@code io.ehrelay:type=CacheManager,...,name=<name>}) and listed in {@code docs/metrics.md}:
  * written once here, so that a typo cannot start a new metric. Pass them to {@link TransportMetrics#count}.
  */
@@ -31,6 +31,13 @@ public final class MetricNames {
     public static final String ANTI_ENTROPY_FAILURES = "antiEntropyFailures";
     /** Multicast heartbeats that could not be read. */
     public static final String MALFORMED_HEARTBEATS = "malformedHeartbeats";
+    /** Gauge: inbound connections open now (TCP, RMI, JGroups). */
+    public static final String CONNECTIONS_IN = "connectionsIn";
+    /** Gauge: bytes of the receive budget ({@code inboundBufferMaxBytes}) in use now. */
+    public static final String INBOUND_BUFFER_BYTES = "inboundBufferBytes";
+    /** Gauges, per cache and for the CacheManager: tombstones held, and versions (keys whose newest write is known). */
+    public static final String TOMBSTONES = "tombstones";
+    public static final String VERSIONS = "versions";
 
     private MetricNames() {
     }

@@ -33,6 +33,7 @@ import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import javax.management.ObjectName;
 
+import com.codahale.metrics.MetricRegistry;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.engine.NodeThreads;
 import io.ehrelay.metrics.ObjectNames;
@@ -143,7 +144,7 @@ public abstract class ReplicationContractTest {
         if (expected.equals("oldest")) {
             assertThat(ehcache).isEqualTo(System.getProperty("ehrelay.expectEhcache"));
             for (Class<?> c : new Class<?>[] {CacheManager.class, LoggerFactory.class,
-                com.codahale.metrics.MetricRegistry.class}) {
+                MetricRegistry.class}) {
                 assertThat(c.getProtectionDomain().getCodeSource().getLocation().toString()).as("jar of %s", c)
                         .contains("oldest-classpath");
             }

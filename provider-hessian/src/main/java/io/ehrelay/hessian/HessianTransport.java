@@ -97,7 +97,7 @@ final class HessianTransport extends RpcTransport<HessianPeerChannel> {
                 ctx.clock(), ctx.metrics(), ctx.cacheManagerName());
         server.setExecutor(requests);
         InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes, ctx.clock());
-        ctx.metrics().gauge("inboundBufferBytes", budget::used);
+        ctx.metrics().gauge(MetricNames.INBOUND_BUFFER_BYTES, budget::used);
         // a TLS client certificate authenticates the caller: unauthenticatedPeers does not apply then
         server.createContext(ls.path, new RpcHttpHandler(relay, settings.clusterToken,
                 ctx.maxFrameBytes() + 64 * 1024L, ctx.metrics(), tlsAuthenticates ? null : ctx.peerGate(),

@@ -174,8 +174,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         if (inboundSockets != null) {
             InboundSockets sockets = inboundSockets;
             sockets.firstAcceptNow(); // no connection accepted while joining: in place from now on
-            ctx.metrics().gauge("connectionsIn", sockets::size);
-            ctx.metrics().gauge("inboundBufferBytes", sockets::budgetUsed);
+            ctx.metrics().gauge(MetricNames.CONNECTIONS_IN, sockets::size);
+            ctx.metrics().gauge(MetricNames.INBOUND_BUFFER_BYTES, sockets::budgetUsed);
         }
         localEndpoint = endpoint(channel.getAddress());
         if (registerJmx) {

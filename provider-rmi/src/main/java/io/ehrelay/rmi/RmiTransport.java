@@ -112,7 +112,7 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
         connections = new InboundConnections(ls.maxInboundConnections,
                 ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS), ctx.cacheManagerName(), // registered now: seen at 0
                 ctx.clock());
-        ctx.metrics().gauge("connectionsIn", connections::size);
+        ctx.metrics().gauge(MetricNames.CONNECTIONS_IN, connections::size);
         // every call is walked with the node's decoding limits before the JDK reads it: the stock CachePeer calls
         // (stock nodes, hosts in unauthenticatedPeers) hold ehrelay's bounds (maxHashWork included)
         RateLimitedLog refusedLog = new RateLimitedLog(LOG,
@@ -132,7 +132,7 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
         // the relay's arguments: short arrays (names, sessions, proofs) and RelayBatches, which read their bytes
         // themselves once the caller's session and the node's budget allowed them (no large array is ever read)
         InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes, ctx.clock());
-        ctx.metrics().gauge("inboundBufferBytes", budget::used);
+        ctx.metrics().gauge(MetricNames.INBOUND_BUFFER_BYTES, budget::used);
         RelayBatch.Receiver batches = new RelayBatch.Receiver(sessions, budget, limits.maxFrameBytes(),
                 this::rejected, ctx.clock());
         relayFilter = SerializationGuard.remoteCallFilter(new CodecLimits(limits.maxFrameBytes(), 2,

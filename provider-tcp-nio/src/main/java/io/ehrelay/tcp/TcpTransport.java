@@ -98,11 +98,11 @@ final class TcpTransport implements Transport {
         server = ssc;
         endpoint = Endpoints.format(listener.advertisedHostName(),
                 listener.advertisedPort(((InetSocketAddress) ssc.getLocalAddress()).getPort()));
-        ctx.metrics().gauge("connectionsIn", inbound::size);
+        ctx.metrics().gauge(MetricNames.CONNECTIONS_IN, inbound::size);
         ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
         refusedConnections = ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS); // registered now: monitoring sees it at 0
         budget = new InboundBudget(settings.inboundBufferMaxBytes, context.clock());
-        ctx.metrics().gauge("inboundBufferBytes", () -> budget.used());
+        ctx.metrics().gauge(MetricNames.INBOUND_BUFFER_BYTES, () -> budget.used());
         acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);
         acceptor.start();
     }

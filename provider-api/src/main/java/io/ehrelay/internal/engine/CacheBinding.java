@@ -2,7 +2,9 @@ package io.ehrelay.internal.engine;
 
 import java.nio.charset.StandardCharsets;
 
+import com.codahale.metrics.Gauge;
 import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.spi.MetricNames;
 
 /** A cache's handle on the node: its metrics, its queue lane and the order of its writes. */
 public final class CacheBinding {
@@ -18,8 +20,8 @@ public final class CacheBinding {
         this.nameUtf8 = cacheName.getBytes(StandardCharsets.UTF_8);
         this.metrics = metrics;
         this.lane = lane;
-        metrics.gauge("tombstones", (com.codahale.metrics.Gauge<Integer>) versions::tombstones);
-        metrics.gauge("versions", (com.codahale.metrics.Gauge<Integer>) versions::size);
+        metrics.gauge(MetricNames.TOMBSTONES, (Gauge<Integer>) versions::tombstones);
+        metrics.gauge(MetricNames.VERSIONS, (Gauge<Integer>) versions::size);
     }
 
     public String cacheName() {

@@ -90,8 +90,8 @@ final class Engine {
         metrics.gauge("peersKnown", () -> directory.peers().size());
         metrics.gauge("peersReachable", this::reachablePeers);
         metrics.gauge("threads", threads::live);
-        metrics.gauge("tombstones", () -> caches.all().stream().mapToLong(b -> b.versions.tombstones()).sum());
-        metrics.gauge("versions", () -> caches.all().stream().mapToLong(b -> b.versions.size()).sum());
+        metrics.gauge(MetricNames.TOMBSTONES, () -> caches.all().stream().mapToLong(b -> b.versions.tombstones()).sum());
+        metrics.gauge(MetricNames.VERSIONS, () -> caches.all().stream().mapToLong(b -> b.versions.size()).sum());
         metrics.meter(MetricNames.UNAUTHORIZED);
         if (sentClasses.learning()) {
             metrics.gauge("learnedAllowedClasses", sentClasses::learnedSetting);

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 
+import com.codahale.metrics.Meter;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.internal.engine.ReplicationNode;
@@ -50,7 +51,7 @@ class MulticastDiscoveryTest {
     void heartbeatSize_doesNotDependOnCaches_andHostilePacketsAreCounted() {
         byte[] packet = MulticastHeartbeat.encode(UUID.randomUUID(), "tcp", "10.0.0.1:40001");
         assertThat(packet.length).isLessThanOrEqualTo(MulticastHeartbeat.MAX_PACKET);
-        com.codahale.metrics.Meter malformed = new com.codahale.metrics.Meter();
+        Meter malformed = new Meter();
         PeerDirectory dir = new PeerDirectory(List.of(), 5000);
         MulticastHeartbeat hb = new MulticastHeartbeat(null, "tcp", () -> null, dir, Thread::new, malformed);
         hb.onPacket(packet, packet.length);
