@@ -968,7 +968,11 @@ public abstract class ReplicationContractTest {
             cache(a, "async").put(new Element("k", "v")); // a retries; every attempt is refused
             return jb.managerCount("unauthorized") > 0;
         }, () -> "nothing refused");
-        Thread.sleep(500);
+        long refused = jb.managerCount("unauthorized");
+        Await.until(() -> {
+            cache(a, "async").put(new Element("k", "v"));
+            return jb.managerCount("unauthorized") >= refused + 3;
+        }, () -> "later attempts not refused");
         assertThat(cache(b, "async").get("k")).as("applied on b").isNull();
         assertThat(jb.cacheCount("async", "received")).isZero();
         cluster.stop(b);
@@ -1080,8 +1084,13 @@ public abstract class ReplicationContractTest {
             assertAccounted(cm, "async");
             assertThat(cluster.jmx(cm).cacheCount("async", "keysRepaired")).as("nothing to repair").isZero();
         }
-        // the cache's contents stay equal: nothing arrives late to cross them
-        Thread.sleep(300);
+        // every event each node sent has arrived at the other: nothing is left in flight to cross the contents
+        Jmx ja = cluster.jmx(a);
+        Jmx jb = cluster.jmx(b);
+        Await.untilEqual(() -> ja.cacheCount("async", "sent"), () -> jb.cacheCount("async", "received"),
+                (sent, received) -> "a sent " + sent + ", b received " + received);
+        Await.untilEqual(() -> jb.cacheCount("async", "sent"), () -> ja.cacheCount("async", "received"),
+                (sent, received) -> "b sent " + sent + ", a received " + received);
         assertThat(ConvergenceWorkload.differing(caches)).isEmpty();
     }
 

@@ -213,6 +213,11 @@ class HessianSlowRequestTest {
             });
         }
 
+        /** Waits until {@code n} honest puts in all have arrived. */
+        void awaitReplicated(int n) {
+            Await.until(() -> latencies.size() >= n, () -> "honest puts replicated: " + latencies.size() + " of " + n);
+        }
+
         long maxLatency() {
             return latencies.stream().mapToLong(Long::longValue).max().orElse(-1);
         }
@@ -255,7 +260,7 @@ class HessianSlowRequestTest {
         long firstClosed = Long.MAX_VALUE;
         long lastClosed = 0;
         try (Honest honest = new Honest(a, b)) {
-            Thread.sleep(300);
+            honest.awaitReplicated(3); // honest traffic flows before the attack
             start = System.nanoTime();
             for (int i = 0; i < stallers; i++) {
                 stalled.add(halfBody(port, body, session == null ? null : session.next()));
@@ -269,7 +274,7 @@ class HessianSlowRequestTest {
                 firstClosed = Math.min(firstClosed, closed);
                 lastClosed = Math.max(lastClosed, closed);
             }
-            Thread.sleep(500); // a little honest traffic after the attack
+            honest.awaitReplicated(honest.latencies.size() + 3); // a little honest traffic after the attack
             maxThreads = Math.max(honest.maxThreads.get(), httpThreads(b));
             honest.finish();
             // the dropped requests' threads were unblocked: none is left inside a request
