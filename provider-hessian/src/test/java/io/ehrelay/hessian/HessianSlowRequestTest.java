@@ -313,9 +313,9 @@ class HessianSlowRequestTest {
                 halfBody(port(url), body, session.next());
             }
             // two bodies of 3 MB fit the node's 8 MB, the others wait for room (and get 503 after 10 s)
-            Await.until(() -> jb.managerGauge("inboundBufferBytes").longValue() > 0,
-                    () -> "bodies reserved");
-            Thread.sleep(1000);
+            Await.until(() -> jb.managerGauge("inboundBufferBytes").longValue() >= 2L * body.length,
+                    () -> "two bodies reserved: " + jb.managerGauge("inboundBufferBytes"));
+            honest.awaitReplicated(honest.latencies.size() + 10); // the other two wait while honest puts flow
             long held = jb.managerGauge("inboundBufferBytes").longValue();
             System.out.printf("[hessian] 4 insiders half-sending 3 MB bodies: %d bytes reserved (bound %d)%n", held,
                     8 << 20);
