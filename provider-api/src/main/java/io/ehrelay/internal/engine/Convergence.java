@@ -42,7 +42,8 @@ final class Convergence {
     /** Marks every dispatcher lane lost: each peer that receives the next batches resynchronises from this node. */
     private final Runnable markLostAll;
     private volatile StateTransfer state;
-    private volatile Membership membership;
+    /** A resync skips the caches the peer said it does not hold. */
+    private final Membership membership;
 
     /** Peers that may be missing events of this node (a send to them failed, or this node dropped events). */
     private final Set<String> owes = ConcurrentHashMap.newKeySet();
@@ -50,7 +51,8 @@ final class Convergence {
     private final Set<String> resyncPending = ConcurrentHashMap.newKeySet();
 
     Convergence(String cacheManagerName, Transport transport, Supplier<List<Peer>> peers, ReplicationMetrics metrics,
-                CacheBindings caches, BooleanSupplier running, Runnable markLostAll) {
+                CacheBindings caches, BooleanSupplier running, Runnable markLostAll, Membership membership) {
+        this.membership = membership;
         this.cacheManagerName = cacheManagerName;
         this.transport = transport;
         this.peers = peers;
@@ -65,11 +67,6 @@ final class Convergence {
 
     void setStateTransfer(StateTransfer stateTransfer) {
         this.state = stateTransfer;
-    }
-
-    /** A resync skips the caches the peer said it does not hold. */
-    void setMembership(Membership m) {
-        this.membership = m;
     }
 
     /** A batch could not be delivered to {@code peer}: it may miss events of this node. */
@@ -140,8 +137,7 @@ final class Convergence {
             long total = 0;
             for (String name : caches.replicatedCaches()) {
                 Ehcache cache = caches.resolve(name);
-                Membership ms = membership;
-                if (cache == null || ms != null && !ms.has(peerEndpoint, name)) {
+                if (cache == null || !membership.has(peerEndpoint, name)) {
                     continue;
                 }
                 AtomicLong loaded = new AtomicLong();

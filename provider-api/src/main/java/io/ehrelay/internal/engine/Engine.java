@@ -62,16 +62,17 @@ final class Engine {
         queue = new ReplicationQueue(config.dispatcherThreads(), config.queueMaxBytes(), config.queueMaxEvents(),
                 config.overflowPolicy(), config.overflowBlockMillis(), clock);
         caches.setLanes(config.dispatcherThreads());
-        convergence = new Convergence(cm, transport, directory::peers, metrics, caches, alive,
-                () -> dispatcher.markLostAll());
-        sentClasses = new SentClasses(config.limits().allowList(), config.learnAllowedClasses());
         membership = new Membership(cm, transport, caches::liveReplicatedCaches, clock);
+        convergence = new Convergence(cm, transport, directory::peers, metrics, caches, alive,
+                () -> dispatcher.markLostAll(), membership);
+        sentClasses = new SentClasses(config.limits().allowList(), config.learnAllowedClasses());
         ordering = new Ordering(clock, config.tombstoneRetentionMillis(), warn);
         outbound = new Outbound(cm, config, queue, this::peersHolding, transport, metrics, alive, convergence, warn,
                 clock, sentClasses, ordering);
-        inbound = new Inbound(cm, caches, metrics, config.limits(), convergence, warn, clock, ordering);
+        inbound = new Inbound(cm, caches, metrics, config.limits(), convergence, warn, clock, ordering, membership,
+                this::endpointOf);
         stateTransfer = new StateTransfer(cm, caches, transport, metrics, config.limits(), directory::peers,
-                () -> dispatcher, inbound, stopped, threads.factory("bootstrap"), warn, clock, ordering);
+                () -> dispatcher, inbound, stopped, threads.factory("bootstrap"), warn, clock, ordering, membership);
         antiEntropy = new AntiEntropy(cm, config, transport, caches, this::peersHolding, stateTransfer, ordering,
                 metrics, clock, alive, warn);
         inbound.setAntiEntropy(antiEntropy);
@@ -79,10 +80,7 @@ final class Engine {
         peerStats = new PeerStats(metrics, clock, queue::oldestEnqueuedNanos, antiEntropy);
         inbound.setPeerStats(peerStats);
         convergence.setStateTransfer(stateTransfer);
-        convergence.setMembership(membership);
         inbound.setStateTransfer(stateTransfer);
-        inbound.setMembership(membership, this::endpointOf);
-        stateTransfer.setMembership(membership);
         metrics.gauge("queueCapacityBytes", config::queueMaxBytes);
         metrics.gauge("queueCapacityEvents", config::queueMaxEvents);
         metrics.gauge("queueHighWaterBytes", queue::highWaterBytes);

@@ -43,11 +43,15 @@ final class Inbound implements InboundHandler {
     private volatile AntiEntropy antiEntropy;
     private volatile PeerStats peerStats;
     private final Map<String, String> endpoints = new ConcurrentHashMap<>();
-    private volatile Membership membership;
-    private volatile Function<String, String> endpointOf = from -> from;
+    private final Membership membership;
+    /** The endpoint of the node a {@code fromPeer} names ({@code null}: none), under which Membership knows it. */
+    private final Function<String, String> endpointOf;
 
     Inbound(String cacheManagerName, CacheBindings caches, ReplicationMetrics metrics, CodecLimits limits,
-            Convergence convergence, RateLimitedLog warn, Clock clock, Ordering ordering) {
+            Convergence convergence, RateLimitedLog warn, Clock clock, Ordering ordering, Membership membership,
+            Function<String, String> endpointOf) {
+        this.membership = membership;
+        this.endpointOf = endpointOf;
         this.ordering = ordering;
         this.cacheManagerName = cacheManagerName;
         this.caches = caches;
@@ -68,15 +72,6 @@ final class Inbound implements InboundHandler {
         this.state = stateTransfer;
     }
 
-    /**
-     * @param endpointOf the endpoint of the node a {@code fromPeer} names ({@code null} when it names none), under
-     *        which {@link Membership} knows it
-     */
-    void setMembership(Membership m, Function<String, String> endpointOf) {
-        this.membership = m;
-        this.endpointOf = endpointOf;
-    }
-
     @Override
     public void onEvents(String fromPeer, ByteBuffer batch) throws MalformedFrameException {
         metrics.markBytesReceived(batch.remaining());
@@ -95,10 +90,9 @@ final class Inbound implements InboundHandler {
             stats.contact(endpointCached(fromPeer));
         }
         if (decoded.isMembership()) {
-            Membership ms = membership;
             String endpoint = endpointOf.apply(fromPeer);
-            if (ms != null && endpoint != null) {
-                ms.announced(endpoint, stream, decoded.seq(), decoded.members(), decoded.removed());
+            if (endpoint != null) {
+                membership.announced(endpoint, stream, decoded.seq(), decoded.members(), decoded.removed());
             }
             return;
         }
@@ -246,10 +240,9 @@ final class Inbound implements InboundHandler {
             // names) makes one line per interval, with the count of the others, and no bookkeeping per name
             warn.warn("unknown:" + fromPeer, "ehrelay: event from {} for cache '{}', which CacheManager {} "
                     + "does not have; dropped (counted in unknownCache)", fromPeer, ev.cacheName(), cacheManagerName);
-            Membership ms = membership;
-            String endpoint = ms == null ? null : endpointOf.apply(fromPeer);
+            String endpoint = endpointOf.apply(fromPeer);
             if (endpoint != null) {
-                ms.sentUnknownCache(endpoint); // it may not know: tell it which caches this node has
+                membership.sentUnknownCache(endpoint); // it may not know: tell it which caches this node has
             }
             return;
         }

@@ -68,12 +68,14 @@ final class StateTransfer {
     static final String NO_LIVE_CACHE = " has no live cache named '";
     /** ... and adds when the cache is in its configuration, not added yet (a peer asking recognises it). */
     static final String NOT_YET = " yet (its CacheManager is adding its configured caches)";
-    private volatile Membership membership;
+    /** Peers hear of a cache about to bootstrap before its snapshot is taken (see {@link Membership}). */
+    private final Membership membership;
 
     StateTransfer(String cacheManagerName, CacheBindings caches, Transport transport, ReplicationMetrics metrics,
                   CodecLimits limits, Supplier<List<Peer>> peers, Supplier<Dispatcher> dispatcher, Inbound inbound,
                   BooleanSupplier stopped, ThreadFactory threads, RateLimitedLog warn, Clock clock,
-                  Ordering ordering) {
+                  Ordering ordering, Membership membership) {
+        this.membership = membership;
         this.ordering = ordering;
         this.cacheManagerName = cacheManagerName;
         this.caches = caches;
@@ -207,11 +209,6 @@ final class StateTransfer {
         background.execute(task);
     }
 
-    /** Peers hear of a cache about to bootstrap before its snapshot is taken (see {@link Membership}). */
-    void setMembership(Membership m) {
-        this.membership = m;
-    }
-
     synchronized void stop() {
         if (background != null) {
             background.shutdownNow();
@@ -231,18 +228,15 @@ final class StateTransfer {
                 return;
             }
         }
-        Membership ms = membership;
         List<Peer> candidates = new ArrayList<>(peers.get());
-        if (ms != null) {
-            try {
-                // the peers must send this node the cache's events from before the snapshot is taken on
-                ms.localAddedAndWait(ANNOUNCE_WAIT_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            candidates.removeIf(p -> !ms.has(p.endpoint(), name));
+        try {
+            // the peers must send this node the cache's events from before the snapshot is taken on
+            membership.localAddedAndWait(ANNOUNCE_WAIT_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
         }
+        candidates.removeIf(p -> !membership.has(p.endpoint(), name));
         if (candidates.isEmpty()) {
             LOG.info("ehrelay: no peers to bootstrap cache {} of CacheManager {} from", name, cacheManagerName);
             return;

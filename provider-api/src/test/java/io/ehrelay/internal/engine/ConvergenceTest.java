@@ -45,12 +45,14 @@ class ConvergenceTest {
         when(transport.peerOf(anyString())).then(returnsFirstArg());
         when(transport.requestState(any(), anyString(), anyInt(), any()))
                 .thenReturn(CompletableFuture.completedFuture(null));
+        Membership membership = new Membership(kit.cacheManager.getName(), transport, caches::liveReplicatedCaches,
+                Clock.SYSTEM);
         convergence = new Convergence(kit.cacheManager.getName(), transport, () -> peers, kit.metrics, caches,
-                () -> true, markedLost::incrementAndGet);
+                () -> true, markedLost::incrementAndGet, membership);
         caches.bind("a");
         StateTransfer st = new StateTransfer(kit.cacheManager.getName(), caches, transport, kit.metrics,
                 kit.config.limits(), () -> peers, () -> null, null, () -> stopped, Executors.defaultThreadFactory(),
-                kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn));
+                kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn), membership);
         convergence.setStateTransfer(st);
     }
 

@@ -28,8 +28,11 @@ class InboundTest {
     private final EngineTestKit kit = new EngineTestKit();
     private final Convergence convergence = mock(Convergence.class);
     private final CacheBindings caches = new CacheBindings(kit.cacheManager, kit.metrics, l -> false);
+    private final Membership membership = new Membership(kit.cacheManager.getName(), new RecordingTransport(),
+            caches::liveReplicatedCaches, Clock.SYSTEM);
     private final Inbound inbound = new Inbound(kit.cacheManager.getName(), caches, kit.metrics,
-            kit.config.limits(), convergence, kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn));
+            kit.config.limits(), convergence, kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn),
+            membership, from -> from);
     private final Ehcache a = kit.cacheManager.getEhcache("a");
 
     @AfterEach

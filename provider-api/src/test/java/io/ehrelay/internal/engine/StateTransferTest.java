@@ -49,7 +49,8 @@ class StateTransferTest {
         final Ordering ordering = new Ordering(Clock.SYSTEM, 600_000, kit.warn);
         final StateTransfer st = new StateTransfer(kit.cacheManager.getName(), caches, transport, kit.metrics,
                 kit.config.limits(), () -> List.of(A), () -> null, null, () -> false,
-                Executors.defaultThreadFactory(), kit.warn, Clock.SYSTEM, ordering);
+                Executors.defaultThreadFactory(), kit.warn, Clock.SYSTEM, ordering,
+                new Membership(kit.cacheManager.getName(), transport, caches::liveReplicatedCaches, Clock.SYSTEM));
         final Ehcache cache = kit.cacheManager.getEhcache("a");
         final CacheBinding binding = caches.bind("a");
 
