@@ -51,19 +51,18 @@ public final class ReplicationNode {
     private final ReplicationMetrics metrics;
     private final RateLimitedLog warn;
     private final CacheBindings caches;
-    private final PeerRegistrations registrations;
     private volatile State state = State.NEW;
     /** Counted down once {@link #shutdown} finished: threads ended, transport stopped, port released. */
     private final CountDownLatch down = new CountDownLatch(1);
     /** The thread waiting for the CacheManager's constructor to end (see {@link ConstructionWatch}), or null. */
     private volatile Thread constructionWatch;
-    private NodeConfig config;
+    private volatile NodeConfig config;
     private volatile Transport transport;
-    private ListenerConfig listener;
-    private volatile PeerDirectory directory;
+    private volatile ListenerConfig listener;
     private volatile Engine engine;
     private Admission admission;
-    private NodeDiscovery discovery;
+    private volatile NodeDiscovery discovery;
+    private volatile PeerRegistrations registrations;
     private CacheWatch cacheWatch;
 
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
@@ -76,8 +75,6 @@ public final class ReplicationNode {
         this.metrics = new ReplicationMetrics(cacheManager.getName(), transportName);
         this.warn = new RateLimitedLog(LOG, 10_000, clock);
         this.caches = new CacheBindings(cacheManager, metrics, isReplicator);
-        this.registrations = new PeerRegistrations(cacheManager.getName(), scheme, transportName, () -> transport,
-                () -> directory);
     }
 
     /** Node states. */
@@ -113,8 +110,10 @@ public final class ReplicationNode {
         this.config = nodeConfig;
         this.transport = nodeTransport;
         String cm = cacheManager.getName();
-        discovery = new NodeDiscovery(nodeConfig.discovery(), nodeTransport);
-        directory = discovery.directory;
+        NodeDiscovery d = new NodeDiscovery(nodeConfig.discovery(), nodeTransport);
+        discovery = d;
+        PeerDirectory directory = d.directory;
+        registrations = new PeerRegistrations(cm, transportName, nodeTransport, directory);
         admission = new Admission(nodeConfig.unauthenticatedPeers(), metrics, warn, transportName, cm);
         engine = new Engine(cm, transportName, nodeConfig, nodeTransport, caches, directory, metrics, threads, warn,
                 clock, this::isAlive, () -> state == State.STOPPED);
@@ -142,7 +141,7 @@ public final class ReplicationNode {
         }
         try {
             transport.start(new NodeContext(this, threads, admission));
-            directory.setSelf(transport.localEndpoint());
+            discovery.directory.setSelf(transport.localEndpoint());
             engine.startDispatcher();
             discovery.start(transportName, threads, metrics, clock);
             if (config.registerJmx()) {
@@ -284,11 +283,11 @@ public final class ReplicationNode {
         return metrics;
     }
 
-    public synchronized NodeConfig config() {
+    public NodeConfig config() {
         return config;
     }
 
-    public synchronized ListenerConfig listener() {
+    public ListenerConfig listener() {
         return listener;
     }
 
@@ -299,8 +298,8 @@ public final class ReplicationNode {
     }
 
     public List<Peer> peers() {
-        PeerDirectory d = directory;
-        return d == null ? Collections.<Peer>emptyList() : d.peers();
+        NodeDiscovery d = discovery;
+        return d == null ? Collections.<Peer>emptyList() : d.directory.peers();
     }
 
     /** The caches this node replicates (bound, or with a replicator that has not sent yet). */
@@ -342,11 +341,20 @@ public final class ReplicationNode {
      * @throws CacheException naming the accepted formats when {@code entry} names no peer
      */
     public void registerPeer(String entry) {
-        registrations.register(entry);
+        registrations().register(entry);
     }
 
     public void unregisterPeer(String entry) {
-        registrations.unregister(entry);
+        registrations().unregister(entry);
+    }
+
+    private PeerRegistrations registrations() {
+        PeerRegistrations r = registrations;
+        if (r == null) {
+            throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " has no " + scheme
+                    + " peer provider configured");
+        }
+        return r;
     }
 
     /** Replicates a put or update with its value (see {@link Outbound} for where it is encoded). */
@@ -374,7 +382,7 @@ public final class ReplicationNode {
 
     /** The members a transport that finds them itself reports (see {@code TransportContext.setMembers}). */
     void replaceMembers(Collection<String> endpoints) {
-        directory.replaceMembers(endpoints);
+        discovery.directory.replaceMembers(endpoints);
     }
 
     /** Reloads every replicated cache from {@code peerEndpoint} (see {@link Convergence}). */

@@ -1,6 +1,7 @@
 package io.ehrelay.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.ArgumentMatchers.anyString;
@@ -24,7 +25,6 @@ import io.ehrelay.testing.CacheKeys;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.event.CacheEventListener;
-import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -171,7 +171,7 @@ class StateTransferTest {
 
     @Test
     void aCacheThisNodeLacks_isRefusedWithItsName() {
-        assertThat(Assertions.catchThrowable(() -> a.st.open("nowhere")))
+        assertThatThrownBy(() -> a.st.open("nowhere"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no live cache named 'nowhere'");
     }
 }
