@@ -15,7 +15,7 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
 import io.ehrelay.internal.InboundBudget;
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.rpc.RpcService;
 import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.internal.rpc.RpcTransport;

@@ -17,7 +17,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.TransportMetrics;

@@ -10,13 +10,11 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.ehrelay.internal.InboundBudget;
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.InboundSlots;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.TransportMetrics;
@@ -31,10 +29,11 @@ import org.slf4j.LoggerFactory;
  * factory, given to the transport before it starts, with {@link FrameReader} between the transport's server and
  * the transport, adds two bounds:
  * <ul>
- * <li><b>connections</b>: at most {@code maxInboundConnections} accepted sockets open at once. When all are
- *     taken, the one silent the longest gives its slot up if it has been silent for {@link #idleMillis} (members
- *     send heartbeats every few seconds, so an honest connection is never that silent); otherwise the newcomer is
- *     closed at once. Either way one connection is counted in {@code refusedConnections}.</li>
+ * <li><b>connections</b>: at most {@code maxInboundConnections} accepted sockets open at once, by the policy
+ *     every transport shares ({@link InboundSlots}): when all are taken, the oldest that has not sent its JGroups
+ *     connection header, else the one silent the longest if silent for {@link #idleMillis} (members send
+ *     heartbeats every few seconds, so an honest connection is never that silent), gives its slot up; otherwise
+ *     the newcomer is closed at once.</li>
  * <li><b>frames being read</b>: each frame is read whole before JGroups parses it ({@link Metered#readFrame}):
  *     one larger than {@code max_length} JGroups' server refuses before ehrelay sees it; with {@code max_length}
  *     0, one larger than {@code inboundBufferMaxBytes} closes the connection; one over
@@ -66,23 +65,20 @@ final class InboundSockets extends DefaultSocketFactory {
     /** The accepted connection this thread last read from (JGroups reads each one on a thread of its own). */
     private static final ThreadLocal<Metered> READING = new ThreadLocal<>();
 
-    private final int max;
     /** The transport's {@code max_length}: the most one frame may hold (0: no limit but the budget). */
     private final long maxLength;
     private final InboundBudget budget;
     private final TransportMetrics metrics;
-    private final TransportMetrics.Count refused;
-    private final String node;
     private final int waitMillis = budgetWaitMillis;
     private final int stall = stallMillis;
     private final int idle = idleMillis;
     private final Clock clock;
     private final RateLimitedLog warn;
+    private final String node;
     /** Run once, before the first accepted connection is handed to JGroups ({@link #beforeFirstAccept}). */
     private final Object hookLock = new Object();
     private Runnable firstAccept;
-    /** The open connections, oldest first; guarded by {@code this}. */
-    private final LinkedHashSet<Inbound> open = new LinkedHashSet<>();
+    private final InboundSlots<Inbound> slots;
 
     /**
      * @param max       {@code maxInboundConnections}
@@ -96,12 +92,12 @@ final class InboundSockets extends DefaultSocketFactory {
                    Clock clock) {
         this.clock = clock;
         this.warn = new RateLimitedLog(LOG, 10_000, clock);
-        this.max = max;
+        this.node = node;
         this.maxLength = maxLength;
         this.budget = budget;
         this.metrics = metrics;
-        this.refused = metrics.count(MetricNames.REFUSED_CONNECTIONS);
-        this.node = node;
+        this.slots = new InboundSlots<>("JGroups", max, idle, metrics.count(MetricNames.REFUSED_CONNECTIONS), node,
+                clock);
     }
 
     /**
@@ -131,8 +127,8 @@ final class InboundSockets extends DefaultSocketFactory {
     }
 
     /** The accepted connections open now (gauge {@code connectionsIn}). */
-    synchronized int size() {
-        return open.size();
+    int size() {
+        return slots.size();
     }
 
     @Override
@@ -168,49 +164,7 @@ final class InboundSockets extends DefaultSocketFactory {
 
     /** Closes every accepted connection still open: the node stopped. */
     void closeAll() {
-        List<Inbound> all;
-        synchronized (this) {
-            all = new ArrayList<>(open);
-        }
-        for (Inbound s : all) {
-            s.closeQuietly();
-        }
-    }
-
-    /** Gives {@code s}, just accepted, a slot (closing a connection silent for the idle time if need be). */
-    private boolean admit(Inbound s) {
-        Inbound victim = null;
-        long now = clock.nanoTime();
-        synchronized (this) {
-            if (open.size() >= max) {
-                for (Inbound c : open) {
-                    if (victim == null || c.lastReadNanos < victim.lastReadNanos) {
-                        victim = c;
-                    }
-                }
-                if (victim == null || now - victim.lastReadNanos < TimeUnit.MILLISECONDS.toNanos(idle)) {
-                    refused.mark();
-                    warn.warn("refused", "ehrelay: CacheManager {}: refusing a JGroups connection from {}: "
-                            + "maxInboundConnections={} are open, none silent for {} s (counted in "
-                            + "refusedConnections)", node, s.getInetAddress(), max, idle / 1000);
-                    return false;
-                }
-                open.remove(victim);
-            }
-            open.add(s);
-        }
-        if (victim != null) {
-            refused.mark();
-            warn.warn("evicted", "ehrelay: CacheManager {}: maxInboundConnections={} reached: closed the JGroups "
-                    + "connection from {}, silent for {} s (counted in refusedConnections)", node, max,
-                    victim.getInetAddress(), TimeUnit.NANOSECONDS.toSeconds(now - victim.lastReadNanos));
-            victim.closeQuietly();
-        }
-        return true;
-    }
-
-    private synchronized void closed(Inbound s) {
-        open.remove(s);
+        slots.closeAll();
     }
 
     /** The transport's listening socket: hands JGroups only connections that got a slot. */
@@ -225,7 +179,7 @@ final class InboundSockets extends DefaultSocketFactory {
             while (true) {
                 Inbound s = new Inbound();
                 implAccept(s);
-                if (admit(s)) {
+                if (slots.admit(s)) {
                     try {
                         firstAcceptNow();
                     } catch (RuntimeException e) {
@@ -239,11 +193,47 @@ final class InboundSockets extends DefaultSocketFactory {
         }
     }
 
-    /** An accepted connection: its slot, and the stream that charges its messages. */
-    private final class Inbound extends Socket {
+    /**
+     * An accepted connection: its slot, and the stream that charges its messages. It is in its handshake until
+     * JGroups read its connection header (an honest member sends it as soon as it connects).
+     */
+    private final class Inbound extends Socket implements InboundSlots.Connection {
 
-        volatile long lastReadNanos = clock.nanoTime();
+        private final long acceptedNanos = clock.nanoTime();
+        volatile long lastReadNanos = acceptedNanos;
+        volatile boolean headerRead;
         private Metered in;
+
+        @Override
+        public long acceptedNanos() {
+            return acceptedNanos;
+        }
+
+        @Override
+        public long lastActiveNanos() {
+            return lastReadNanos;
+        }
+
+        @Override
+        public boolean inHandshake() {
+            return !headerRead;
+        }
+
+        /** A stalled frame ends by its own read time-out ({@link Metered#readWithin}): never closed from here. */
+        @Override
+        public boolean inFrame() {
+            return false;
+        }
+
+        @Override
+        public String remote() {
+            return String.valueOf(getInetAddress());
+        }
+
+        @Override
+        public void evict() {
+            closeQuietly();
+        }
 
         @Override
         public synchronized InputStream getInputStream() throws IOException {
@@ -258,7 +248,7 @@ final class InboundSockets extends DefaultSocketFactory {
             try {
                 super.close();
             } finally {
-                closed(this);
+                slots.closed(this);
                 Metered m;
                 synchronized (this) {
                     m = in;
@@ -269,7 +259,8 @@ final class InboundSockets extends DefaultSocketFactory {
             }
         }
 
-        void closeQuietly() {
+        @Override
+        public void closeQuietly() {
             try {
                 close();
             } catch (IOException e) {
@@ -325,6 +316,8 @@ final class InboundSockets extends DefaultSocketFactory {
                         addressSized = true;
                         int ip = b[off + n - 1];
                         headerLeft = (ip == 16 ? 16 + 4 : ip == 4 ? 4 : 0) + 2;
+                    } else if (headerLeft == 0) {
+                        socket.headerRead = true;
                     }
                 }
                 return n;

@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.ehrelay.internal.InboundBudget;
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.rpc.RpcException;
 import io.ehrelay.internal.rpc.RpcService;
 import io.ehrelay.internal.rpc.RpcTransport;

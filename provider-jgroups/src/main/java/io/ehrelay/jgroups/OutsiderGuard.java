@@ -2,7 +2,7 @@ package io.ehrelay.jgroups;
 
 import java.util.LinkedHashSet;
 
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.TransportMetrics;
 import org.jgroups.Address;
 import org.jgroups.Event;

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 
+import io.ehrelay.internal.InboundSlots;
 import io.ehrelay.spi.PeerGate;
 
 /**
@@ -427,7 +428,7 @@ final class BufferedSockets {
             return out;
         }
 
-        void closeQuietly() {
+        public void closeQuietly() {
             try {
                 close();
             } catch (IOException e) {
@@ -444,7 +445,7 @@ final class BufferedSockets {
      * {@code sun.rmi.transport.tcp.readTimeout} says otherwise) is clamped to these, so RMI's own read of the
      * next call times out on a silent connection, and RMI closes it.
      */
-    static final class InboundSocket extends BufferedSocket implements Activity {
+    static final class InboundSocket extends BufferedSocket implements Activity, InboundSlots.Connection {
         private final InboundConnections slots;
         private final boolean tls;
         private final AtomicInteger closes = new AtomicInteger();
@@ -506,17 +507,38 @@ final class BufferedSockets {
             established = true;
         }
 
-        boolean inHandshake() {
+        @Override
+        public boolean inHandshake() {
             return !established;
         }
 
-        long acceptedNanos() {
+        @Override
+        public long acceptedNanos() {
             return acceptedNanos;
         }
 
-        /** How long nothing was read from or written to this connection. */
-        long silentNanos(long now) {
-            return now - lastActiveNanos;
+        /** When something was last read from or written to this connection. */
+        @Override
+        public long lastActiveNanos() {
+            return lastActiveNanos;
+        }
+
+        /** RMI's own reads time out on a stalled call ({@link #beforeRead}): never closed as stalled. */
+        @Override
+        public boolean inFrame() {
+            return false;
+        }
+
+        @Override
+        public String remote() {
+            return String.valueOf(getInetAddress());
+        }
+
+        /** Closes it, then waits a little for RMI's thread of it to take the newcomer: threads stay bounded. */
+        @Override
+        public void evict() {
+            closeQuietly();
+            awaitRmiDone(InboundConnections.EVICTION_WAIT_MILLIS);
         }
 
         @Override

@@ -19,10 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.net.ssl.SSLContext;
 
 import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.SerializationGuard;
-import io.ehrelay.internal.engine.RateLimitedLog;
 import io.ehrelay.internal.rpc.RpcService;
 import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.internal.rpc.RpcTransport;

@@ -94,14 +94,14 @@ final class FrameChannel {
         this.budgetWaitMillis = budgetWaitMillis;
     }
 
-    /** Whether a frame has been started but not finished, and nothing arrived for {@code nanos}. */
-    boolean stalledFor(long nanos, long now) {
-        return inFrame && now - lastReadNanos > nanos;
+    /** Whether a frame has been started but not finished. */
+    boolean inFrame() {
+        return inFrame;
     }
 
-    /** Nanoseconds since the last bytes arrived. */
-    long idleNanos(long now) {
-        return now - lastReadNanos;
+    /** When the last bytes arrived, on the node's clock (when the channel was made, before any). */
+    long lastReadNanos() {
+        return lastReadNanos;
     }
 
     /** Gives the buffer's share of the budget back (the channel is closed; any thread). */

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
 import javax.net.ssl.SSLException;
 
 import io.ehrelay.internal.InboundBudget;
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.InboundSlots;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.MetricNames;
@@ -28,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * answered with NACK when acknowledged, and the connection stays. Nothing from a damaged frame is applied. With
  * TLS, the TLS handshake comes first, within the same time as HELLO; a peer that fails it is refused.
  */
-final class InboundConnection implements Runnable {
+final class InboundConnection implements Runnable, InboundSlots.Connection {
 
     private static final Logger LOG = LoggerFactory.getLogger(InboundConnection.class);
     private static final RateLimitedLog WARN = new RateLimitedLog(LOG, 10_000);
@@ -49,6 +50,9 @@ final class InboundConnection implements Runnable {
     private final Consumer<String> onHello;
     private volatile String from;
     private final InetAddress remoteAddress;
+    private final long acceptedNanos;
+    /** Set once the peer said HELLO (and, with a cluster secret, proved it). */
+    private volatile boolean established;
 
     InboundConnection(SocketChannel sc, TransportContext context, Runnable onClose,
                       Consumer<String> onHello) throws IOException {
@@ -68,6 +72,7 @@ final class InboundConnection implements Runnable {
         this.tls = tls;
         this.channel = new FrameChannel(sc, tls, context.maxFrameBytes(), budget, budgetWaitMillis,
                 context.clock());
+        this.acceptedNanos = channel.lastReadNanos();
         this.context = context;
         this.onClose = onClose;
         this.from = String.valueOf(sc.getRemoteAddress());
@@ -94,6 +99,7 @@ final class InboundConnection implements Runnable {
             if (secret != null && !authenticated(secret, hello.copy())) {
                 return;
             }
+            established = true;
             if (!endpoint.isEmpty()) {
                 from = endpoint + " (" + from + ")";
                 onHello.accept(endpoint);
@@ -231,6 +237,16 @@ final class InboundConnection implements Runnable {
         return b.length <= 4096 ? b : Arrays.copyOf(b, 4096);
     }
 
+    @Override
+    public void evict() {
+        close();
+    }
+
+    @Override
+    public void closeQuietly() {
+        close();
+    }
+
     void close() {
         try {
             channel.close();
@@ -241,15 +257,29 @@ final class InboundConnection implements Runnable {
         onClose.run();
     }
 
-    boolean stalledFor(long nanos, long now) {
-        return channel.stalledFor(nanos, now);
+    @Override
+    public long acceptedNanos() {
+        return acceptedNanos;
     }
 
-    long idleNanos(long now) {
-        return channel.idleNanos(now);
+    @Override
+    public long lastActiveNanos() {
+        return channel.lastReadNanos();
     }
 
-    String from() {
+    /** Until the peer said HELLO (after TLS, and with a cluster secret its proof). */
+    @Override
+    public boolean inHandshake() {
+        return !established;
+    }
+
+    @Override
+    public boolean inFrame() {
+        return channel.inFrame();
+    }
+
+    @Override
+    public String remote() {
         return from;
     }
 }

@@ -26,7 +26,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 
 import io.ehrelay.internal.Backoff;
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.ClusterSecret;

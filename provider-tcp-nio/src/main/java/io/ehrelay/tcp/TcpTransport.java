@@ -19,6 +19,7 @@ import javax.net.ssl.SSLContext;
 
 import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.InboundBudget;
+import io.ehrelay.internal.InboundSlots;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.ListenerConfig;
@@ -26,7 +27,6 @@ import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.spi.TransportContext;
-import io.ehrelay.spi.TransportMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,12 +45,11 @@ final class TcpTransport implements Transport {
 
     private final TcpSettings settings;
     private final Map<Peer, TcpPeerChannel> outbound = new ConcurrentHashMap<>();
-    private final Set<InboundConnection> inbound = ConcurrentHashMap.newKeySet();
     private final Set<Thread> inboundThreads = ConcurrentHashMap.newKeySet();
     private volatile TransportContext context;
     private volatile ServerSocketChannel server;
     private volatile String endpoint;
-    private volatile TransportMetrics.Count refusedConnections;
+    private volatile InboundSlots<InboundConnection> inbound;
     private volatile InboundBudget budget;
     /** The context of TLS connections, or {@code null} without TLS. */
     private volatile SSLContext tls;
@@ -98,9 +97,11 @@ final class TcpTransport implements Transport {
         server = ssc;
         endpoint = Endpoints.format(listener.advertisedHostName(),
                 listener.advertisedPort(((InetSocketAddress) ssc.getLocalAddress()).getPort()));
+        // refusedConnections registered now: monitoring sees it at 0
+        inbound = new InboundSlots<>("TCP", settings.maxInboundConnections, EVICT_IDLE_MILLIS,
+                ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS), ctx.cacheManagerName(), ctx.clock());
         ctx.metrics().gauge(MetricNames.CONNECTIONS_IN, inbound::size);
         ctx.metrics().gauge("connectionsOut", () -> outbound.values().stream().filter(TcpPeerChannel::isConnected).count());
-        refusedConnections = ctx.metrics().count(MetricNames.REFUSED_CONNECTIONS); // registered now: monitoring sees it at 0
         budget = new InboundBudget(settings.inboundBufferMaxBytes, context.clock());
         ctx.metrics().gauge(MetricNames.INBOUND_BUFFER_BYTES, () -> budget.used());
         acceptor = ctx.threads("tcp-accept").newThread(this::acceptLoop);
@@ -119,7 +120,7 @@ final class TcpTransport implements Transport {
                 Socket socket = server.socket().accept();
                 sc = socket.getChannel();
             } catch (SocketTimeoutException e) {
-                closeStalled();
+                inbound.closeStalled(stallMillis);
                 continue;
             } catch (ClosedChannelException e) {
                 return;
@@ -138,24 +139,20 @@ final class TcpTransport implements Transport {
                 closeQuietly(sc);
                 continue;
             }
-            closeStalled();
-            if (inbound.size() >= settings.maxInboundConnections && !evictIdle()) {
-                refusedConnections.mark();
-                LOG.warn("ehrelay: refusing connection from {}: maxInboundConnections={} reached", remote(sc),
-                        settings.maxInboundConnections);
-                closeQuietly(sc);
-                continue;
-            }
+            inbound.closeStalled(stallMillis);
             TlsChannel secured = null;
             try {
                 if (tls != null) {
                     secured = TlsChannel.server(sc, tls, settings.clientAuth, context.clock());
                 }
                 InboundConnection[] holder = new InboundConnection[1];
-                InboundConnection c = new InboundConnection(sc, secured, context, () -> inbound.remove(holder[0]),
+                InboundConnection c = new InboundConnection(sc, secured, context, () -> inbound.closed(holder[0]),
                         this::peerIsUp, budget, stallMillis + 5000);
                 holder[0] = c;
-                inbound.add(c);
+                if (!inbound.admit(c)) {
+                    c.close();
+                    continue;
+                }
                 Thread t = context.threads("tcp-in").newThread(() -> {
                     try {
                         c.run();
@@ -183,42 +180,6 @@ final class TcpTransport implements Transport {
         return context.clusterSecret() != null || settings.tls && settings.clientAuth;
     }
 
-    /**
-     * Closes inbound connections that stopped sending in the middle of a frame for {@link #stallMillis}: what
-     * they hold of the receive-buffer budget goes back to the honest ones.
-     */
-    private void closeStalled() {
-        long now = context.clock().nanoTime();
-        for (InboundConnection c : inbound) {
-            if (c.stalledFor(stallMillis * 1_000_000L, now)) {
-                LOG.warn("ehrelay: closing connection from {}: nothing arrived for {} ms in the middle of a frame",
-                        c.from(), stallMillis);
-                c.close();
-            }
-        }
-    }
-
-    /**
-     * Every inbound slot is taken: closes the connection silent the longest, if silent for
-     * {@link #EVICT_IDLE_MILLIS} (a peer whose connection it was connects again when it next sends).
-     */
-    private boolean evictIdle() {
-        long now = context.clock().nanoTime();
-        InboundConnection idlest = null;
-        for (InboundConnection c : inbound) {
-            if (idlest == null || c.idleNanos(now) > idlest.idleNanos(now)) {
-                idlest = c;
-            }
-        }
-        if (idlest == null || idlest.idleNanos(now) < EVICT_IDLE_MILLIS * 1_000_000L) {
-            return false;
-        }
-        LOG.info("ehrelay: maxInboundConnections={} reached: closing the connection from {}, silent for {} s",
-                settings.maxInboundConnections, idlest.from(), idlest.idleNanos(now) / 1_000_000_000L);
-        idlest.close();
-        return true;
-    }
-
     private boolean admitted(SocketChannel sc) {
         SocketAddress remote;
         try {
@@ -228,14 +189,6 @@ final class TcpTransport implements Transport {
         }
         return remote instanceof InetSocketAddress
                 && context.peerGate().admits(((InetSocketAddress) remote).getAddress(), "connection");
-    }
-
-    private static String remote(SocketChannel sc) {
-        try {
-            return String.valueOf(sc.getRemoteAddress());
-        } catch (IOException e) {
-            return "?";
-        }
     }
 
     private static void closeQuietly(SocketChannel sc) {
@@ -396,7 +349,9 @@ final class TcpTransport implements Transport {
         }
         outbound.values().forEach(TcpPeerChannel::close);
         outbound.clear();
-        inbound.forEach(InboundConnection::close);
+        if (inbound != null) {
+            inbound.closeAll();
+        }
         inboundThreads.forEach(TcpTransport::join);
     }
 

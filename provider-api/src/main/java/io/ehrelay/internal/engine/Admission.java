@@ -2,6 +2,7 @@ package io.ehrelay.internal.engine;
 
 import java.net.InetAddress;
 
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.config.UnauthenticatedPeers;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.MetricNames;

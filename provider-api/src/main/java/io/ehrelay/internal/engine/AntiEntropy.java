@@ -19,6 +19,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.ehrelay.internal.Futures;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;

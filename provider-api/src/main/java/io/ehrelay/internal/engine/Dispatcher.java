@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.ByteSink;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;

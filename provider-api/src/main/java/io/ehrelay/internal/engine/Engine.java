@@ -3,6 +3,7 @@ package io.ehrelay.internal.engine;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.discovery.PeerDirectory;
 import io.ehrelay.internal.metrics.ReplicationMetrics;

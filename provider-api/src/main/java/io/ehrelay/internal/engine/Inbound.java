@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;

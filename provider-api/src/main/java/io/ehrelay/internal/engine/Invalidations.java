@@ -5,6 +5,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.AllowList;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;

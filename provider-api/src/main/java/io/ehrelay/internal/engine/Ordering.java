@@ -5,6 +5,7 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Collections;
 
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.Clock;

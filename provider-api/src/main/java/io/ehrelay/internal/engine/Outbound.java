@@ -13,6 +13,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.ehrelay.config.SyncFailurePolicy;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.ReplicatorConfig;

@@ -8,6 +8,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.config.BootstrapConfig;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.ReplicatorConfig;

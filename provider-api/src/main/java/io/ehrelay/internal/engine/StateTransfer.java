@@ -16,6 +16,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import io.ehrelay.internal.Futures;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.BootstrapConfig;

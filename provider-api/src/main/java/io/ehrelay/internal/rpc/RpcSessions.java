@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
-import io.ehrelay.internal.engine.RateLimitedLog;
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.MetricNames;

@@ -1,5 +1,6 @@
 package io.ehrelay.internal.engine;
 
+import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.ByteSink;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;

@@ -1,4 +1,4 @@
-package io.ehrelay.internal.engine;
+package io.ehrelay.internal;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
