@@ -41,7 +41,7 @@ final class Convergence {
     private final BooleanSupplier running;
     /** Marks every dispatcher lane lost: each peer that receives the next batches resynchronises from this node. */
     private final Runnable markLostAll;
-    private volatile StateTransfer state;
+    private final StateTransfer state;
     /** A resync skips the caches the peer said it does not hold. */
     private final Membership membership;
 
@@ -51,7 +51,9 @@ final class Convergence {
     private final Set<String> resyncPending = ConcurrentHashMap.newKeySet();
 
     Convergence(String cacheManagerName, Transport transport, Supplier<List<Peer>> peers, ReplicationMetrics metrics,
-                CacheBindings caches, BooleanSupplier running, Runnable markLostAll, Membership membership) {
+                CacheBindings caches, BooleanSupplier running, Runnable markLostAll, Membership membership,
+                StateTransfer state) {
+        this.state = state;
         this.membership = membership;
         this.cacheManagerName = cacheManagerName;
         this.transport = transport;
@@ -63,10 +65,6 @@ final class Convergence {
         metrics.meter(MetricNames.RESYNCS);
         metrics.meter(MetricNames.RESYNC_FAILURES);
         metrics.meter(MetricNames.GAPS);
-    }
-
-    void setStateTransfer(StateTransfer stateTransfer) {
-        this.state = stateTransfer;
     }
 
     /** A batch could not be delivered to {@code peer}: it may miss events of this node. */

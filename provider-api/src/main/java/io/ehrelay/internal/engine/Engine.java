@@ -64,24 +64,22 @@ final class Engine {
                 config.overflowPolicy(), config.overflowBlockMillis(), clock);
         caches.setLanes(config.dispatcherThreads());
         membership = new Membership(cm, transport, caches::liveReplicatedCaches, clock);
-        convergence = new Convergence(cm, transport, directory::peers, metrics, caches, alive,
-                () -> dispatcher.markLostAll(), membership);
         sentClasses = new SentClasses(config.limits().allowList(), config.learnAllowedClasses());
         ordering = new Ordering(clock, config.tombstoneRetentionMillis(), warn);
+        Invalidations invalidations = new Invalidations(metrics, config.limits().allowList(), warn);
+        stateTransfer = new StateTransfer(cm, caches, transport, metrics, config.limits(), directory::peers,
+                () -> dispatcher, invalidations, stopped, threads.factory("bootstrap"), warn, clock, ordering,
+                membership);
+        convergence = new Convergence(cm, transport, directory::peers, metrics, caches, alive,
+                () -> dispatcher.markLostAll(), membership, stateTransfer);
         outbound = new Outbound(cm, config, queue, this::peersHolding, transport, metrics, alive, convergence, warn,
                 clock, sentClasses, ordering);
-        inbound = new Inbound(cm, caches, metrics, config.limits(), convergence, warn, clock, ordering, membership,
-                this::endpointOf);
-        stateTransfer = new StateTransfer(cm, caches, transport, metrics, config.limits(), directory::peers,
-                () -> dispatcher, inbound, stopped, threads.factory("bootstrap"), warn, clock, ordering, membership);
         antiEntropy = new AntiEntropy(cm, config, transport, caches, this::peersHolding, stateTransfer, ordering,
                 metrics, clock, alive, warn);
-        inbound.setAntiEntropy(antiEntropy);
         metrics.addOperations(ObjectNames.convergence(cm, transportName), antiEntropy, ConvergenceMBean.class);
         peerStats = new PeerStats(metrics, clock, queue::oldestEnqueuedNanos, antiEntropy);
-        inbound.setPeerStats(peerStats);
-        convergence.setStateTransfer(stateTransfer);
-        inbound.setStateTransfer(stateTransfer);
+        inbound = new Inbound(cm, caches, metrics, config.limits(), convergence, warn, clock, ordering, membership,
+                this::endpointOf, invalidations, stateTransfer, antiEntropy, peerStats);
         metrics.gauge("queueCapacityBytes", config::queueMaxBytes);
         metrics.gauge("queueCapacityEvents", config::queueMaxEvents);
         metrics.gauge("queueHighWaterBytes", queue::highWaterBytes);

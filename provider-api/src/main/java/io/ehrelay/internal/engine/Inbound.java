@@ -40,9 +40,9 @@ final class Inbound implements InboundHandler {
     private final Clock clock;
     private final Invalidations invalidations;
     private final Ordering ordering;
-    private volatile StateTransfer state;
-    private volatile AntiEntropy antiEntropy;
-    private volatile PeerStats peerStats;
+    private final StateTransfer state;
+    private final AntiEntropy antiEntropy;
+    private final PeerStats peerStats;
     private final Map<String, String> endpoints = new ConcurrentHashMap<>();
     private final Membership membership;
     /** The endpoint of the node a {@code fromPeer} names ({@code null}: none), under which Membership knows it. */
@@ -50,7 +50,8 @@ final class Inbound implements InboundHandler {
 
     Inbound(String cacheManagerName, CacheBindings caches, ReplicationMetrics metrics, CodecLimits limits,
             Convergence convergence, RateLimitedLog warn, Clock clock, Ordering ordering, Membership membership,
-            Function<String, String> endpointOf) {
+            Function<String, String> endpointOf, Invalidations invalidations, StateTransfer state,
+            AntiEntropy antiEntropy, PeerStats peerStats) {
         this.membership = membership;
         this.endpointOf = endpointOf;
         this.ordering = ordering;
@@ -61,16 +62,11 @@ final class Inbound implements InboundHandler {
         this.convergence = convergence;
         this.warn = warn;
         this.clock = clock;
-        this.invalidations = new Invalidations(metrics, limits.allowList(), warn);
+        this.invalidations = invalidations;
+        this.state = state;
+        this.antiEntropy = antiEntropy;
+        this.peerStats = peerStats;
         metrics.meter(MetricNames.DUPLICATE_BATCHES);
-    }
-
-    Invalidations invalidations() {
-        return invalidations;
-    }
-
-    void setStateTransfer(StateTransfer stateTransfer) {
-        this.state = stateTransfer;
     }
 
     @Override
@@ -86,10 +82,7 @@ final class Inbound implements InboundHandler {
             throw e;
         }
         long stream = decoded.stream();
-        PeerStats stats = peerStats;
-        if (stats != null) {
-            stats.contact(endpointCached(fromPeer));
-        }
+        peerStats.contact(endpointCached(fromPeer));
         if (decoded.isMembership()) {
             String endpoint = endpointOf.apply(fromPeer);
             if (endpoint != null) {
@@ -140,15 +133,10 @@ final class Inbound implements InboundHandler {
 
     @Override
     public StateCursor openState(String cacheName) {
-        AntiEntropy ae = antiEntropy;
-        if (ae != null && AntiEntropy.isRequest(cacheName)) {
-            return ae.open(cacheName);
+        if (AntiEntropy.isRequest(cacheName)) {
+            return antiEntropy.open(cacheName);
         }
         return state.open(cacheName);
-    }
-
-    void setPeerStats(PeerStats stats) {
-        this.peerStats = stats;
     }
 
     /** The endpoint of a transport's sender name, remembered (at most a few thousand names). */
@@ -164,18 +152,6 @@ final class Inbound implements InboundHandler {
             }
         }
         return e;
-    }
-
-    void setAntiEntropy(AntiEntropy antiEntropy) {
-        this.antiEntropy = antiEntropy;
-    }
-
-    /**
-     * Reports an event of a state-transfer chunk that could not be decoded (its invalidation is the caller's:
-     * a snapshot is applied differently).
-     */
-    void undecodable(String fromPeer, EventCodec.Rejection r) {
-        invalidations.undecodable(fromPeer, r, caches.resolve(r.cacheName()) != null);
     }
 
     /** An event that arrived alone, counted at once. */

@@ -53,7 +53,8 @@ final class StateTransfer {
     private final CodecLimits limits;
     private final Supplier<List<Peer>> peers;
     private final Supplier<Dispatcher> dispatcher;
-    private final Inbound inbound;
+    /** What this node does with an entry it cannot apply (its key only; counted and logged). */
+    private final Invalidations invalidations;
     private final BooleanSupplier stopped;
     private final ThreadFactory threads;
     private final RateLimitedLog warn;
@@ -73,7 +74,8 @@ final class StateTransfer {
     private final Membership membership;
 
     StateTransfer(String cacheManagerName, CacheBindings caches, Transport transport, ReplicationMetrics metrics,
-                  CodecLimits limits, Supplier<List<Peer>> peers, Supplier<Dispatcher> dispatcher, Inbound inbound,
+                  CodecLimits limits, Supplier<List<Peer>> peers, Supplier<Dispatcher> dispatcher,
+                  Invalidations invalidations,
                   BooleanSupplier stopped, ThreadFactory threads, RateLimitedLog warn, Clock clock,
                   Ordering ordering, Membership membership) {
         this.membership = membership;
@@ -85,7 +87,7 @@ final class StateTransfer {
         this.limits = limits;
         this.peers = peers;
         this.dispatcher = dispatcher;
-        this.inbound = inbound;
+        this.invalidations = invalidations;
         this.stopped = stopped;
         this.threads = threads;
         this.warn = warn;
@@ -396,7 +398,8 @@ final class StateTransfer {
             }
             EventCodec.Rejection rejected = decoded.rejectionOf(ev);
             if (rejected != null) {
-                inbound.undecodable(fromPeer, rejected);
+                // its invalidation is this loop's: a snapshot is applied differently
+                invalidations.undecodable(fromPeer, rejected, caches.resolve(rejected.cacheName()) != null);
                 if (ev.key() == null) {
                     continue;
                 }
@@ -420,7 +423,7 @@ final class StateTransfer {
                     repaired++;
                 }
             } catch (RuntimeException e) {
-                inbound.invalidations().applyFailed(fromPeer, cache, m, ev, e);
+                invalidations.applyFailed(fromPeer, cache, m, ev, e);
             }
             n++;
         }

@@ -47,13 +47,14 @@ class ConvergenceTest {
                 .thenReturn(CompletableFuture.completedFuture(null));
         Membership membership = new Membership(kit.cacheManager.getName(), transport, caches::liveReplicatedCaches,
                 Clock.SYSTEM);
-        convergence = new Convergence(kit.cacheManager.getName(), transport, () -> peers, kit.metrics, caches,
-                () -> true, markedLost::incrementAndGet, membership);
         caches.bind("a");
         StateTransfer st = new StateTransfer(kit.cacheManager.getName(), caches, transport, kit.metrics,
-                kit.config.limits(), () -> peers, () -> null, null, () -> stopped, Executors.defaultThreadFactory(),
-                kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn), membership);
-        convergence.setStateTransfer(st);
+                kit.config.limits(), () -> peers, () -> null,
+                new Invalidations(kit.metrics, kit.config.limits().allowList(), kit.warn), () -> stopped,
+                Executors.defaultThreadFactory(), kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn),
+                membership);
+        convergence = new Convergence(kit.cacheManager.getName(), transport, () -> peers, kit.metrics, caches,
+                () -> true, markedLost::incrementAndGet, membership, st);
     }
 
     @AfterEach

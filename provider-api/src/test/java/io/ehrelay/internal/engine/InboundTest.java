@@ -32,7 +32,8 @@ class InboundTest {
             caches::liveReplicatedCaches, Clock.SYSTEM);
     private final Inbound inbound = new Inbound(kit.cacheManager.getName(), caches, kit.metrics,
             kit.config.limits(), convergence, kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn),
-            membership, from -> from);
+            membership, from -> from, new Invalidations(kit.metrics, kit.config.limits().allowList(), kit.warn),
+            mock(StateTransfer.class), mock(AntiEntropy.class), mock(PeerStats.class));
     private final Ehcache a = kit.cacheManager.getEhcache("a");
 
     @AfterEach

@@ -48,7 +48,8 @@ class StateTransferTest {
         final CacheBindings caches = new CacheBindings(kit.cacheManager, kit.metrics, (CacheEventListener l) -> false);
         final Ordering ordering = new Ordering(Clock.SYSTEM, 600_000, kit.warn);
         final StateTransfer st = new StateTransfer(kit.cacheManager.getName(), caches, transport, kit.metrics,
-                kit.config.limits(), () -> List.of(A), () -> null, null, () -> false,
+                kit.config.limits(), () -> List.of(A), () -> null,
+                new Invalidations(kit.metrics, kit.config.limits().allowList(), kit.warn), () -> false,
                 Executors.defaultThreadFactory(), kit.warn, Clock.SYSTEM, ordering,
                 new Membership(kit.cacheManager.getName(), transport, caches::liveReplicatedCaches, Clock.SYSTEM));
         final Ehcache cache = kit.cacheManager.getEhcache("a");
