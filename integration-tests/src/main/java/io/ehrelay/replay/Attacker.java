@@ -189,7 +189,7 @@ public final class Attacker {
             // its bootstrap asked the honest nodes for their state: what did it get?
             ReplayNode.say("RESULT read=" + cm.getCache("replay").getSize());
             ReplicationNode node = ReplicationNode.all(cm).get(0);
-            node.resyncFrom(node.peers().isEmpty() ? target() + ":" + ports[0] : node.peers().get(0).endpoint());
+            node.replication().resyncFrom(node.peers().isEmpty() ? target() + ":" + ports[0] : node.peers().get(0).endpoint());
             Thread.sleep(1000);
             ReplayNode.say("RESULT reread=" + cm.getCache("replay").getSize());
             for (int i = 0; i < 100; i++) {

@@ -33,7 +33,7 @@ class EhrelayBootstrapLoader implements BootstrapCacheLoader, Cloneable {
         ReplicationNode node = NodeLookup.nodeOf(cache, scheme, providerFactoryClassName, "an ehrelay bootstrap loader");
         CacheManagerPeerProvider provider = cache.getCacheManager().getCacheManagerPeerProvider(scheme);
         long clusterForm = provider == null ? 0 : provider.getTimeForClusterToForm();
-        node.bootstrap(cache, config, clusterForm);
+        node.replication().bootstrap(cache, config, clusterForm);
     }
 
     @Override

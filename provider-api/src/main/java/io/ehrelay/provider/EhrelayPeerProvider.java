@@ -37,12 +37,12 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
 
     @Override
     public void registerPeer(String endpoint) {
-        node.registerPeer(endpoint);
+        node.replication().registerPeer(endpoint);
     }
 
     @Override
     public void unregisterPeer(String endpoint) {
-        node.unregisterPeer(endpoint);
+        node.replication().unregisterPeer(endpoint);
     }
 
     /**
@@ -62,7 +62,7 @@ class EhrelayPeerProvider implements ManagedCacheManagerPeerProvider {
         long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FIRST_ATTEMPT_WAIT_MILLIS);
         for (Peer p : node.peers()) {
             if (transport != null && reachable(transport, p, clock, deadline)
-                    && node.peerHolds(p.endpoint(), cache.getName())) {
+                    && node.replication().peerHolds(p.endpoint(), cache.getName())) {
                 out.add(new RemoteCachePeer(cache.getName(), p.endpoint()));
             }
         }

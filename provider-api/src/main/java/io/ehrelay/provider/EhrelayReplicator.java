@@ -68,7 +68,7 @@ class EhrelayReplicator implements CacheReplicator {
     public void notifyElementRemoved(Ehcache cache, Element element) throws CacheException {
         if (config.replicateRemovals() && element != null && alive) {
             CacheBinding b = bindingFor(cache); // sets node
-            node.replicateKey(b, cache, Op.REMOVE, element, element.getObjectKey(), config);
+            node.replication().key(b, cache, Op.REMOVE, element, element.getObjectKey(), config);
         }
     }
 
@@ -76,7 +76,7 @@ class EhrelayReplicator implements CacheReplicator {
     public void notifyRemoveAll(Ehcache cache) {
         if (config.replicateRemovals() && alive) {
             CacheBinding b = bindingFor(cache); // sets node
-            node.replicateRemoveAll(b, cache, config);
+            node.replication().removeAll(b, cache, config);
         }
     }
 
@@ -96,9 +96,9 @@ class EhrelayReplicator implements CacheReplicator {
         }
         CacheBinding b = bindingFor(cache);
         if (viaCopy) {
-            node.replicatePut(b, cache, element, config);
+            node.replication().put(b, cache, element, config);
         } else {
-            node.replicateKey(b, cache, Op.INVALIDATE, element, element.getObjectKey(), config);
+            node.replication().key(b, cache, Op.INVALIDATE, element, element.getObjectKey(), config);
         }
     }
 

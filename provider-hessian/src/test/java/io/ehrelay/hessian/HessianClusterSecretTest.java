@@ -84,7 +84,7 @@ class HessianClusterSecretTest {
         b.getCache("async").put(new Element("j", "from b"));
         Await.until(() -> b.getCache("async").get("k") != null && a.getCache("async").get("j") != null,
                 () -> "replication between nodes holding the same secret");
-        cluster.node(b).resyncFrom(cluster.endpoint(a));
+        cluster.node(b).replication().resyncFrom(cluster.endpoint(a));
         Await.until(() -> b.getCache("async").get("boot-99") != null, () -> "b resynced from a");
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isZero();
         assertThat(cluster.jmx(b).managerCount("unauthorized")).isZero();

@@ -61,7 +61,7 @@ class RmiClusterSecretTest {
         Await.until(() -> b.getCache("async").get("k") != null && a.getCache("async").get("j") != null,
                 () -> "replication between nodes holding the same secret");
         // a state transfer runs under the session too
-        cluster.node(b).resyncFrom(cluster.endpoint(a));
+        cluster.node(b).replication().resyncFrom(cluster.endpoint(a));
         Await.until(() -> b.getCache("async").get("boot-99") != null, () -> "b resynced from a");
         assertThat(cluster.jmx(a).managerCount("unauthorized")).isZero();
         assertThat(cluster.jmx(b).managerCount("unauthorized")).isZero();

@@ -76,6 +76,6 @@ final class NodeContext implements TransportContext {
 
     @Override
     public void resyncFrom(String peerEndpoint) {
-        node.resyncFrom(peerEndpoint);
+        node.replication().resyncFrom(peerEndpoint);
     }
 }

@@ -9,21 +9,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import io.ehrelay.internal.RateLimitedLog;
-import io.ehrelay.internal.config.BootstrapConfig;
 import io.ehrelay.internal.config.NodeConfig;
-import io.ehrelay.internal.config.ReplicatorConfig;
 import io.ehrelay.internal.discovery.PeerDirectory;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.ListenerConfig;
-import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
 import net.sf.ehcache.CacheException;
 import net.sf.ehcache.CacheManager;
-import net.sf.ehcache.Ehcache;
-import net.sf.ehcache.Element;
 import net.sf.ehcache.Status;
 import net.sf.ehcache.event.CacheEventListener;
 import org.slf4j.Logger;
@@ -63,7 +58,7 @@ public final class ReplicationNode {
     private volatile Engine engine;
     private Admission admission;
     private volatile NodeDiscovery discovery;
-    private volatile PeerRegistrations registrations;
+    private volatile Replication replication;
     private CacheWatch cacheWatch;
 
     private ReplicationNode(CacheManager cacheManager, String scheme, String transportName,
@@ -114,10 +109,10 @@ public final class ReplicationNode {
         NodeDiscovery d = new NodeDiscovery(nodeConfig.discovery(), nodeTransport);
         discovery = d;
         PeerDirectory directory = d.directory;
-        registrations = new PeerRegistrations(cm, transportName, nodeTransport, directory);
         admission = new Admission(nodeConfig.unauthenticatedPeers(), metrics, warn, transportName, cm);
         engine = new Engine(cm, transportName, nodeConfig, nodeTransport, caches, directory, metrics, threads, warn,
                 clock, this::isAlive, () -> state == State.STOPPED);
+        replication = new Replication(engine, new PeerRegistrations(cm, transportName, nodeTransport, directory));
     }
 
     /** Called by the listener factory: where this node listens. */
@@ -330,27 +325,13 @@ public final class ReplicationNode {
         return caches.liveReplicatedCaches();
     }
 
-    /** Whether the peer at {@code endpoint} holds {@code cacheName}, as far as this node knows (see Membership). */
-    public boolean peerHolds(String endpoint, String cacheName) {
-        Engine e = engine;
-        return e == null || e.membership.has(endpoint, cacheName);
-    }
-
     /**
-     * Registers a peer by any spelling its transport understands (see {@link PeerRegistrations}).
+     * What the provider layer asks of this node: replicate, bootstrap, resync, register peers.
      *
-     * @throws CacheException naming the accepted formats when {@code entry} names no peer
+     * @throws CacheException when no peer provider configured the node
      */
-    public void registerPeer(String entry) {
-        registrations().register(entry);
-    }
-
-    public void unregisterPeer(String entry) {
-        registrations().unregister(entry);
-    }
-
-    private PeerRegistrations registrations() {
-        PeerRegistrations r = registrations;
+    public Replication replication() {
+        Replication r = replication;
         if (r == null) {
             throw new CacheException("ehrelay: CacheManager " + cacheManager.getName() + " has no " + scheme
                     + " peer provider configured");
@@ -358,36 +339,8 @@ public final class ReplicationNode {
         return r;
     }
 
-    /** Replicates a put or update with its value (see {@link Outbound} for where it is encoded). */
-    public void replicatePut(CacheBinding binding, Ehcache cache, Element element, ReplicatorConfig rc) {
-        engine.outbound.put(binding, cache, element, rc);
-    }
-
-    /**
-     * Replicates a remove ({@link Op#REMOVE}) or an invalidation ({@link Op#INVALIDATE}) of {@code key}; for an
-     * invalidation, {@code element} is the element put.
-     */
-    public void replicateKey(CacheBinding binding, Ehcache cache, Op op, Element element, Object key,
-                             ReplicatorConfig rc) {
-        engine.outbound.keyEvent(binding, cache, op, element, key, rc);
-    }
-
-    public void replicateRemoveAll(CacheBinding binding, Ehcache cache, ReplicatorConfig rc) {
-        engine.outbound.removeAll(binding, cache, rc);
-    }
-
-    /** Loads {@code cache} from a peer (see {@link StateTransfer}). */
-    public void bootstrap(Ehcache cache, BootstrapConfig bc, long clusterFormMillis) {
-        engine.stateTransfer.bootstrap(cache, bc, clusterFormMillis);
-    }
-
     /** The members a transport that finds them itself reports (see {@code TransportContext.setMembers}). */
     void replaceMembers(Collection<String> endpoints) {
         discovery.directory.replaceMembers(endpoints);
-    }
-
-    /** Reloads every replicated cache from {@code peerEndpoint} (see {@link Convergence}). */
-    public void resyncFrom(String peerEndpoint) {
-        engine.convergence.resyncFrom(peerEndpoint);
     }
 }
