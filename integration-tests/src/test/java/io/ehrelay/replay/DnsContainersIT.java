@@ -122,7 +122,8 @@ class DnsContainersIT {
                 containers.stop(c);
                 containers.stop(d);
                 timings.add("c and d dropped by all " + awaitListed(List.of(a, e), 1, t4, "c and d leaving") + " ms");
-                Thread.sleep(500); // a few more writes with two members
+                int atScaleIn = written.get();
+                Await.until(() -> written.get() >= atScaleIn + 5 * CHUNK, () -> "no writes with two members");
             } finally {
                 writer.interrupt();
                 writer.join(30_000);

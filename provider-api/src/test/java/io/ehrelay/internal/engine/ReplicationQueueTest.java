@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.contract.Await;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
@@ -77,9 +78,11 @@ class ReplicationQueueTest {
     void blockPolicy_proceedsWhenTheDispatcherMakesRoom() throws Exception {
         ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
         assertThat(q.offer(0, entry(1))).isTrue();
+        Thread offering = Thread.currentThread();
         Thread taker = new Thread(() -> {
             try {
-                Thread.sleep(100);
+                // takes once the offer below waits for room
+                Await.until(() -> offering.getState() == Thread.State.TIMED_WAITING, () -> "the offer did not wait");
                 q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(1));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
