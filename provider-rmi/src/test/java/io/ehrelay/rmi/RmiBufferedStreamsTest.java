@@ -37,9 +37,9 @@ class RmiBufferedStreamsTest {
              BufferedSockets.BufferedSocket client = new BufferedSockets.BufferedSocket()) {
             client.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()), 2000);
             try (Socket accepted = server.accept()) {
-                BufferedSockets.AdaptiveInput in = new BufferedSockets.AdaptiveInput(accepted.getInputStream(),
+                AdaptiveInput in = new AdaptiveInput(accepted.getInputStream(),
                         BufferedSockets.NONE);
-                BufferedSockets.AdaptiveOutput out = (BufferedSockets.AdaptiveOutput) client.getOutputStream();
+                AdaptiveOutput out = (AdaptiveOutput) client.getOutputStream();
                 Random random = new Random(7);
                 for (int size : SIZES) {
                     byte[] message = new byte[size];
@@ -118,7 +118,7 @@ class RmiBufferedStreamsTest {
         byte[] data = new byte[40_000];
         new Random(3).nextBytes(data);
         // JRMP's server reads the magic after mark(4): four fills of one byte each here
-        BufferedSockets.AdaptiveInput in = new BufferedSockets.AdaptiveInput(new Trickle(data), BufferedSockets.NONE);
+        AdaptiveInput in = new AdaptiveInput(new Trickle(data), BufferedSockets.NONE);
         in.mark(4);
         byte[] first = new byte[4];
         for (int i = 0; i < 4; i++) {
