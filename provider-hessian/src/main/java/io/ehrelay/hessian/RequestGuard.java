@@ -1,9 +1,5 @@
 package io.ehrelay.hessian;
 
-import java.io.FilterInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -93,23 +89,23 @@ final class RequestGuard implements Executor {
         }
     }
 
-    private static final ThreadLocal<Request> CURRENT = new ThreadLocal<>();
+    static final ThreadLocal<GuardedRequest> CURRENT = new ThreadLocal<>();
     /** Outside a guard (no watchdog): nothing is bounded. */
-    private static final Request UNGUARDED = new Request(null, null);
+    private static final GuardedRequest UNGUARDED = new GuardedRequest(null, null);
 
     private final ThreadPoolExecutor pool;
     private final Queue queue = new Queue();
-    private final Set<Request> running = ConcurrentHashMap.newKeySet();
+    final Set<GuardedRequest> running = ConcurrentHashMap.newKeySet();
     /** Requests handed to the pool and not finished: running or waiting. */
-    private final AtomicInteger unfinished = new AtomicInteger();
+    final AtomicInteger unfinished = new AtomicInteger();
     private final int threads;
     private final int maxThreads;
     /** Requests that have been reading for {@link #SLOW_MILLIS} at the last tick. */
     private volatile int slowReaders;
-    private final long readNanos;
+    final long readNanos;
     private final long graceNanos;
     private final long headersGraceNanos;
-    private final Clock clock;
+    final Clock clock;
     private final TransportMetrics.Count slowRequests;
     private final String node;
 
@@ -143,7 +139,7 @@ final class RequestGuard implements Executor {
     public void execute(Runnable exchange) {
         unfinished.incrementAndGet();
         try {
-            pool.execute(new Request(this, exchange));
+            pool.execute(new GuardedRequest(this, exchange));
         } catch (RuntimeException e) {
             unfinished.decrementAndGet();
             throw e;
@@ -151,8 +147,8 @@ final class RequestGuard implements Executor {
     }
 
     /** The request the calling thread serves (a no-op outside a guard). */
-    static Request current() {
-        Request r = CURRENT.get();
+    static GuardedRequest current() {
+        GuardedRequest r = CURRENT.get();
         return r == null ? UNGUARDED : r;
     }
 
@@ -166,7 +162,7 @@ final class RequestGuard implements Executor {
         List<Candidate> candidates = new ArrayList<>();
         int freeing = 0;
         int slow = 0;
-        for (Request r : running) {
+        for (GuardedRequest r : running) {
             String why = r.dropIfOverdue(now);
             if (why != null) {
                 dropped(r, why);
@@ -188,7 +184,7 @@ final class RequestGuard implements Executor {
         int queued = 0;
         int waiting = 0;
         for (Runnable task : queue) {
-            Request q = (Request) task;
+            GuardedRequest q = (GuardedRequest) task;
             if (slow > 0 && now - q.createdNanos >= 2 * graceNanos && q.dropWaiting()) {
                 dropped(q, "it waited " + TimeUnit.NANOSECONDS.toMillis(now - q.createdNanos) + " ms for one of the "
                         + maxThreads + " HTTP threads (maxHttpThreads) while slow readers held them");
@@ -215,7 +211,7 @@ final class RequestGuard implements Executor {
             return byRate != 0 ? byRate : Long.compare(x.since, y.since);
         });
         for (int i = 0; i < candidates.size() && toFree > 0; i++) {
-            Request r = candidates.get(i).request;
+            GuardedRequest r = candidates.get(i).request;
             Step step = r.step();
             if (r.drop()) {
                 dropped(r, "its " + step.text + " still " + (step == Step.ANSWER ? "going out" : "arriving")
@@ -229,18 +225,18 @@ final class RequestGuard implements Executor {
 
     /** A request as the watchdog saw it when it looked for one to drop. */
     private static final class Candidate {
-        final Request request;
+        final GuardedRequest request;
         final double rate;
         final long since;
 
-        Candidate(Request request, double rate, long since) {
+        Candidate(GuardedRequest request, double rate, long since) {
             this.request = request;
             this.rate = rate;
             this.since = since;
         }
     }
 
-    private void dropped(Request r, String why) {
+    private void dropped(GuardedRequest r, String why) {
         slowRequests.mark();
         InetSocketAddress from = r.remote;
         String host = from == null ? "?" : from.getAddress().getHostAddress();
@@ -251,186 +247,6 @@ final class RequestGuard implements Executor {
     /** Stops the threads (interrupting those still reading). */
     void shutdown() {
         pool.shutdownNow();
-    }
-
-    /**
-     * One request on its thread: the JDK's exchange task, then what the handler says it is doing. The watchdog
-     * interrupts the thread only under this object's lock, while the request is not being served.
-     */
-    static final class Request implements Runnable {
-        private final RequestGuard guard;
-        private final Runnable exchange;
-        /** When the JDK handed the request over. */
-        final long createdNanos;
-        private Thread thread;
-        private Step step = Step.HEADERS;
-        private long sinceNanos;
-        private long deadlineNanos;
-        private boolean dropped;
-        private volatile long bytes;
-        volatile InetSocketAddress remote;
-
-        Request(RequestGuard guard, Runnable exchange) {
-            this.guard = guard;
-            this.exchange = exchange;
-            this.createdNanos = guard == null ? 0 : guard.clock.nanoTime();
-        }
-
-        @Override
-        public void run() {
-            synchronized (this) {
-                thread = Thread.currentThread();
-                sinceNanos = guard.clock.nanoTime();
-                deadlineNanos = sinceNanos + guard.readNanos;
-                if (dropped) {
-                    thread.interrupt(); // dropped while it waited: the JDK's first read fails, the connection closes
-                }
-            }
-            guard.running.add(this);
-            CURRENT.set(this);
-            try {
-                exchange.run();
-            } finally {
-                CURRENT.remove();
-                guard.running.remove(this);
-                guard.unfinished.decrementAndGet();
-                synchronized (this) {
-                    thread = null;
-                }
-                Thread.interrupted(); // an interrupt meant for this request ends with it
-            }
-        }
-
-        /** The handler has the headers: it now reads (or refuses) the body, within the floor for now. */
-        void headersRead(InetSocketAddress from) throws IOException {
-            remote = from;
-            enter(Step.BODY, 0);
-        }
-
-        /** The body of {@code length} bytes is read next. */
-        void body(long length) throws IOException {
-            enter(Step.BODY, length);
-        }
-
-        /** The request was read: it is served now, never interrupted. */
-        void serving() throws IOException {
-            enter(Step.SERVING, 0);
-        }
-
-        /** An answer of {@code length} bytes is written next. */
-        void answer(long length) throws IOException {
-            enter(Step.ANSWER, length);
-        }
-
-        /**
-         * A refusal is written next, and what is left of the body is not wanted: the answer, and the JDK's
-         * draining of the unread body after it, get {@link #REFUSAL_MILLIS} (at most {@code requestReadMillis}).
-         */
-        void refusing() throws IOException {
-            enter(Step.ANSWER, -1);
-        }
-
-        private synchronized void enter(Step next, long length) throws IOException {
-            if (guard == null) {
-                return;
-            }
-            if (dropped) {
-                throw new InterruptedIOException("request dropped: its " + step.text + " took too long");
-            }
-            step = next;
-            sinceNanos = guard.clock.nanoTime();
-            bytes = 0;
-            deadlineNanos = next == Step.SERVING ? Long.MAX_VALUE
-                    : length < 0 ? sinceNanos + Math.min(guard.readNanos, TimeUnit.MILLISECONDS.toNanos(REFUSAL_MILLIS))
-                    : sinceNanos + guard.readNanos + length * 1_000_000_000L / MIN_BYTES_PER_SECOND;
-        }
-
-        /** Counts the body's bytes as they are read (the watchdog's measure of progress). */
-        InputStream counting(InputStream body) {
-            if (guard == null) {
-                return body;
-            }
-            return new FilterInputStream(body) {
-                @Override
-                public int read() throws IOException {
-                    int b = super.read();
-                    if (b >= 0) {
-                        bytes++;
-                    }
-                    return b;
-                }
-
-                @Override
-                public int read(byte[] b, int off, int len) throws IOException {
-                    int n = super.read(b, off, len);
-                    if (n > 0) {
-                        bytes += n;
-                    }
-                    return n;
-                }
-            };
-        }
-
-        /** Whether the watchdog dropped this request (its reads fail from then on). */
-        synchronized boolean dropped() {
-            return dropped;
-        }
-
-        synchronized Step step() {
-            return step;
-        }
-
-        synchronized long since() {
-            return sinceNanos;
-        }
-
-        /** Bytes per second in the current step: 0 for headers and answers, whose progress is not seen. */
-        synchronized double rate(long now) {
-            if (step != Step.BODY) {
-                return 0;
-            }
-            return bytes * 1e9 / Math.max(1, now - sinceNanos);
-        }
-
-        /** Whether the request has been reading (headers, body or answer) for at least {@code nanos}. */
-        synchronized boolean reading(long now, long nanos) {
-            return thread != null && !dropped && step != Step.SERVING && now - sinceNanos >= nanos;
-        }
-
-        synchronized boolean evictable(long now, long graceNanos) {
-            return thread != null && !dropped && step != Step.SERVING && now - sinceNanos >= graceNanos;
-        }
-
-        /** Drops the request when it is past its time; returns why, or {@code null}. */
-        synchronized String dropIfOverdue(long now) {
-            if (thread == null || dropped || step == Step.SERVING || now - deadlineNanos < 0) {
-                return null;
-            }
-            long took = TimeUnit.NANOSECONDS.toMillis(now - sinceNanos);
-            String why = step == Step.HEADERS ? "its headers did not arrive within " + took + " ms (requestReadMillis)"
-                    : "its " + step.text + " did not " + (step == Step.ANSWER ? "go out" : "arrive") + " within "
-                    + took + " ms (requestReadMillis plus 1 s per MiB)";
-            return drop() ? why : null;
-        }
-
-        /** Drops a request that waits for a thread: it will close its connection unread when it runs. */
-        synchronized boolean dropWaiting() {
-            if (thread != null || dropped) {
-                return false;
-            }
-            dropped = true;
-            return true;
-        }
-
-        /** Interrupts the thread reading the request, which closes its connection; false if it may not be. */
-        synchronized boolean drop() {
-            if (thread == null || dropped || step == Step.SERVING) {
-                return false;
-            }
-            dropped = true;
-            thread.interrupt();
-            return true;
-        }
     }
 
     /**

@@ -80,7 +80,7 @@ final class RpcHttpHandler implements HttpHandler {
 
     @Override
     public void handle(HttpExchange exchange) throws IOException {
-        RequestGuard.Request request = RequestGuard.current();
+        GuardedRequest request = RequestGuard.current();
         long reserved = 0;
         try {
             request.headersRead(exchange.getRemoteAddress());
@@ -262,7 +262,7 @@ final class RpcHttpHandler implements HttpHandler {
     }
 
     /** Answers; a refusal (any status but 200) gets a short bound, its unread body being unwanted. */
-    private static void respond(HttpExchange exchange, RequestGuard.Request request, int status, byte[] body)
+    private static void respond(HttpExchange exchange, GuardedRequest request, int status, byte[] body)
             throws IOException {
         if (status != 200) {
             request.refusing();
