@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
 import net.sf.ehcache.Element;
@@ -64,7 +65,7 @@ public final class HostileInputs {
     /** Whether the codec rejects the batch as malformed (what every input here must be). */
     public static boolean rejected(byte[] batch) {
         try {
-            EventCodec.decodeBatch(batch, 0, batch.length, LIMITS);
+            EventDecoder.decodeBatch(batch, 0, batch.length, LIMITS);
             return false;
         } catch (MalformedFrameException e) {
             return true;

@@ -24,6 +24,7 @@ import java.util.concurrent.ThreadFactory;
 
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.internal.rpc.PeerChannel;
 import io.ehrelay.internal.rpc.RpcCalls;
 import io.ehrelay.internal.rpc.RpcSessions;
@@ -282,7 +283,7 @@ final class RmiPeerChannel extends PeerChannel {
 
     /** Sends a batch as Ehcache's own messages: one {@code send} per run of events of one cache. */
     private void sendToStock(byte[] batch) throws IOException, MalformedFrameException {
-        List<ReplicationEvent> events = EventCodec.decodeBatch(ByteBuffer.wrap(batch), limits).events();
+        List<ReplicationEvent> events = EventDecoder.decodeBatch(ByteBuffer.wrap(batch), limits).events();
         int i = 0;
         while (i < events.size()) {
             String cache = events.get(i).cacheName();

@@ -3,18 +3,11 @@ package io.ehrelay.internal.codec;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.zip.CRC32;
 
-import io.ehrelay.codec.RejectedClassException;
-import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
-import io.ehrelay.spi.ReplicationEvent;
 import net.sf.ehcache.Element;
 
 /**
@@ -37,9 +30,10 @@ import net.sf.ehcache.Element;
  *           op 6: a cache it removed in this run and has not added again)
  * </pre>
  *
- * Events are encoded once, on the writing thread, into self-contained byte arrays; a batch is a header
- * followed by such arrays, so the same bytes go to every peer. Decoding checks every length against what is
- * left before allocating. Stateless and thread-safe.
+ * Each event is encoded once — into a self-contained byte array on the writing thread, or, for an asynchronous
+ * put whose key and value need no Java serialization, by the dispatcher straight into the batch
+ * ({@link #writePut}) — and a batch's bytes go to every peer. {@link EventDecoder} reads them back. Stateless and
+ * thread-safe.
  */
 public final class EventCodec {
 
@@ -77,8 +71,8 @@ public final class EventCodec {
     /** Bytes of an event's stamp block. */
     public static final int STAMP_BYTES = 8 + 8 + 4;
     /** The operation codes of membership entries, valid only in a membership announcement. */
-    private static final int MEMBER_OP = 5;
-    private static final int REMOVED_OP = 6;
+    static final int MEMBER_OP = 5;
+    static final int REMOVED_OP = 6;
 
     /** Bytes of an event besides its cache name, key and value: length, op, name length, metadata. */
     private static final int PUT_OVERHEAD = 4 + 1 + 2 + STAMP_BYTES + 5 * 8 + 2 * 4 + 1;
@@ -380,265 +374,5 @@ public final class EventCodec {
         return out;
     }
 
-    /**
-     * Decodes a whole batch before anything is applied. An event whose key or value cannot be decoded — a class
-     * outside the allow-list, a limit broken, a class missing on this node, a damaged serialized stream — is
-     * replaced, in place, by what keeps this node from serving the data it would have changed: a local
-     * invalidation of its key (with the event's stamp), or, when not even the key decodes, an invalidation without
-     * a key but with the hash of the key's bytes (the receiver invalidates the keys it knows by that hash); each
-     * is reported in
-     * {@link DecodedBatch#rejections()}. Damage to the batch's own structure (header, lengths, an unknown
-     * operation, a cache name) rejects the whole batch.
-     */
-    public static DecodedBatch decodeBatch(byte[] buf, int off, int len, CodecLimits limits)
-            throws MalformedFrameException {
-        return decodeBatch(ByteBuffer.wrap(buf, off, len), limits);
-    }
-
-    /** Decodes the batch between {@code batch}'s position and limit (heap or direct memory). */
-    public static DecodedBatch decodeBatch(ByteBuffer batch, CodecLimits limits)
-            throws MalformedFrameException {
-        int len = batch.remaining();
-        if (len > limits.maxFrameBytes()) {
-            throw new MalformedFrameException("batch of " + len + " bytes exceeds maxFrameBytes=" + limits.maxFrameBytes());
-        }
-        ByteSource in = new ByteSource(batch);
-        int version = in.readByte("batch version");
-        if (version != FORMAT_VERSION) {
-            throw new MalformedFrameException("unsupported batch format version " + version);
-        }
-        int count = in.readInt("event count");
-        int flags = in.readByte("flags");
-        long stream = in.readLong("stream");
-        long seq = in.readLong("sequence number");
-        boolean membership = (flags & FLAG_MEMBERSHIP) != 0;
-        boolean every = flags == (FLAG_MEMBERSHIP | FLAG_EVERY_CACHE);
-        if (membership ? flags != FLAG_MEMBERSHIP && !every || every && count != 0 || stream == 0 || seq < 1
-                : stream == 0 ? seq != 0 || flags != 0 : seq < 0 || seq == 0 && (flags & FLAG_SNAPSHOT) == 0) {
-            throw new MalformedFrameException("impossible stream " + stream + " / sequence number " + seq + " / flags "
-                    + flags);
-        }
-        // every event takes at least 8 bytes: a bound on the list before allocating it
-        if (count < 0 || count > in.remaining() / 8) {
-            throw new MalformedFrameException("event count " + count + " impossible in " + in.remaining() + " bytes");
-        }
-        if (membership) {
-            Set<String> removed = new LinkedHashSet<>();
-            Set<String> members = every ? null : decodeMembers(in, count, removed);
-            return new DecodedBatch(Collections.emptyList(), Collections.emptyList(), flags, stream, seq, members,
-                    Collections.unmodifiableSet(removed));
-        }
-        List<ReplicationEvent> events = new ArrayList<>(count);
-        List<Rejection> rejections = Collections.emptyList();
-        String lastName = null;
-        byte[] lastNameUtf8 = null;
-        Object[] key = new Object[1];
-        int[] hashes = new int[2];
-        for (int i = 0; i < count; i++) {
-            ByteSource ev = in.slice(in.readLength("event"), "event");
-            int rawOp = ev.readByte("operation");
-            Op op = Op.of(rawOp & ~STAMPED);
-            String cache = ev.readUtf8(ev.readShort("cache name length"), "cache name", lastNameUtf8, lastName);
-            if (cache != lastName) {
-                lastName = cache;
-                lastNameUtf8 = cache.getBytes(StandardCharsets.UTF_8);
-            }
-            long stamp = 0;
-            long origin = 0;
-            int valueHash = 0;
-            if ((rawOp & STAMPED) != 0) {
-                stamp = ev.readLong("stamp");
-                origin = ev.readLong("origin");
-                valueHash = ev.readInt("value hash");
-                if (stamp <= 0) {
-                    throw new MalformedFrameException("impossible stamp " + stamp + " in " + op + " event for cache "
-                            + cache);
-                }
-            }
-            key[0] = null;
-            hashes[0] = 0;
-            hashes[1] = 0;
-            try {
-                ReplicationEvent decodedEvent = decodeEvent(op, cache, ev, limits, key, hashes, stamp == 0);
-                events.add(decodedEvent.stamped(stamp, origin, stamp != 0 ? valueHash : hashes[1], hashes[0]));
-            } catch (MalformedFrameException e) {
-                // the event's own bytes are delimited: the rest of the batch is still in step. The key's write is
-                // recorded without its value (a ghost, when stamped); when not even the key decoded, nothing is
-                // changed here: anti-entropy finds the key that differs
-                ReplicationEvent instead = ReplicationEvent.ofKey(Op.INVALIDATE, cache, key[0])
-                        .stamped(stamp, origin, valueHash, hashes[0]);
-                if (rejections.isEmpty()) {
-                    rejections = new ArrayList<>(2);
-                }
-                rejections.add(new Rejection(cache, op, instead, e));
-                events.add(instead);
-            }
-        }
-        if (in.remaining() != 0) {
-            throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " events");
-        }
-        return new DecodedBatch(events, rejections, flags, stream, seq, null, Collections.<String>emptySet());
-    }
-
-    private static Set<String> decodeMembers(ByteSource in, int count, Set<String> removed)
-            throws MalformedFrameException {
-        Set<String> names = new LinkedHashSet<>();
-        for (int i = 0; i < count; i++) {
-            ByteSource entry = in.slice(in.readLength("membership entry"), "membership entry");
-            int op = entry.readByte("operation");
-            if (op != MEMBER_OP && op != REMOVED_OP) {
-                throw new MalformedFrameException("operation code " + op + " in a membership announcement");
-            }
-            String name = entry.readUtf8(entry.readShort("cache name length"), "cache name");
-            (op == MEMBER_OP ? names : removed).add(name);
-            end(entry);
-        }
-        if (in.remaining() != 0) {
-            throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " cache names");
-        }
-        return Collections.unmodifiableSet(names);
-    }
-
-    /**
-     * @param decodedKey receives the key as soon as it is decoded, for the invalidation of a failed event
-     * @param hashes receives the CRC-32 of the key's encoded bytes, and of the value's when {@code hashValue}
-     */
-    private static ReplicationEvent decodeEvent(Op op, String cache, ByteSource in, CodecLimits limits,
-            Object[] decodedKey, int[] hashes, boolean hashValue) throws MalformedFrameException {
-        if (op == Op.REMOVE_ALL) {
-            end(in);
-            return new ReplicationEvent(op, cache, null, null, 0, 0, 0, 0, 0, 0, 0, true);
-        }
-        int keyAt = in.position();
-        Object key;
-        try {
-            key = ValueCodec.read(in, limits, "key");
-        } catch (MalformedFrameException e) {
-            // the key's bytes were read (its class refused or missing here): their hash still names the key
-            hashes[0] = in.crc(keyAt, in.position());
-            throw e;
-        }
-        if (key == null) {
-            throw new MalformedFrameException("null key in " + op + " event for cache " + cache);
-        }
-        hashes[0] = in.crc(keyAt, in.position());
-        decodedKey[0] = key;
-        if (op != Op.PUT) {
-            end(in);
-            return new ReplicationEvent(op, cache, key, null, 0, 0, 0, 0, 0, 0, 0, true);
-        }
-        int valueAt = in.position();
-        Object value = ValueCodec.read(in, limits, "value");
-        if (hashValue) {
-            hashes[1] = in.crc(valueAt, in.position());
-        }
-        long version = in.readLong("version");
-        long creation = in.readLong("creation time");
-        long access = in.readLong("last access time");
-        long hits = in.readLong("hit count");
-        long update = in.readLong("last update time");
-        int ttl = in.readInt("time to live");
-        int tti = in.readInt("time to idle");
-        int flags = in.readByte("flags");
-        end(in);
-        return new ReplicationEvent(op, cache, key, value, version, creation, access, hits, update, ttl, tti,
-                (flags & 1) != 0);
-    }
-
-    private static void end(ByteSource in) throws MalformedFrameException {
-        if (in.remaining() != 0) {
-            throw new MalformedFrameException(in.remaining() + " trailing bytes in event");
-        }
-    }
-
-    /**
-     * An event that could not be decoded, and the local invalidation that took its place in
-     * {@link DecodedBatch#events()}: of its key ({@link Op#INVALIDATE}), with a {@code null} key when not even the
-     * key decoded.
-     */
-    public static final class Rejection {
-        private final String cacheName;
-        private final Op op;
-        private final ReplicationEvent invalidation;
-        private final MalformedFrameException reason;
-
-        /** @param op the operation of the undecodable event, or {@code null} when not even that is known */
-        public Rejection(String cacheName, Op op, ReplicationEvent invalidation, MalformedFrameException reason) {
-            this.cacheName = cacheName;
-            this.op = op;
-            this.invalidation = invalidation;
-            this.reason = reason;
-        }
-
-        public String cacheName() { return cacheName; }
-        /** The operation of the event that could not be decoded, or {@code null} when unknown. */
-        public Op op() { return op; }
-        /** The local invalidation that replaced it (never replicated further). */
-        public ReplicationEvent invalidation() { return invalidation; }
-        /** Why: a {@link RejectedClassException} (allow-list or a limit) or another decoding failure. */
-        public MalformedFrameException reason() { return reason; }
-
-        /** The class the allow-list refused, or {@code null} when something else was the reason. */
-        public String rejectedClass() {
-            return reason instanceof RejectedClassException ? ((RejectedClassException) reason).className() : null;
-        }
-    }
-
     /** The result of decoding a batch: the events to apply and the events that could not be decoded. */
-    public static final class DecodedBatch {
-        private final List<ReplicationEvent> events;
-        private final List<Rejection> rejections;
-        private final int flags;
-        private final long stream;
-        private final long seq;
-        private final Set<String> members;
-        private final Set<String> removed;
-
-        DecodedBatch(List<ReplicationEvent> events, List<Rejection> rejections, int flags, long stream, long seq,
-                     Set<String> members, Set<String> removed) {
-            this.members = members;
-            this.removed = removed;
-            this.events = events;
-            this.rejections = rejections;
-            this.flags = flags;
-            this.stream = stream;
-            this.seq = seq;
-        }
-
-        /** The events to apply, in order: the decoded ones, and in place of each undecodable one its invalidation. */
-        public List<ReplicationEvent> events() { return events; }
-        public List<Rejection> rejections() { return rejections; }
-
-        /**
-         * The rejection whose invalidation {@code ev} is, or {@code null} for a decoded event; without
-         * rejections (the usual batch) it returns at once, allocating nothing.
-         */
-        public Rejection rejectionOf(ReplicationEvent ev) {
-            for (Rejection r : rejections) {
-                if (r.invalidation == ev) {
-                    return r;
-                }
-            }
-            return null;
-        }
-        /** Header flags, e.g. {@link EventCodec#FLAG_LOST}. */
-        public int flags() { return flags; }
-        /**
-         * For a membership announcement ({@link #isMembership()}), the caches the sender replicates, or
-         * {@code null} when it says "every cache" ({@link EventCodec#FLAG_EVERY_CACHE}); {@code null} for an
-         * event batch.
-         */
-        public Set<String> members() { return members; }
-        /** For a membership announcement, the caches the sender removed (in its run, not added again). */
-        public Set<String> removed() { return removed; }
-        /**
-         * Whether this is a membership announcement, not events ({@link #stream()} is then the sender's run,
-         * {@link #seq()} the announcement's version).
-         */
-        public boolean isMembership() { return (flags & FLAG_MEMBERSHIP) != 0; }
-        /** The sender's stream, 0 for an unsequenced batch. */
-        public long stream() { return stream; }
-        /** The batch's number in its stream (from 1), 0 for an unsequenced batch. */
-        public long seq() { return seq; }
-    }
 }

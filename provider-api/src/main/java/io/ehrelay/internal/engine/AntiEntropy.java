@@ -21,6 +21,7 @@ import java.util.function.Function;
 import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.DecodedBatch;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.metrics.CacheMetrics;
@@ -330,7 +331,7 @@ final class AntiEntropy implements ConvergenceMBean {
         long[] counts = new long[2]; // differing keys the peer sent, keys repaired
         String request = ENTRIES + config.antiEntropyMaxBytes() + "\u0000" + bitmap(leafSet) + "\u0000" + name;
         Throwable failure = SendRound.await(request(peer, request, chunk -> {
-            EventCodec.DecodedBatch batch = StateTransfer.decodeChunk(chunk, limits, metrics);
+            DecodedBatch batch = StateTransfer.decodeChunk(chunk, limits, metrics);
             for (ReplicationEvent ev : batch.events()) {
                 if (!ev.cacheName().equals(name) || ev.op() == Op.REMOVE_ALL) {
                     throw new MalformedFrameException("anti-entropy entries hold " + ev);

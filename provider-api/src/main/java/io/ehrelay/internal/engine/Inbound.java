@@ -8,7 +8,10 @@ import java.util.function.Function;
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.DecodedBatch;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
+import io.ehrelay.internal.codec.Rejection;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Clock;
@@ -72,9 +75,9 @@ final class Inbound implements InboundHandler {
     @Override
     public void onEvents(String fromPeer, ByteBuffer batch) throws MalformedFrameException {
         metrics.markBytesReceived(batch.remaining());
-        EventCodec.DecodedBatch decoded;
+        DecodedBatch decoded;
         try {
-            decoded = EventCodec.decodeBatch(batch, limits);
+            decoded = EventDecoder.decodeBatch(batch, limits);
         } catch (MalformedFrameException e) {
             metrics.markMalformedFrame();
             warn.warn("malformed:" + fromPeer, "ehrelay: rejected a damaged batch from {} (counted in "
@@ -122,7 +125,7 @@ final class Inbound implements InboundHandler {
     public void onUndecodable(String fromPeer, String cacheName, String rejectedClass, String why) {
         // the key is unknown: nothing is changed here (no whole-cache clear); counted and logged
         ReplicationEvent none = ReplicationEvent.ofKey(Op.INVALIDATE, cacheName, null);
-        applyOne(fromPeer, none, new EventCodec.Rejection(cacheName, null, none,
+        applyOne(fromPeer, none, new Rejection(cacheName, null, none,
                 new RejectedClassException(rejectedClass, why)));
     }
 
@@ -155,7 +158,7 @@ final class Inbound implements InboundHandler {
     }
 
     /** An event that arrived alone, counted at once. */
-    private void applyOne(String fromPeer, ReplicationEvent ev, EventCodec.Rejection rejection) {
+    private void applyOne(String fromPeer, ReplicationEvent ev, Rejection rejection) {
         Tally tally = new Tally();
         try {
             apply(fromPeer, ev, 0, 0, rejection, tally);
@@ -205,7 +208,7 @@ final class Inbound implements InboundHandler {
      * @param rejection not null when {@code ev} is the local invalidation that replaces an undecodable event
      * @param tally where the event's counts go
      */
-    private void apply(String fromPeer, ReplicationEvent ev, long stream, long seq, EventCodec.Rejection rejection,
+    private void apply(String fromPeer, ReplicationEvent ev, long stream, long seq, Rejection rejection,
                        Tally tally) {
         Ehcache cache = caches.resolve(ev.cacheName());
         if (rejection != null) {

@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.AllowList;
-import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.Rejection;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.Op;
@@ -46,10 +46,10 @@ final class Invalidations {
 
     /**
      * An event that could not be decoded: counts it and says why. Its invalidation (the rejection's
-     * {@linkplain EventCodec.Rejection#invalidation() stand-in event}) is applied by the caller, in the event's
+     * {@linkplain Rejection#invalidation() stand-in event}) is applied by the caller, in the event's
      * place, or counted in {@code unknownCache} when this node has no such cache.
      */
-    void undecodable(String fromPeer, EventCodec.Rejection r, boolean cacheKnown) {
+    void undecodable(String fromPeer, Rejection r, boolean cacheKnown) {
         String cls = r.rejectedClass();
         String event = r.op() == null ? "an event" : "a " + r.op();
         if (cacheKnown) {

@@ -18,7 +18,10 @@ import java.util.function.Supplier;
 import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.CodecLimits;
+import io.ehrelay.internal.codec.DecodedBatch;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
+import io.ehrelay.internal.codec.Rejection;
 import io.ehrelay.internal.config.BootstrapConfig;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
@@ -375,10 +378,10 @@ final class StateTransfer {
     }
 
     /** Decodes a chunk a peer served (state transfer or anti-entropy); a damaged one is counted and thrown. */
-    static EventCodec.DecodedBatch decodeChunk(byte[] chunk, CodecLimits limits, ReplicationMetrics metrics)
+    static DecodedBatch decodeChunk(byte[] chunk, CodecLimits limits, ReplicationMetrics metrics)
             throws MalformedFrameException {
         try {
-            return EventCodec.decodeBatch(chunk, 0, chunk.length, limits);
+            return EventDecoder.decodeBatch(chunk, 0, chunk.length, limits);
         } catch (MalformedFrameException e) {
             metrics.markMalformedFrame();
             throw e;
@@ -387,7 +390,7 @@ final class StateTransfer {
 
     private int applyChunk(String fromPeer, Ehcache cache, CacheMetrics m, byte[] chunk, boolean countRepairs,
                            AtomicLong values) throws MalformedFrameException {
-        EventCodec.DecodedBatch decoded = decodeChunk(chunk, limits, metrics);
+        DecodedBatch decoded = decodeChunk(chunk, limits, metrics);
         m.servedByCurrentThread();
         CacheBinding binding = caches.bind(cache.getName());
         int n = 0;
@@ -396,7 +399,7 @@ final class StateTransfer {
             if (!ev.cacheName().equals(cache.getName())) {
                 throw new MalformedFrameException("state chunk holds " + ev + ", not an entry of " + cache.getName());
             }
-            EventCodec.Rejection rejected = decoded.rejectionOf(ev);
+            Rejection rejected = decoded.rejectionOf(ev);
             if (rejected != null) {
                 // its invalidation is this loop's: a snapshot is applied differently
                 invalidations.undecodable(fromPeer, rejected, caches.resolve(rejected.cacheName()) != null);

@@ -40,14 +40,14 @@ class EventCodecTest {
     }
 
     private static List<ReplicationEvent> decode(byte[] b) throws MalformedFrameException {
-        return EventCodec.decodeBatch(b, 0, b.length, LIMITS).events();
+        return EventDecoder.decodeBatch(b, 0, b.length, LIMITS).events();
     }
 
     @Test
     void membershipAnnouncement_roundTrips_andIsNoEventBatch() throws Exception {
         byte[] b = EventCodec.membershipBatch(Arrays.asList("orders", "caf\u00e9"),
                 Collections.singletonList("gone"), 42, 3);
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        DecodedBatch d = EventDecoder.decodeBatch(b, 0, b.length, LIMITS);
         assertThat(d.members()).containsExactly("orders", "caf\u00e9");
         assertThat(d.removed()).containsExactly("gone");
         assertThat(d.events()).isEmpty();
@@ -55,9 +55,9 @@ class EventCodecTest {
         assertThat(d.seq()).isEqualTo(3);
         byte[] none = EventCodec.membershipBatch(Collections.emptyList(),
                 Collections.emptyList(), 42, 4);
-        assertThat(EventCodec.decodeBatch(none, 0, none.length, LIMITS).members()).isEmpty();
+        assertThat(EventDecoder.decodeBatch(none, 0, none.length, LIMITS).members()).isEmpty();
         byte[] events = EventCodec.singletonBatch(EventCodec.encodeRemoveAll("orders"));
-        assertThat(EventCodec.decodeBatch(events, 0, events.length, LIMITS).members()).isNull();
+        assertThat(EventDecoder.decodeBatch(events, 0, events.length, LIMITS).members()).isNull();
     }
 
     @Test
@@ -66,19 +66,19 @@ class EventCodecTest {
                 Collections.emptyList(), 42, 1);
         byte[] entryOp = b.clone();
         entryOp[EventCodec.BATCH_HEADER_BYTES + 4] = (byte) Op.REMOVE_ALL.code(); // an event inside an announcement
-        assertThatThrownBy(() -> EventCodec.decodeBatch(entryOp, 0, entryOp.length, LIMITS))
+        assertThatThrownBy(() -> EventDecoder.decodeBatch(entryOp, 0, entryOp.length, LIMITS))
                 .isInstanceOf(MalformedFrameException.class).hasMessageContaining("membership announcement");
         byte[] withLost = b.clone();
         withLost[5] = (byte) (EventCodec.FLAG_MEMBERSHIP | EventCodec.FLAG_LOST);
-        assertThatThrownBy(() -> EventCodec.decodeBatch(withLost, 0, withLost.length, LIMITS))
+        assertThatThrownBy(() -> EventDecoder.decodeBatch(withLost, 0, withLost.length, LIMITS))
                 .isInstanceOf(MalformedFrameException.class);
-        assertThatThrownBy(() -> EventCodec.decodeBatch(b, 0, b.length - 1, LIMITS))
+        assertThatThrownBy(() -> EventDecoder.decodeBatch(b, 0, b.length - 1, LIMITS))
                 .isInstanceOf(MalformedFrameException.class);
         // a removeAll entry must not pass for a membership entry, nor the reverse: op 5 in an event batch
         byte[] asEvents = b.clone();
         asEvents[5] = 0;
         ByteBuffer.wrap(asEvents, 6, 16).putLong(0).putLong(0);
-        assertThatThrownBy(() -> EventCodec.decodeBatch(asEvents, 0, asEvents.length, LIMITS))
+        assertThatThrownBy(() -> EventDecoder.decodeBatch(asEvents, 0, asEvents.length, LIMITS))
                 .isInstanceOf(MalformedFrameException.class).hasMessageContaining("unknown operation code 5");
     }
 
@@ -123,7 +123,7 @@ class EventCodecTest {
         Gadget.readObjectRan = false;
         byte[] b = batch(EventCodec.encodePut("c", new Element("g", new Gadget("x"))),
                 EventCodec.encodePut("c", new Element("ok", "fine")));
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        DecodedBatch d = EventDecoder.decodeBatch(b, 0, b.length, LIMITS);
         assertThat(Gadget.readObjectRan).isFalse();
         assertThat(d.events()).as("the rejected put is replaced, in place, by an invalidation of its key")
                 .extracting(ReplicationEvent::op, ReplicationEvent::key)
@@ -151,12 +151,12 @@ class EventCodecTest {
         CodecLimits limits = new CodecLimits(1 << 20, 20, 1000, 10_000,
                 AllowList.withDefaults(List.of("io.ehrelay.contract.*")));
         byte[] b = batch(put, key, EventCodec.encodePut("c", new Element("ok", "fine")));
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, limits);
+        DecodedBatch d = EventDecoder.decodeBatch(b, 0, b.length, limits);
         assertThat(d.events()).extracting(ReplicationEvent::op, ReplicationEvent::key)
                 .containsExactly(tuple(Op.INVALIDATE, "k"), tuple(Op.INVALIDATE, null), tuple(Op.PUT, "ok"));
         assertThat(d.events().get(1).keyHash()).as("the undecodable key is still named by its bytes' hash")
                 .isNotZero();
-        assertThat(d.rejections()).extracting(EventCodec.Rejection::op).containsExactly(Op.PUT, Op.REMOVE);
+        assertThat(d.rejections()).extracting(Rejection::op).containsExactly(Op.PUT, Op.REMOVE);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("not found");
         assertThat(d.rejections().get(0).rejectedClass()).as("allowed, just missing").isNull();
     }
@@ -207,7 +207,7 @@ class EventCodecTest {
         List<Object> root = SerializationGuardTest.nestedLists(100);
         CodecLimits shallow = new CodecLimits(1 << 20, 20, 1000, 10_000, LIMITS.allowList());
         byte[] b = batch(EventCodec.encodePut("c", new Element("k", (Serializable) root)));
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, shallow);
+        DecodedBatch d = EventDecoder.decodeBatch(b, 0, b.length, shallow);
         assertThat(d.events()).extracting(ReplicationEvent::op).containsExactly(Op.INVALIDATE);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxObjectDepth");
     }
@@ -216,7 +216,7 @@ class EventCodecTest {
     void hugeArrayInSerializedValue_isRejectedByArrayLimit() throws Exception {
         CodecLimits small = new CodecLimits(1 << 20, 20, 100, 10_000, LIMITS.allowList());
         byte[] b = batch(EventCodec.encodePut("c", new Element("k", new ArrayList<>(List.of(new long[1000])))));
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, small);
+        DecodedBatch d = EventDecoder.decodeBatch(b, 0, b.length, small);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxArrayLength");
     }
 
@@ -247,7 +247,7 @@ class EventCodecTest {
         event.putInt(0, event.position() - 4);
         byte[] b = batch(event.toByteArray());
         long before = usedHeap();
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        DecodedBatch d = EventDecoder.decodeBatch(b, 0, b.length, LIMITS);
         assertThat(d.events()).extracting(ReplicationEvent::op).containsExactly(Op.INVALIDATE);
         assertThat(d.rejections().get(0).reason()).hasMessageContaining("maxArrayLength");
         assertThat(usedHeap() - before).as("heap grown while rejecting").isLessThan(256L << 20);
@@ -266,7 +266,7 @@ class EventCodecTest {
         sink.write(event, 0, event.length);
         EventCodec.putBatchHeader(sink, 0, 1, EventCodec.FLAG_LOST, 42L, 7L);
         byte[] b = sink.toByteArray();
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(b, 0, b.length, LIMITS);
+        DecodedBatch d = EventDecoder.decodeBatch(b, 0, b.length, LIMITS);
         assertThat(d.stream()).isEqualTo(42L);
         assertThat(d.seq()).isEqualTo(7L);
         assertThat(d.flags()).isEqualTo(EventCodec.FLAG_LOST);
@@ -279,7 +279,7 @@ class EventCodecTest {
         flagsWithoutStream[5] = (byte) EventCodec.FLAG_LOST;
         assertThatThrownBy(() -> decode(flagsWithoutStream)).isInstanceOf(MalformedFrameException.class);
         byte[] snapshot = EventCodec.snapshotBatch(List.of(event), event.length, 42L, 0L);
-        assertThat(EventCodec.decodeBatch(snapshot, 0, snapshot.length, LIMITS).flags())
+        assertThat(EventDecoder.decodeBatch(snapshot, 0, snapshot.length, LIMITS).flags())
                 .isEqualTo(EventCodec.FLAG_SNAPSHOT);
     }
 
@@ -297,7 +297,7 @@ class EventCodecTest {
         ByteBuffer.wrap(negative).putInt(EventCodec.BATCH_HEADER_BYTES, -1);
         assertThatThrownBy(() -> decode(negative)).isInstanceOf(MalformedFrameException.class);
         CodecLimits tiny = new CodecLimits(64, 10, 10, 10, LIMITS.allowList());
-        assertThatThrownBy(() -> EventCodec.decodeBatch(good, 0, good.length, tiny))
+        assertThatThrownBy(() -> EventDecoder.decodeBatch(good, 0, good.length, tiny))
                 .hasMessageContaining("maxFrameBytes");
     }
 
@@ -308,7 +308,7 @@ class EventCodecTest {
         assertThat(decode(good)).hasSize(2);
         for (int len = 0; len < good.length; len++) {
             final int cut = len;
-            assertThatThrownBy(() -> EventCodec.decodeBatch(good, 0, cut, LIMITS))
+            assertThatThrownBy(() -> EventDecoder.decodeBatch(good, 0, cut, LIMITS))
                     .as("truncated to %d bytes", cut).isInstanceOf(MalformedFrameException.class);
         }
     }
@@ -337,7 +337,7 @@ class EventCodecTest {
                 }
             }
             try {
-                EventCodec.decodeBatch(input, 0, input.length, LIMITS);
+                EventDecoder.decodeBatch(input, 0, input.length, LIMITS);
                 decoded++;
             } catch (MalformedFrameException e) {
                 rejected++;

@@ -7,7 +7,9 @@ import static org.mockito.Mockito.mock;
 import java.util.Arrays;
 import java.util.Collections;
 
+import io.ehrelay.internal.codec.DecodedBatch;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Transport;
@@ -66,7 +68,7 @@ class AntiEntropyTest {
         InboundHandler.StateCursor c = ae.open(AntiEntropy.PREFIX + "entries\u00004096\u0000" + new String(bits)
                 + "\u0000a");
         byte[] chunk = c.next(1 << 20);
-        EventCodec.DecodedBatch d = EventCodec.decodeBatch(chunk, 0, chunk.length, kit.config.limits());
+        DecodedBatch d = EventDecoder.decodeBatch(chunk, 0, chunk.length, kit.config.limits());
         assertThat(d.events()).hasSize(1);
         assertThat(d.events().get(0).stamp()).isEqualTo(v.stamp);
         assertThat(d.events().get(0).origin()).isEqualTo(ordering.self());

@@ -12,7 +12,9 @@ import java.util.concurrent.Executors;
 
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.contract.Await;
+import io.ehrelay.internal.codec.DecodedBatch;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
@@ -74,7 +76,7 @@ class DispatcherTest {
         dispatcher.start();
         Await.until(() -> cache.sentCount() == 2, () -> "sent " + cache.sentCount());
         assertThat(sentBatches).hasSize(1);
-        EventCodec.DecodedBatch got = EventCodec.decodeBatch(sentBatches.get(0), 0, sentBatches.get(0).length,
+        DecodedBatch got = EventDecoder.decodeBatch(sentBatches.get(0), 0, sentBatches.get(0).length,
                 kit.config.limits());
         assertThat(got.events()).extracting(e -> e.key()).containsExactly("k1", "k3");
         assertThat(got.seq()).as("the lane's number, as for peers sent the whole batch").isEqualTo(1);
@@ -102,7 +104,7 @@ class DispatcherTest {
             // before, the lane's thread ended here: nothing was ever sent again, and nothing said so
             enqueue("k3");
             Await.until(() -> cache.sentCount() == 1, () -> "sent " + cache.sentCount());
-            EventCodec.DecodedBatch next = EventCodec.decodeBatch(sentBatches.get(0), 0, sentBatches.get(0).length,
+            DecodedBatch next = EventDecoder.decodeBatch(sentBatches.get(0), 0, sentBatches.get(0).length,
                     kit.config.limits());
             assertThat(next.events()).extracting(e -> e.key()).containsExactly("k3");
             assertThat(next.flags() & EventCodec.FLAG_LOST).as("the peer is told it missed events").isNotZero();

@@ -6,7 +6,7 @@ import java.util.Collections;
 
 import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.internal.codec.AllowList;
-import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.Rejection;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Op;
@@ -30,8 +30,8 @@ class InvalidationsTest {
         kit.close();
     }
 
-    private static EventCodec.Rejection refused(String cache, Object key, String className) {
-        return new EventCodec.Rejection(cache, Op.PUT, ReplicationEvent.ofKey(Op.INVALIDATE, cache, key),
+    private static Rejection refused(String cache, Object key, String className) {
+        return new Rejection(cache, Op.PUT, ReplicationEvent.ofKey(Op.INVALIDATE, cache, key),
                 new RejectedClassException(className, "not admitted: " + className));
     }
 
@@ -57,7 +57,7 @@ class InvalidationsTest {
     @Test
     void anEventWhoseKeyDidNotDecode_isNotCountedAsAnInvalidatedKey_andSaysNothingElseWasRemoved() {
         try (LogCapture log = LogCapture.start()) {
-            EventCodec.Rejection r = new EventCodec.Rejection("a", null,
+            Rejection r = new Rejection("a", null,
                     ReplicationEvent.ofKey(Op.INVALIDATE, "a", null), new MalformedFrameException("truncated key"));
             invalidations.undecodable("peer-2", r, true);
 

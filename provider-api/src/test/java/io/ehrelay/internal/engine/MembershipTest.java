@@ -11,7 +11,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.ehrelay.internal.codec.CodecLimits;
-import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.DecodedBatch;
+import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.ReplicationEvent;
@@ -30,11 +31,11 @@ class MembershipTest {
     private final Peer p = new Peer("p:1");
 
     /** What was sent, decoded. */
-    private List<EventCodec.DecodedBatch> sent() {
-        List<EventCodec.DecodedBatch> out = new ArrayList<>();
+    private List<DecodedBatch> sent() {
+        List<DecodedBatch> out = new ArrayList<>();
         for (byte[] b : transport.sentBytes) {
             try {
-                out.add(EventCodec.decodeBatch(b, 0, b.length, CodecLimits.defaults()));
+                out.add(EventDecoder.decodeBatch(b, 0, b.length, CodecLimits.defaults()));
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
@@ -42,8 +43,8 @@ class MembershipTest {
         return out;
     }
 
-    private EventCodec.DecodedBatch last() {
-        List<EventCodec.DecodedBatch> all = sent();
+    private DecodedBatch last() {
+        List<DecodedBatch> all = sent();
         return all.get(all.size() - 1);
     }
 
@@ -134,7 +135,7 @@ class MembershipTest {
         boolean[] out = membership.leaveOut("p:1", Arrays.asList("a", "b", "a"));
         assertThat(out).containsExactly(false, true, false);
         membership.announced("p:1", 9, 2, set("a", "b"), set());
-        EventCodec.DecodedBatch clear = last();
+        DecodedBatch clear = last();
         assertThat(clear.isMembership()).isFalse();
         assertThat(clear.events()).extracting(ReplicationEvent::op, ReplicationEvent::cacheName)
                 .containsExactly(Tuple.tuple(Op.REMOVE_ALL, "b"));

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.internal.config.ReplicatorConfig;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.MalformedFrameException;
@@ -161,7 +162,7 @@ class OutboundTest {
     /** An encoded event as "OP cache/key stamped|unstamped". */
     private static String decoded(byte[] event) {
         try {
-            ReplicationEvent ev = EventCodec.decodeBatch(EventCodec.singletonBatch(event), 0,
+            ReplicationEvent ev = EventDecoder.decodeBatch(EventCodec.singletonBatch(event), 0,
                     EventCodec.BATCH_HEADER_BYTES + event.length, CodecLimits.defaults())
                     .events().get(0);
             return ev + (ev.stamp() > 0 ? " stamped" : " unstamped");
