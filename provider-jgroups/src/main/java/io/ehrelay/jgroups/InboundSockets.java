@@ -23,28 +23,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The connections a JGroups {@code TCP} transport accepts, bounded per node. JGroups accepts any number of them,
- * before any member check, and parses each frame off the connection as it arrives, allocating what the counts and
- * lengths inside the message say ({@code max_length} only bounds the frame length in front of it). This socket
- * factory, given to the transport before it starts, with {@link FrameReader} between the transport's server and
- * the transport, adds two bounds:
- * <ul>
- * <li><b>connections</b>: at most {@code maxInboundConnections} accepted sockets open at once, by the policy
- *     every transport shares ({@link InboundSlots}): when all are taken, the oldest that has not sent its JGroups
- *     connection header, else the one silent the longest if silent for {@link #idleMillis} (members send
- *     heartbeats every few seconds, so an honest connection is never that silent), gives its slot up; otherwise
- *     the newcomer is closed at once.</li>
- * <li><b>frames being read</b>: each frame is read whole before JGroups parses it ({@link Metered#readFrame}):
- *     one larger than {@code max_length} JGroups' server refuses before ehrelay sees it; with {@code max_length}
- *     0, one larger than {@code inboundBufferMaxBytes} closes the connection; one over
- *     {@link #CHARGED_ABOVE} takes its share of {@code inboundBufferMaxBytes} for all connections together,
- *     waits up to {@link #budgetWaitMillis} for room, and gives it back once parsed. A frame that gets no room,
- *     whose sender stops for {@link #stallMillis}, or that does not arrive within 30 s plus 1 s per MiB, closes
- *     its connection (counted in {@code rejected}); a member reconnects and JGroups retransmits.</li>
- * </ul>
- * Only JGroups' own transport listener ({@code jgroups.tcp.server}) of a blocking {@code TCP} transport without
- * JGroups' TLS (which puts its own socket factory in place) is bounded; the caller checks that this factory is the
- * one in use. Thread-safe.
+ * The socket factory that bounds what a JGroups {@code TCP} transport accepts, per node: at most
+ * {@code maxInboundConnections} connections ({@link InboundSlots}; a connection is in its handshake until JGroups
+ * read its header), and each frame read whole, within its share of {@code inboundBufferMaxBytes}, before JGroups
+ * parses it ({@link Metered#readFrame}, with {@link FrameReader}). Why and how: docs/jgroups.md, "Connections and
+ * frames being read". Only the transport's own listener ({@code jgroups.tcp.server}) of a blocking {@code TCP}
+ * transport without JGroups' TLS is bounded; the caller checks that this factory is the one in use. Thread-safe.
  */
 final class InboundSockets extends DefaultSocketFactory {
 
