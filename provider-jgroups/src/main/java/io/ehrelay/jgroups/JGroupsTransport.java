@@ -96,11 +96,11 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         startChannels(ctx);
         List<ProtocolConfiguration> stack = JGroupsStacks.build(settings);
         // a secret puts SYM_ENCRYPT into the stack (below); TLS with client certificates counts too
-        boolean authenticated = ctx.clusterSecret() != null || JGroupsStacks.authenticates(stack);
+        boolean authenticated = ctx.clusterSecret() != null || StackExposure.authenticates(stack);
         if (!authenticated) {
             if (!ctx.peerGate().admitsOtherHosts()) {
-                boolean looksBeyond = JGroupsStacks.discoversOtherHosts(stack);
-                String replaced = JGroupsStacks.keepOnThisHost(stack, settings);
+                boolean looksBeyond = StackExposure.discoversOtherHosts(stack);
+                String replaced = StackExposure.keepOnThisHost(stack, settings);
                 if (replaced != null) {
                     String line = "ehrelay: CacheManager {}: JGroups listens on 127.0.0.1 (instead of {}): without "
                             + "clusterSecret only members on this host may join{}. To replicate across hosts, set "

@@ -42,7 +42,7 @@ class JGroupsProtectedByDefaultTest {
     }
 
     private static String keep(List<ProtocolConfiguration> stack, JGroupsSettings s) throws Exception {
-        return JGroupsStacks.keepOnThisHost(stack, s);
+        return StackExposure.keepOnThisHost(stack, s);
     }
 
     @Test
@@ -86,22 +86,22 @@ class JGroupsProtectedByDefaultTest {
 
     @Test
     void stacksThatAuthenticate_areRecognised() throws Exception {
-        assertThat(JGroupsStacks.authenticates(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK))).isFalse();
-        assertThat(JGroupsStacks.authenticates(JGroupsStacks.fromConnect(
+        assertThat(StackExposure.authenticates(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK))).isFalse();
+        assertThat(StackExposure.authenticates(JGroupsStacks.fromConnect(
                 "TCP(bind_addr=127.0.0.1):TCPPING(initial_hosts=127.0.0.1[7800]):ENCRYPT:pbcast.NAKACK2:UNICAST3")))
                 .as("the old module's ENCRYPT, translated to SYM_ENCRYPT").isTrue();
-        assertThat(JGroupsStacks.authenticates(JGroupsStacks.fromConnect(
+        assertThat(StackExposure.authenticates(JGroupsStacks.fromConnect(
                 "TCP(bind_addr=127.0.0.1):TCPPING(initial_hosts=127.0.0.1[7800]):pbcast.NAKACK2:UNICAST3:"
                         + "pbcast.GMS:AUTH(auth_class=org.jgroups.auth.MD5Token)"))).isTrue();
     }
 
     @Test
     void tcppingHostsElsewhere_areRefused_multicastIsWarnedAbout() throws Exception {
-        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.UDP_STACK))).isTrue();
-        assertThat(JGroupsStacks.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK))).isFalse();
-        assertThat(JGroupsStacks.tcppingHostsElsewhere(JGroupsStacks.fromConnect(
+        assertThat(StackExposure.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.UDP_STACK))).isTrue();
+        assertThat(StackExposure.discoversOtherHosts(JGroupsStacks.fromFile(JGroupsStacks.TCP_STACK))).isFalse();
+        assertThat(StackExposure.tcppingHostsElsewhere(JGroupsStacks.fromConnect(
                 "TCP:TCPPING(initial_hosts=localhost[7800],127.0.0.1[7801])"))).isEmpty();
-        assertThat(JGroupsStacks.tcppingHostsElsewhere(JGroupsStacks.fromConnect(
+        assertThat(StackExposure.tcppingHostsElsewhere(JGroupsStacks.fromConnect(
                 "TCP:TCPPING(initial_hosts=127.0.0.1[7800],10.0.0.2[7800],db-2[7800])")))
                 .as("names are not resolved: they count as other hosts").containsExactly("10.0.0.2", "db-2");
         JGroupsSettings s = settings("file", JGroupsStacks.TCP_STACK, "bindAddress", "127.0.0.1",
@@ -175,10 +175,10 @@ class JGroupsProtectedByDefaultTest {
     void jgroupsTlsWithClientCertificates_authenticates() throws Exception {
         List<ProtocolConfiguration> tls = JGroupsStacks.fromConnect("TCP(tls.enabled=true;tls.client_auth=NEED)"
                 + ":TCPPING(initial_hosts=127.0.0.1[7800])");
-        assertThat(JGroupsStacks.authenticates(tls)).isTrue();
+        assertThat(StackExposure.authenticates(tls)).isTrue();
         List<ProtocolConfiguration> encryptOnly = JGroupsStacks.fromConnect("TCP(tls.enabled=true;tls.client_auth=NONE)"
                 + ":TCPPING(initial_hosts=127.0.0.1[7800])");
-        assertThat(JGroupsStacks.authenticates(encryptOnly)).as("TLS without client certificates").isFalse();
+        assertThat(StackExposure.authenticates(encryptOnly)).as("TLS without client certificates").isFalse();
     }
 
     /** Real nodes: the shipped TCP stack without bindAddress listens on loopback and replicates there. */
