@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -22,7 +21,6 @@ import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.DecodedBatch;
-import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
@@ -53,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * that repaired keys found a real divergence (not writes in flight, which are younger than an interval): the next
  * round follows after a fifth of the interval (0.2 to 1 s) instead, so that a divergence larger than one round's
  * bytes is repaired in seconds rather than in many intervals. The
- * requests travel as state requests whose name starts with {@link #PREFIX}, so every transport carries them
+ * requests travel as state requests whose name starts with {@link AntiEntropyServer#PREFIX}, so every transport
+ * carries them
  * unchanged. Rounds run on the node's background thread, started from the dispatcher's loop; before each,
  * tombstones past their retention are dropped. Thread-safe.
  */
@@ -61,11 +60,6 @@ final class AntiEntropy implements ConvergenceMBean {
 
     private static final Logger LOG = LoggerFactory.getLogger(AntiEntropy.class);
 
-    /** State requests with this prefix are anti-entropy requests (no cache name starts with a NUL). */
-    static final String PREFIX = "\u0000ehrelay-ae\u0000";
-    private static final String DIGEST = PREFIX + "digest\u0000";
-    private static final String ENTRIES = PREFIX + "entries\u0000";
-    private static final int DIGEST_FORMAT = 1;
     private static final long REQUEST_TIMEOUT_MILLIS = 30_000;
 
     private final String cacheManagerName;
@@ -288,9 +282,9 @@ final class AntiEntropy implements ConvergenceMBean {
         String name = cache.getName();
         CacheMetrics m = binding.metrics;
         m.onAntiEntropyRound();
-        byte[] digest = fetchOne(peer, DIGEST + name);
+        byte[] digest = fetchOne(peer, AntiEntropyServer.DIGEST + name);
         ByteBuffer in = ByteBuffer.wrap(digest);
-        if (digest.length != 1 + 16 + 4 + 8 * VersionTable.LEAVES || in.get() != DIGEST_FORMAT
+        if (digest.length != 1 + 16 + 4 + 8 * VersionTable.LEAVES || in.get() != AntiEntropyServer.DIGEST_FORMAT
                 || in.getInt(17) != VersionTable.LEAVES) {
             throw new MalformedFrameException("anti-entropy digest of " + digest.length + " bytes from " + peer);
         }
@@ -329,7 +323,7 @@ final class AntiEntropy implements ConvergenceMBean {
             local.put(e.getKey(), e.getValue());
         }
         long[] counts = new long[2]; // differing keys the peer sent, keys repaired
-        String request = ENTRIES + config.antiEntropyMaxBytes() + "\u0000" + bitmap(leafSet) + "\u0000" + name;
+        String request = AntiEntropyServer.ENTRIES + config.antiEntropyMaxBytes() + "\u0000" + bitmap(leafSet) + "\u0000" + name;
         Throwable failure = SendRound.await(request(peer, request, chunk -> {
             DecodedBatch batch = StateTransfer.decodeChunk(chunk, limits, metrics);
             for (ReplicationEvent ev : batch.events()) {
@@ -430,103 +424,4 @@ final class AntiEntropy implements ConvergenceMBean {
         return sb.toString();
     }
 
-    private static boolean[] leavesOf(String hex) {
-        if (hex.length() != VersionTable.LEAVES / 4) {
-            throw new IllegalArgumentException("anti-entropy request with a leaf set of " + hex.length() + " digits");
-        }
-        boolean[] out = new boolean[VersionTable.LEAVES];
-        for (int i = 0; i < hex.length(); i++) {
-            int nibble = Character.digit(hex.charAt(i), 16);
-            if (nibble < 0) {
-                throw new IllegalArgumentException("anti-entropy request with a malformed leaf set");
-            }
-            for (int b = 0; b < 4; b++) {
-                out[i * 4 + b] = (nibble & (8 >> b)) != 0;
-            }
-        }
-        return out;
-    }
-
-    // ---- serving a peer's round --------------------------------------------------------------------------------
-
-    /** Whether a state request is an anti-entropy request. */
-    static boolean isRequest(String name) {
-        return name.startsWith(PREFIX);
-    }
-
-    /**
-     * Serves a peer's anti-entropy request.
-     *
-     * @throws IllegalArgumentException for a malformed request, or a cache this node does not replicate
-     */
-    InboundHandler.StateCursor open(String request) {
-        if (request.startsWith(DIGEST)) {
-            String name = request.substring(DIGEST.length());
-            CacheBinding binding = binding(name);
-            ByteBuffer out = ByteBuffer.allocate(1 + 16 + 4 + 8 * VersionTable.LEAVES);
-            Version cleared = binding.versions.cleared();
-            out.put((byte) DIGEST_FORMAT);
-            out.putLong(cleared == null ? 0 : cleared.stamp).putLong(cleared == null ? 0 : cleared.origin);
-            out.putInt(VersionTable.LEAVES);
-            for (long leaf : binding.versions.leaves()) {
-                out.putLong(leaf);
-            }
-            byte[] bytes = out.array();
-            boolean[] sent = {false};
-            return max -> {
-                if (sent[0]) {
-                    return null;
-                }
-                sent[0] = true;
-                return bytes;
-            };
-        }
-        if (request.startsWith(ENTRIES)) {
-            String[] parts = request.substring(ENTRIES.length()).split("\u0000", 3);
-            if (parts.length != 3) {
-                throw new IllegalArgumentException("malformed anti-entropy request");
-            }
-            long maxBytes;
-            try {
-                maxBytes = Math.max(64 * 1024, Math.min(1L << 30, Long.parseLong(parts[0])));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("malformed anti-entropy request");
-            }
-            boolean[] leafSet = leavesOf(parts[1]);
-            String name = parts[2];
-            CacheBinding binding = binding(name);
-            Ehcache cache = caches.resolve(name);
-            CacheMetrics m = binding.metrics;
-            // from a random leaf on: a round stopped by maxBytes is continued elsewhere by the next
-            Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(leafSet,
-                    ThreadLocalRandom.current().nextInt(VersionTable.LEAVES)).iterator();
-            long[] total = {0};
-            return maxChunkBytes -> {
-                m.servedByCurrentThread();
-                List<byte[]> parts2 = new ArrayList<>();
-                int size = 0;
-                while (entries.hasNext() && size < maxChunkBytes && total[0] < maxBytes) {
-                    byte[] ev = StateTransfer.entry(name, cache, binding.versions, entries.next().getKey(), m,
-                            warn);
-                    if (ev != null) {
-                        parts2.add(ev);
-                        size += ev.length;
-                        total[0] += ev.length;
-                    }
-                }
-                return parts2.isEmpty() ? null : EventCodec.batch(parts2, size);
-            };
-        }
-        throw new IllegalArgumentException("unknown anti-entropy request");
-    }
-
-    private CacheBinding binding(String name) {
-        Ehcache cache = caches.resolve(name);
-        CacheBinding binding = cache == null ? null : caches.bound(name);
-        if (binding == null) {
-            throw new IllegalArgumentException("CacheManager " + cacheManagerName + StateTransfer.NO_LIVE_CACHE + name
-                    + "' replicated here");
-        }
-        return binding;
-    }
 }

@@ -79,7 +79,7 @@ final class Engine {
         metrics.addOperations(ObjectNames.convergence(cm, transportName), antiEntropy, ConvergenceMBean.class);
         peerStats = new PeerStats(metrics, clock, queue::oldestEnqueuedNanos, antiEntropy);
         inbound = new Inbound(cm, caches, metrics, config.limits(), convergence, warn, clock, ordering, membership,
-                this::endpointOf, invalidations, stateTransfer, antiEntropy, peerStats);
+                this::endpointOf, invalidations, stateTransfer, new AntiEntropyServer(cm, caches, warn), peerStats);
         metrics.gauge("queueCapacityBytes", config::queueMaxBytes);
         metrics.gauge("queueCapacityEvents", config::queueMaxEvents);
         metrics.gauge("queueHighWaterBytes", queue::highWaterBytes);

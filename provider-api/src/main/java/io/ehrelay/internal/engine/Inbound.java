@@ -44,7 +44,7 @@ final class Inbound implements InboundHandler {
     private final Invalidations invalidations;
     private final Ordering ordering;
     private final StateTransfer state;
-    private final AntiEntropy antiEntropy;
+    private final AntiEntropyServer antiEntropyServer;
     private final PeerStats peerStats;
     private final Map<String, String> endpoints = new ConcurrentHashMap<>();
     private final Membership membership;
@@ -54,7 +54,7 @@ final class Inbound implements InboundHandler {
     Inbound(String cacheManagerName, CacheBindings caches, ReplicationMetrics metrics, CodecLimits limits,
             Convergence convergence, RateLimitedLog warn, Clock clock, Ordering ordering, Membership membership,
             Function<String, String> endpointOf, Invalidations invalidations, StateTransfer state,
-            AntiEntropy antiEntropy, PeerStats peerStats) {
+            AntiEntropyServer antiEntropyServer, PeerStats peerStats) {
         this.membership = membership;
         this.endpointOf = endpointOf;
         this.ordering = ordering;
@@ -67,7 +67,7 @@ final class Inbound implements InboundHandler {
         this.clock = clock;
         this.invalidations = invalidations;
         this.state = state;
-        this.antiEntropy = antiEntropy;
+        this.antiEntropyServer = antiEntropyServer;
         this.peerStats = peerStats;
         metrics.meter(MetricNames.DUPLICATE_BATCHES);
     }
@@ -136,8 +136,8 @@ final class Inbound implements InboundHandler {
 
     @Override
     public StateCursor openState(String cacheName) {
-        if (AntiEntropy.isRequest(cacheName)) {
-            return antiEntropy.open(cacheName);
+        if (AntiEntropyServer.isRequest(cacheName)) {
+            return antiEntropyServer.open(cacheName);
         }
         return state.open(cacheName);
     }

@@ -23,6 +23,7 @@ class AntiEntropyTest {
     private final EngineTestKit kit = new EngineTestKit();
     private final CacheBindings caches = new CacheBindings(kit.cacheManager, kit.metrics, l -> true);
     private final Ordering ordering = new Ordering(Clock.SYSTEM, 600_000, kit.warn);
+    private final AntiEntropyServer server = new AntiEntropyServer("cm", caches, kit.warn);
     private final AntiEntropy ae = new AntiEntropy("cm", kit.config, mock(Transport.class), caches,
             name -> Collections.emptyList(), null, ordering, kit.metrics, Clock.SYSTEM, () -> true, kit.warn);
 
@@ -40,7 +41,7 @@ class AntiEntropyTest {
             ordering.localPut(a, kit.cacheManager.getEhcache("a"), e.getObjectKey(), e, EventCodec.hashOf("k" + i),
                     EventCodec.hashOf("v"));
         }
-        InboundHandler.StateCursor c = ae.open(AntiEntropy.PREFIX + "digest\u0000a");
+        InboundHandler.StateCursor c = server.open(AntiEntropyServer.PREFIX + "digest\u0000a");
         byte[] digest = c.next(1 << 20);
         assertThat(digest).hasSize(1 + 16 + 4 + 8 * VersionTable.LEAVES);
         assertThat(c.next(1 << 20)).isNull();
@@ -51,7 +52,7 @@ class AntiEntropyTest {
         caches.bind("a");
         for (String bad : new String[] {"digest\u0000nosuchcache", "entries\u0000x\u0000y", "entries\u00004096\u0000zz"
                 + "\u0000a", "entries\u00004096\u0000" + "g".repeat(256) + "\u0000a", "other\u0000a"}) {
-            assertThatThrownBy(() -> ae.open(AntiEntropy.PREFIX + bad)).as(bad)
+            assertThatThrownBy(() -> server.open(AntiEntropyServer.PREFIX + bad)).as(bad)
                     .isInstanceOf(IllegalArgumentException.class);
         }
     }
@@ -65,7 +66,7 @@ class AntiEntropyTest {
                 EventCodec.hashOf("v"));
         char[] bits = new char[VersionTable.LEAVES / 4];
         Arrays.fill(bits, 'f');
-        InboundHandler.StateCursor c = ae.open(AntiEntropy.PREFIX + "entries\u00004096\u0000" + new String(bits)
+        InboundHandler.StateCursor c = server.open(AntiEntropyServer.PREFIX + "entries\u00004096\u0000" + new String(bits)
                 + "\u0000a");
         byte[] chunk = c.next(1 << 20);
         DecodedBatch d = EventDecoder.decodeBatch(chunk, 0, chunk.length, kit.config.limits());

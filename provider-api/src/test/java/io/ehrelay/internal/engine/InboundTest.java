@@ -33,7 +33,7 @@ class InboundTest {
     private final Inbound inbound = new Inbound(kit.cacheManager.getName(), caches, kit.metrics,
             kit.config.limits(), convergence, kit.warn, Clock.SYSTEM, new Ordering(Clock.SYSTEM, 600_000, kit.warn),
             membership, from -> from, new Invalidations(kit.metrics, kit.config.limits().allowList(), kit.warn),
-            mock(StateTransfer.class), mock(AntiEntropy.class), mock(PeerStats.class));
+            mock(StateTransfer.class), mock(AntiEntropyServer.class), mock(PeerStats.class));
     private final Ehcache a = kit.cacheManager.getEhcache("a");
 
     @AfterEach
