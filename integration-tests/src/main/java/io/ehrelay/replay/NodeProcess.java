@@ -213,11 +213,6 @@ final class NodeProcess implements AutoCloseable {
     }
 
     /**
-     * For a failure's message: the node's ehrelay and RMI threads that are not idle (not waiting for work in a
-     * pool, a selector or an accept), up to 14 frames each, from {@code jcmd Thread.print}; what went wrong when
-     * it cannot be taken.
-     */
-    /**
      * Whether a thread whose stack (as text, innermost frame first) is {@code stack} waits for work: a pool's idle
      * worker, a selector or acceptor, a timer, an RMI connection waiting for its next call. For the busy-thread
      * dumps of failure messages.
@@ -228,6 +223,11 @@ final class NodeProcess implements AutoCloseable {
                 || stack.contains("TCPTransport.handleMessages") && !stack.contains("UnicastServerRef");
     }
 
+    /**
+     * For a failure's message: the node's ehrelay and RMI threads that are not idle (not waiting for work in a
+     * pool, a selector or an accept), up to 14 frames each, from {@code jcmd Thread.print}; what went wrong when
+     * it cannot be taken.
+     */
     String busyThreads() {
         try {
             Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");

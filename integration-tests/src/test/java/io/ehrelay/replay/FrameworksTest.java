@@ -413,7 +413,6 @@ class FrameworksTest {
         Map<String, String> last;
     }
 
-    /** The nodes' ehrelay WARN lines (each rejected class is logged once), at most 20. */
     /**
      * The nodes' ehrelay lines for a failure's message: each distinct line once (the writer's ERROR per class is
      * repeated by every node and cache), at most 40, then both nodes' counters of the caches involved, so that a

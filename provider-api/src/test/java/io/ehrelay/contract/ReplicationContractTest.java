@@ -1325,12 +1325,6 @@ public abstract class ReplicationContractTest {
         return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
     }
 
-    /**
-     * Ehcache disposes a peer provider only in {@code CacheManager.shutdown()}, and forgets a CacheManager whose
-     * constructor throws: a cache that fails to be created after the node started (its factory class misspelt,
-     * its replicator badly configured) must not leave the node's threads running and its port bound, so that the
-     * corrected configuration can start in the same JVM — after the failure (round 0) and right away (round 1).
-     */
     /** Whether a listening socket can be opened on {@code port} of 127.0.0.1 now. */
     private static boolean bindable(int port) {
         try (ServerSocket s = new ServerSocket()) {
@@ -1341,6 +1335,12 @@ public abstract class ReplicationContractTest {
         }
     }
 
+    /**
+     * Ehcache disposes a peer provider only in {@code CacheManager.shutdown()}, and forgets a CacheManager whose
+     * constructor throws: a cache that fails to be created after the node started (its factory class misspelt,
+     * its replicator badly configured) must not leave the node's threads running and its port bound, so that the
+     * corrected configuration can start in the same JVM — after the failure (round 0) and right away (round 1).
+     */
     @Test
     void aCacheManagerThatFailsToConstruct_leavesNoThreads_andItsPortToTheNextOne() throws Exception {
         Assumptions.assumeTrue(fixture().listenerFactory() != null && fixture().manualDiscovery(),

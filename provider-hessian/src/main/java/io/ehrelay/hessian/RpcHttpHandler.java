@@ -40,11 +40,6 @@ final class RpcHttpHandler implements HttpHandler {
     /** The largest body of a call without a session: opening one ({@code challenge}, {@code authenticate}). */
     private static final int MAX_SESSIONLESS_BODY = 4096;
 
-    /**
-     * @param gate     admits hosts that send requests without authenticating (no cluster token or secret), or
-     *                 {@code null} when TLS client certificates authenticate every caller
-     * @param sessions the node's sessions when it has a cluster secret, else {@code null}
-     */
     /** Bodies up to this size are not counted against the budget (a small call never waits for room). */
     private static final int SMALL_BODY = 64 * 1024;
     /** How long a body waits for room before its request is refused (503). */
@@ -61,6 +56,11 @@ final class RpcHttpHandler implements HttpHandler {
 
     private InboundBudget budget;
 
+    /**
+     * @param gate     admits hosts that send requests without authenticating (no cluster token or secret), or
+     *                 {@code null} when TLS client certificates authenticate every caller
+     * @param sessions the node's sessions when it has a cluster secret, else {@code null}
+     */
     RpcHttpHandler(RpcService relay, String token, long maxBodyBytes, TransportMetrics metrics,
                    PeerGate gate, RpcSessions sessions) {
         this.gate = gate;

@@ -5,6 +5,7 @@ import java.util.Set;
 
 import io.ehrelay.spi.ReplicationEvent;
 
+/** The result of decoding a batch: the events to apply and the events that could not be decoded. */
 public final class DecodedBatch {
     private final List<ReplicationEvent> events;
     private final List<Rejection> rejections;

@@ -1,3 +1,4 @@
+
 package io.ehrelay.internal.codec;
 
 import java.io.IOException;
@@ -298,7 +299,6 @@ public final class EventCodec {
         out.putLong(at + 14, seq);
     }
 
-    /** A batch of one event, for synchronous sends and tests. */
     /** A batch of already encoded events ({@code size} is the sum of their lengths). */
     public static byte[] batch(List<byte[]> events, int size) {
         byte[] out = new byte[BATCH_HEADER_BYTES + size];
@@ -367,12 +367,11 @@ public final class EventCodec {
         out.write(name, 0, name.length);
     }
 
+    /** A batch of one event, for synchronous sends and tests. */
     public static byte[] singletonBatch(byte[] event) {
         byte[] out = new byte[BATCH_HEADER_BYTES + event.length];
         System.arraycopy(batchHeader(1), 0, out, 0, BATCH_HEADER_BYTES);
         System.arraycopy(event, 0, out, BATCH_HEADER_BYTES, event.length);
         return out;
     }
-
-    /** The result of decoding a batch: the events to apply and the events that could not be decoded. */
 }

@@ -1,7 +1,7 @@
+
 package io.ehrelay.internal.engine;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -142,32 +142,6 @@ final class Dispatcher {
             Thread t = threads.newThread(() -> run(l));
             workers.add(t);
             t.start();
-        }
-    }
-
-    /** A batch handed to the transport whose outcome has not been counted yet, and the buffer it lives in. */
-    private static final class InFlight {
-        final List<ReplicationQueue.Entry> events;
-        final SendRound round;
-        final int bytes;
-        final ByteSink buffer;
-        final int lane;
-        /**
-         * Per target, in the round's order: the events left out for it (a peer that removed their cache), or
-         * null; and the batch it was sent. Both null when every target got the same bytes.
-         */
-        final boolean[][] leftOut;
-        final List<Batch> perTarget;
-
-        InFlight(List<ReplicationQueue.Entry> events, SendRound round, int bytes, ByteSink buffer, int lane,
-                 boolean[][] leftOut, List<Batch> perTarget) {
-            this.lane = lane;
-            this.leftOut = leftOut;
-            this.perTarget = perTarget;
-            this.events = events;
-            this.round = round;
-            this.bytes = bytes;
-            this.buffer = buffer;
         }
     }
 
@@ -354,7 +328,7 @@ final class Dispatcher {
                 continue;
             }
             if (names == null) {
-                names = cacheNames(included);
+                names = BatchRuns.cacheNames(included);
             }
             boolean[] out = membership.leaveOut(endpoint, names);
             if (out == null) {
@@ -364,7 +338,7 @@ final class Dispatcher {
                 perTarget = new ArrayList<>(Collections.nCopies(targets.size(), bytes));
                 leftOut = new boolean[targets.size()][];
             }
-            perTarget.set(t, without(buffer, starts, out, flags, streams[lane], seqs.get(lane)));
+            perTarget.set(t, BatchRuns.without(buffer, starts, out, flags, streams[lane], seqs.get(lane)));
             leftOut[t] = out;
         }
         SendRound round = perTarget == null ? SendRound.start(transport, targets, bytes, false)
@@ -377,41 +351,6 @@ final class Dispatcher {
             }
         }
         return f;
-    }
-
-    private static List<String> cacheNames(List<ReplicationQueue.Entry> events) {
-        List<String> names = new ArrayList<>(events.size());
-        for (ReplicationQueue.Entry e : events) {
-            names.add(e.cache.cacheName());
-        }
-        return names;
-    }
-
-    /**
-     * The batch without the events {@code out} marks, under the same header (stream and number: the peer sees no
-     * gap). A copy, made only for a peer that lacks a cache of the batch.
-     */
-    private static Batch without(ByteSink buffer, int[] starts, boolean[] out, int flags, long stream, long seq) {
-        ByteBuffer all = buffer.view();
-        int kept = 0;
-        int size = EventCodec.BATCH_HEADER_BYTES;
-        for (int i = 0; i < out.length; i++) {
-            if (!out[i]) {
-                kept++;
-                size += starts[i + 1] - starts[i];
-            }
-        }
-        ByteSink copy = new ByteSink(size);
-        copy.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
-        for (int i = 0; i < out.length; i++) {
-            if (!out[i]) {
-                ByteBuffer ev = all.duplicate();
-                ev.limit(starts[i + 1]).position(starts[i]);
-                copy.write(ev);
-            }
-        }
-        EventCodec.putBatchHeader(copy, 0, kept, flags, stream, seq);
-        return new Batch(copy.toByteArray(), kept);
     }
 
     /**
@@ -431,11 +370,11 @@ final class Dispatcher {
                 unconfirmed[f.lane].remove(peer.endpoint());
                 membership.delivered(peer.endpoint());
                 metrics.markBytesSent(f.perTarget == null ? f.bytes : f.perTarget.get(t).length());
-                countRuns(f.events, out, true, now);
+                BatchRuns.countRuns(f.events, out, true, now);
                 return;
             }
             reusable[0] &= !(failure instanceof TimeoutException);
-            countRuns(f.events, out, false, 0);
+            BatchRuns.countRuns(f.events, out, false, 0);
             unconfirmed[f.lane].add(peer.endpoint());
             membership.unreachable(peer.endpoint());
             undelivered.accept(peer);
@@ -443,46 +382,6 @@ final class Dispatcher {
                     f.events.size(), peer, metrics.cacheManagerName(), SendRound.describe(failure));
         });
         return reusable[0] ? f.buffer : newBuffer();
-    }
-
-    /**
-     * Counts the events of a batch one peer took ({@code sent}, with the latency at {@code now} of each run's
-     * oldest event) or did not (failed), once per run of events of one cache; {@code out} marks events left out
-     * for this peer.
-     */
-    private static void countRuns(List<ReplicationQueue.Entry> events, boolean[] out, boolean sent, long now) {
-        CacheMetrics run = null;
-        int n = 0;
-        long bytes = 0;
-        long oldest = Long.MIN_VALUE;
-        for (int i = 0; i < events.size(); i++) {
-            if (out != null && out[i]) {
-                continue;
-            }
-            ReplicationQueue.Entry e = events.get(i);
-            if (e.cache != run) {
-                countRun(run, n, bytes, oldest, sent);
-                run = e.cache;
-                n = 0;
-                bytes = 0;
-                oldest = Long.MIN_VALUE; // a clock gone backwards gives a negative one, which is not sampled
-            }
-            n++;
-            bytes += e.size;
-            oldest = Math.max(oldest, now - e.enqueuedNanos);
-        }
-        countRun(run, n, bytes, oldest, sent);
-    }
-
-    private static void countRun(CacheMetrics run, int n, long bytes, long oldest, boolean sent) {
-        if (run == null || n == 0) {
-            return;
-        }
-        if (sent) {
-            run.onSent(n, bytes, oldest);
-        } else {
-            run.onFailed(n);
-        }
     }
 
     /** Drains up to {@code drainMillis}, then interrupts; returns the number of events that could not be sent. */

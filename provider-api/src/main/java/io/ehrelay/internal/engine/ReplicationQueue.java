@@ -259,7 +259,6 @@ final class ReplicationQueue {
         }
     }
 
-    /** Removes and returns everything still queued (after {@link #close()}, for counting what is lost). */
     /** The enqueue time (nanoTime) of the oldest event queued, or {@link Long#MAX_VALUE} when empty. */
     long oldestEnqueuedNanos() {
         lock.lock();
@@ -279,6 +278,7 @@ final class ReplicationQueue {
         }
     }
 
+    /** Removes and returns everything still queued (after {@link #close()}, for counting what is lost). */
     List<Entry> clear() {
         lock.lock();
         try {
