@@ -1,22 +1,16 @@
 package io.ehrelay.tcp;
 
-import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,7 +23,6 @@ import io.ehrelay.internal.Backoff;
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
-import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.MetricNames;
@@ -57,51 +50,16 @@ final class TcpPeerChannel {
     private static final int MAX_COALESCED_FRAMES = 256;
     private static final long MAX_COALESCED_BYTES = 4L << 20;
 
-    /** A frame waiting to be written. */
-    private static final class Pending {
-        final Frames.Type type;
-        final long correlation;
-        final ByteBuffer[] body;
-        final int length;
-        final CompletableFuture<Void> future;
-        final boolean completeOnWrite;
-
-        Pending(Frames.Type type, long correlation, ByteBuffer[] body, int length, CompletableFuture<Void> future,
-                boolean completeOnWrite) {
-            this.type = type;
-            this.correlation = correlation;
-            this.body = body;
-            this.length = length;
-            this.future = future;
-            this.completeOnWrite = completeOnWrite;
-        }
-    }
-
-    /** A state transfer in progress. */
-    private static final class Transfer {
-        final InboundHandler.ChunkSink sink;
-        final CompletableFuture<Void> future;
-
-        Transfer(InboundHandler.ChunkSink sink, CompletableFuture<Void> future) {
-            this.sink = sink;
-            this.future = future;
-        }
-    }
-
     private final Peer peer;
     private final InetSocketAddress address;
     private final TcpSettings settings;
     private final TransportContext context;
-    /** TLS for the connection, or {@code null}. */
-    private final SSLContext tls;
-    private final String localEndpoint;
     private final TransportMetrics.Count connectFailures;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition notEmpty = lock.newCondition();
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final ArrayDeque<PendingFrame> pending = new ArrayDeque<>();
     private long pendingBytes;
-    private final Map<Long, CompletableFuture<Void>> awaiting = new ConcurrentHashMap<>();
-    private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
+    private final PeerAnswers answers;
     private final AtomicLong correlations = new AtomicLong();
     private final Thread writer;
     private volatile FrameChannel channel;
@@ -110,6 +68,7 @@ final class TcpPeerChannel {
     private volatile Thread reader;
     private volatile boolean closed;
     private final Backoff backoff;
+    private final PeerDialer dialer;
     private volatile boolean keepConnected;
     private volatile String lastFailure;
 
@@ -122,13 +81,14 @@ final class TcpPeerChannel {
     TcpPeerChannel(Peer peer, TcpSettings settings, TransportContext context, String localEndpoint,
                    Clock clock, SSLContext tls) {
         this.peer = peer;
-        this.tls = tls;
         this.backoff = Backoff.upTo(settings.retryMaxMillis, clock);
         this.address = Endpoints.parse(peer.endpoint());
         this.settings = settings;
         this.context = context;
-        this.localEndpoint = localEndpoint == null ? "" : localEndpoint;
         this.connectFailures = context.metrics().count(MetricNames.CONNECT_FAILURES);
+        this.answers = new PeerAnswers(peer);
+        this.dialer = new PeerDialer(peer, address, settings, context, localEndpoint == null ? "" : localEndpoint,
+                tls);
         this.writer = context.threads("tcp-out").newThread(this::writeLoop);
         writer.start();
     }
@@ -194,10 +154,9 @@ final class TcpPeerChannel {
         CompletableFuture<Void> f = new CompletableFuture<>();
         long corr = acknowledge ? correlations.incrementAndGet() : 0;
         if (acknowledge) {
-            awaiting.put(corr, f);
-            f.whenComplete((v, t) -> awaiting.remove(corr));
+            answers.awaitAck(corr, f);
         }
-        offer(new Pending(acknowledge ? Frames.Type.EVENTS_ACK : Frames.Type.EVENTS, corr,
+        offer(new PendingFrame(acknowledge ? Frames.Type.EVENTS_ACK : Frames.Type.EVENTS, corr,
                 new ByteBuffer[] {batch.buffer()}, batch.length(), f, !acknowledge));
         return f;
     }
@@ -205,16 +164,15 @@ final class TcpPeerChannel {
     CompletableFuture<Void> requestState(String cacheName, int maxChunkBytes, InboundHandler.ChunkSink sink) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         long corr = correlations.incrementAndGet();
-        transfers.put(corr, new Transfer(sink, f));
-        f.whenComplete((v, t) -> transfers.remove(corr));
+        answers.awaitState(corr, sink, f);
         byte[] name = cacheName.getBytes(StandardCharsets.UTF_8);
         ByteBuffer body = ByteBuffer.allocate(4 + name.length).putInt(maxChunkBytes).put(name);
         body.flip();
-        offer(new Pending(Frames.Type.STATE_REQUEST, corr, new ByteBuffer[] {body}, body.remaining(), f, false));
+        offer(new PendingFrame(Frames.Type.STATE_REQUEST, corr, new ByteBuffer[] {body}, body.remaining(), f, false));
         return f;
     }
 
-    private void offer(Pending p) {
+    private void offer(PendingFrame p) {
         if (closed) {
             p.future.completeExceptionally(new ConnectException("transport stopped"));
             return;
@@ -240,7 +198,7 @@ final class TcpPeerChannel {
         }
     }
 
-    private List<Pending> takeSome() throws InterruptedException {
+    private List<PendingFrame> takeSome() throws InterruptedException {
         lock.lock();
         try {
             while (pending.isEmpty() && !closed) {
@@ -254,11 +212,11 @@ final class TcpPeerChannel {
                     notEmpty.await();
                 }
             }
-            List<Pending> out = new ArrayList<>();
+            List<PendingFrame> out = new ArrayList<>();
             long bytes = 0;
             while (!pending.isEmpty() && out.size() < MAX_COALESCED_FRAMES
                     && (out.isEmpty() || bytes + pending.peekFirst().length <= MAX_COALESCED_BYTES)) {
-                Pending p = pending.pollFirst();
+                PendingFrame p = pending.pollFirst();
                 pendingBytes -= p.length;
                 bytes += p.length;
                 out.add(p);
@@ -272,7 +230,7 @@ final class TcpPeerChannel {
     private void writeLoop() {
         try {
             while (!closed) {
-                List<Pending> frames = takeSome();
+                List<PendingFrame> frames = takeSome();
                 if (frames.isEmpty()) {
                     if (keepConnected && channel == null && !closed) {
                         try {
@@ -295,7 +253,7 @@ final class TcpPeerChannel {
                     continue;
                 }
                 List<ByteBuffer> buffers = new ArrayList<>(frames.size() * 4);
-                for (Pending p : frames) {
+                for (PendingFrame p : frames) {
                     buffers.add(Frames.header(p.type, p.correlation, p.length));
                     for (ByteBuffer b : p.body) {
                         buffers.add(b);
@@ -303,7 +261,7 @@ final class TcpPeerChannel {
                 }
                 try {
                     ch.writeAll(buffers.toArray(new ByteBuffer[0]));
-                    for (Pending p : frames) {
+                    for (PendingFrame p : frames) {
                         if (p.completeOnWrite) {
                             p.future.complete(null);
                         }
@@ -320,8 +278,8 @@ final class TcpPeerChannel {
         }
     }
 
-    private static void fail(List<Pending> frames, Throwable cause) {
-        for (Pending p : frames) {
+    private static void fail(List<PendingFrame> frames, Throwable cause) {
+        for (PendingFrame p : frames) {
             p.future.completeExceptionally(cause);
         }
     }
@@ -334,36 +292,9 @@ final class TcpPeerChannel {
         if (!backoff.mayTry()) {
             throw new ConnectException("peer " + peer + " unreachable (" + lastFailure + ")");
         }
-        SocketChannel sc = SocketChannel.open();
-        TlsChannel secured = null;
         try {
-            sc.socket().setTcpNoDelay(true);
-            sc.socket().setKeepAlive(true);
-            if (settings.socketBufferBytes > 0) {
-                sc.socket().setSendBufferSize(settings.socketBufferBytes);
-                sc.socket().setReceiveBufferSize(settings.socketBufferBytes);
-            }
-            InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
-            if (resolved.isUnresolved()) {
-                throw new ConnectException("cannot resolve " + address.getHostString());
-            }
-            sc.socket().connect(resolved, (int) settings.connectTimeoutMillis);
-            if (tls != null) {
-                secured = TlsChannel.client(sc, tls, address.getHostString(), address.getPort(), context.clock());
-                handshake(secured);
-            }
-            ch = new FrameChannel(sc, secured, context.maxFrameBytes(), context.clock());
-            byte[] hello = localEndpoint.getBytes(StandardCharsets.UTF_8);
-            ch.write(Frames.Type.HELLO, 0, hello);
-            ClusterSecret secret = context.clusterSecret();
-            if (secret != null) {
-                authenticate(ch, secret, hello);
-            }
+            ch = dialer.dial();
         } catch (IOException | RuntimeException e) {
-            if (secured != null) {
-                secured.close();
-            }
-            sc.close();
             backoff.failed();
             lastFailure = e.toString();
             connectFailures.mark();
@@ -387,61 +318,6 @@ final class TcpPeerChannel {
         return ch;
     }
 
-    /** The TLS handshake; a failure names the peer, and is logged (rate-limited): it is a configuration error. */
-    private void handshake(TlsChannel secured) throws IOException {
-        try {
-            secured.handshake(settings.connectTimeoutMillis);
-        } catch (SSLException e) {
-            WARN.warn("tls:" + peer, "ehrelay: TLS handshake with peer {} failed: {}. Both need tls=true, and each "
-                    + "the other's certificate in its tlsTrustStore", peer, e.getMessage());
-            ConnectException c = new ConnectException("TLS handshake with peer " + peer + " failed: " + e.getMessage());
-            c.initCause(e);
-            throw c;
-        } catch (SocketTimeoutException e) {
-            throw new ConnectException("peer " + peer + " did not finish the TLS handshake within "
-                    + settings.connectTimeoutMillis + " ms (is tls=true there?)");
-        } catch (EOFException e) {
-            throw new ConnectException("peer " + peer + " closed the connection during the TLS handshake (is tls=true "
-                    + "there?)");
-        }
-    }
-
-    /**
-     * The cluster-secret handshake, connecting side: answers the listener's nonce with this node's nonce and its
-     * proof over both and the HELLO, then checks the listener's proof; nothing is sent to a peer that cannot prove
-     * the secret. Bounded by {@code connectTimeoutMillis} per step.
-     */
-    private void authenticate(FrameChannel ch, ClusterSecret secret, byte[] hello) throws IOException {
-        int timeout = (int) Math.min(Integer.MAX_VALUE, settings.connectTimeoutMillis);
-        try {
-            FrameChannel.Frame challenge = ch.readWithin(1 + ClusterSecret.NONCE_BYTES, timeout);
-            if (challenge == null || challenge.header.type() != Frames.Type.CHALLENGE
-                    || challenge.length() != 1 + ClusterSecret.NONCE_BYTES) {
-                throw new ConnectException("peer " + peer + " did not ask this node to prove the cluster secret: "
-                        + "set the same clusterSecret on every node");
-            }
-            byte[] theirs = Arrays.copyOfRange(challenge.copy(), 1, 1 + ClusterSecret.NONCE_BYTES);
-            byte[] ours = ClusterSecret.nonce();
-            byte[] proof = secret.proof(InboundConnection.CLIENT_PROOF, theirs, ours, hello);
-            byte[] body = new byte[ours.length + proof.length];
-            System.arraycopy(ours, 0, body, 0, ours.length);
-            System.arraycopy(proof, 0, body, ours.length, proof.length);
-            ch.write(Frames.Type.AUTH, 0, body);
-            FrameChannel.Frame answer = ch.readWithin(ClusterSecret.PROOF_BYTES, timeout);
-            if (answer == null || answer.header.type() != Frames.Type.AUTH
-                    || !secret.verifies(answer.copy(), InboundConnection.SERVER_PROOF, ours, theirs)) {
-                throw new ConnectException("peer " + peer + " did not prove the cluster secret (another "
-                        + "clusterSecret there, or not an ehrelay node): nothing is sent to it");
-            }
-        } catch (SocketTimeoutException e) {
-            throw new ConnectException("peer " + peer + " did not ask this node to prove the cluster secret within "
-                    + timeout + " ms: set the same clusterSecret on every node");
-        } catch (MalformedFrameException e) {
-            throw new ConnectException("peer " + peer + " answered the handshake with a damaged frame: "
-                    + e.getMessage());
-        }
-    }
-
     private void readLoop(FrameChannel ch) {
         Throwable cause = new ConnectException("connection to peer " + peer + " closed");
         try {
@@ -450,52 +326,7 @@ final class TcpPeerChannel {
                 if (f == null) {
                     break;
                 }
-                long corr = f.header.correlationId();
-                switch (f.header.type()) {
-                    case ACK: {
-                        CompletableFuture<Void> done = awaiting.get(corr);
-                        if (done != null) {
-                            done.complete(null);
-                        }
-                        break;
-                    }
-                    case NACK: {
-                        String reason = new String(f.copy(), StandardCharsets.UTF_8);
-                        Exception e = new IOException("peer " + peer + " refused: " + reason);
-                        CompletableFuture<Void> done = awaiting.get(corr);
-                        if (done != null) {
-                            done.completeExceptionally(e);
-                        }
-                        Transfer t = transfers.get(corr);
-                        if (t != null) {
-                            t.future.completeExceptionally(e);
-                        }
-                        break;
-                    }
-                    case STATE_CHUNK: {
-                        Transfer t = transfers.get(corr);
-                        if (t != null && !t.future.isDone()) {
-                            try {
-                                t.sink.accept(f.copy());
-                            } catch (Exception e) {
-                                t.future.completeExceptionally(e);
-                            }
-                        }
-                        break;
-                    }
-                    case STATE_END: {
-                        Transfer t = transfers.get(corr);
-                        if (t != null) {
-                            t.future.complete(null);
-                        }
-                        break;
-                    }
-                    case CHALLENGE:
-                        throw new MalformedFrameException("peer " + peer + " requires the cluster secret, which this "
-                                + "node does not have: set the same clusterSecret on every node");
-                    default:
-                        throw new MalformedFrameException("unexpected " + f.header.type() + " frame from " + peer);
-                }
+                answers.accept(f);
             }
         } catch (MalformedFrameException e) {
             context.metrics().markMalformedFrame();
@@ -525,14 +356,13 @@ final class TcpPeerChannel {
             LOG.debug("closing {}: {}", peer, e.toString());
         }
         IOException lost = new IOException("connection to peer " + peer + " lost: " + cause);
-        awaiting.values().forEach(f -> f.completeExceptionally(lost));
-        transfers.values().forEach(t -> t.future.completeExceptionally(lost));
+        answers.failAll(lost);
     }
 
     private void failAll(Throwable cause) {
         lock.lock();
         try {
-            for (Pending p : pending) {
+            for (PendingFrame p : pending) {
                 p.future.completeExceptionally(cause);
             }
             pending.clear();
@@ -540,8 +370,7 @@ final class TcpPeerChannel {
         } finally {
             lock.unlock();
         }
-        awaiting.values().forEach(f -> f.completeExceptionally(cause));
-        transfers.values().forEach(t -> t.future.completeExceptionally(cause));
+        answers.failAll(cause);
     }
 
     void close() {
