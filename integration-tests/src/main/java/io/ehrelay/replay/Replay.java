@@ -519,10 +519,10 @@ public final class Replay {
     private int writeReport(Path dir, String name, List<ThreadsProbe.Row> threadRows, List<StepResult> rows)
             throws IOException {
         write(dir.resolve(name + ".md"), Report.markdown(rows, threadRows, this, name + "-"));
-        List<Report.Chart> charts = Report.charts(rows, threadRows);
+        List<ReportCharts.Chart> charts = ReportCharts.charts(rows, threadRows);
         write(dir.resolve(name + ".html"), Report.html(rows, threadRows, charts, this));
         int svgs = 0;
-        for (Report.Chart c : charts) {
+        for (ReportCharts.Chart c : charts) {
             if (!c.svg().isEmpty()) {
                 write(dir.resolve(name + "-" + c.slug() + ".svg"), c.standalone());
                 svgs++;

@@ -109,10 +109,10 @@ class ReportTest {
 
     @Test
     void charts_areStandaloneSvgFilesNamedByExperiment() throws Exception {
-        List<Report.Chart> charts = Report.charts(results, List.of());
+        List<ReportCharts.Chart> charts = ReportCharts.charts(results, List.of());
 
-        assertThat(charts).extracting(Report.Chart::slug).containsExactly("e1", "e4-n-n-4");
-        for (Report.Chart c : charts) {
+        assertThat(charts).extracting(ReportCharts.Chart::slug).containsExactly("e1", "e4-n-n-4");
+        for (ReportCharts.Chart c : charts) {
             String svg = c.standalone();
             Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()
                     .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
@@ -153,7 +153,7 @@ class ReportTest {
                 .parse(new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8)));
     }
 
-    private static Report.Chart chart(List<Report.Chart> charts, String slug) {
+    private static ReportCharts.Chart chart(List<ReportCharts.Chart> charts, String slug) {
         return charts.stream().filter(c -> c.slug().equals(slug)).findFirst().orElseThrow();
     }
 
@@ -250,7 +250,7 @@ class ReportTest {
 
     @Test
     void charts_drawEhrelaySolid_stockDashed_rawDottedGrey_inDistinctColours_withMatchingLegend() throws Exception {
-        Document svg = xml(chart(Report.charts(quick, List.of()), "e1").standalone());
+        Document svg = xml(chart(ReportCharts.charts(quick, List.of()), "e1").standalone());
 
         Map<String, Element> paths = new LinkedHashMap<>();
         Map<String, String> kinds = new HashMap<>();
@@ -300,7 +300,7 @@ class ReportTest {
         List<StepResult> all = new ArrayList<>(quick);
         all.addAll(results); // with E4
         Map<String, String> direction = new LinkedHashMap<>();
-        for (Report.Chart c : Report.charts(all, threads)) {
+        for (ReportCharts.Chart c : ReportCharts.charts(all, threads)) {
             direction.put(c.slug(), c.svg().contains("lower is better") ? "lower"
                     : c.svg().contains("higher is better") ? "higher" : "none");
         }
@@ -310,7 +310,7 @@ class ReportTest {
 
     @Test
     void axes_fitTheData_andE3PlacesPayloadZeroAsACategory() throws Exception {
-        List<Report.Chart> charts = Report.charts(quick, List.of());
+        List<ReportCharts.Chart> charts = ReportCharts.charts(quick, List.of());
 
         Document e2 = xml(chart(charts, "e2").standalone());
         assertThat(elements(e2, "text", "xtick")).extracting(Element::getTextContent)
@@ -342,7 +342,7 @@ class ReportTest {
 
     @Test
     void e3_marksTransportsWhoseSynchronousModeDoesNotWait_inLegendAndTables() throws Exception {
-        Document e3 = xml(chart(Report.charts(quick, List.of()), "e3").standalone());
+        Document e3 = xml(chart(ReportCharts.charts(quick, List.of()), "e3").standalone());
         assertThat(elements(e3, "g", "legend")).extracting(g -> first(g, "text").getTextContent())
                 .containsExactly("tcp", "rmi", "stock-rmi", "stock-jgroups (does not wait for peers)");
 
