@@ -491,7 +491,7 @@ public final class Replay {
             String reportName = reportName(name, results, profile);
             List<StepResult> rows = only(results, profile);
             writeReport(dir, reportName, threadRows, rows);
-            for (Report.Verdict v : Report.verdicts(rows)) {
+            for (ReportVerdicts.Verdict v : ReportVerdicts.verdicts(rows)) {
                 System.out.println(v);
             }
             System.out.println("report: " + dir.resolve(reportName + ".html") + " (and .md, charts)");

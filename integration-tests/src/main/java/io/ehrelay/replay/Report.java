@@ -57,7 +57,7 @@ final class Report {
         }
     };
 
-    private static final List<String> BASELINES = Arrays.asList(Profiles.RAW, Profiles.STOCK_RMI,
+    static final List<String> BASELINES = Arrays.asList(Profiles.RAW, Profiles.STOCK_RMI,
             Profiles.STOCK_RMI_SYNC, Profiles.STOCK_JGROUPS, Profiles.STOCK_JGROUPS_UDP);
 
     static final Map<String, String> HUES = new HashMap<>();
@@ -129,7 +129,7 @@ final class Report {
                                        int charts, Path log) {
         List<String> lines = new ArrayList<>();
         lines.add("verdict (ratios are same-run; the report has every step):");
-        for (Verdict v : verdicts(results)) {
+        for (ReportVerdicts.Verdict v : ReportVerdicts.verdicts(results)) {
             lines.add("  " + v.text);
         }
         if (lines.size() == 1) {
@@ -166,7 +166,7 @@ final class Report {
         return !Profiles.isStockJGroups(Profiles.base(transport));
     }
 
-    private static boolean isEhrelay(String transport) {
+    static boolean isEhrelay(String transport) {
         return Profiles.isEhrelay(Profiles.base(transport));
     }
 
@@ -182,7 +182,7 @@ final class Report {
         return isEhrelay(t) ? 0 : isStock(t) ? 1 : isRaw(t) ? 2 : 0;
     }
 
-    private static List<String> transportsOf(List<StepResult> rows) {
+    static List<String> transportsOf(List<StepResult> rows) {
         Set<String> set = new LinkedHashSet<>();
         for (StepResult r : rows) {
             set.add(r.transport);
@@ -200,7 +200,7 @@ final class Report {
         return new ArrayList<>(set);
     }
 
-    private static List<StepResult> rowsOf(List<StepResult> results, String experiment) {
+    static List<StepResult> rowsOf(List<StepResult> results, String experiment) {
         List<StepResult> out = new ArrayList<>();
         for (StepResult r : results) {
             if (experiment.equals(r.experiment)) {
@@ -211,7 +211,7 @@ final class Report {
     }
 
     /** The steps of a transfer experiment, in run order: "count x size" keys. */
-    private static List<String> stepsOf(List<StepResult> rows) {
+    static List<String> stepsOf(List<StepResult> rows) {
         Set<String> set = new LinkedHashSet<>();
         for (StepResult r : rows) {
             set.add(r.stepKey());
@@ -220,7 +220,7 @@ final class Report {
     }
 
     /** transport → step key → result (the last one wins). */
-    private static Map<String, Map<String, StepResult>> byTransportAndStep(List<StepResult> rows) {
+    static Map<String, Map<String, StepResult>> byTransportAndStep(List<StepResult> rows) {
         Map<String, Map<String, StepResult>> out = new LinkedHashMap<>();
         for (StepResult r : rows) {
             Map<String, StepResult> m = out.get(r.transport);
@@ -233,7 +233,7 @@ final class Report {
         return out;
     }
 
-    private static String describe(String experiment) {
+    static String describe(String experiment) {
         if ("E1".equals(experiment)) {
             return "E1 growing element size";
         }
@@ -251,356 +251,6 @@ final class Report {
             }
         }
         return experiment;
-    }
-
-    // ---------------------------------------------------------------------------------------------- verdict
-
-    /** One line of the verdict: an experiment's winner among the ehrelay transports and how it compares. */
-    static final class Verdict {
-        final String experiment;
-        /** The fastest (E3: lowest latency) ehrelay transport, or null when none completed. */
-        final String winner;
-        /** Throughput ÷ the best stock series (geometric mean over the steps); E3: best waiting stock's p99 ÷ the
-         * winner's. NaN when there is no stock series to compare with. */
-        final double vsStock;
-        /** Throughput as a fraction of the raw stream (geometric mean over the steps); NaN when raw did not run. */
-        final double vsRaw;
-        final String text;
-
-        Verdict(String experiment, String winner, double vsStock, double vsRaw, String text) {
-            this.experiment = experiment;
-            this.winner = winner;
-            this.vsStock = vsStock;
-            this.vsRaw = vsRaw;
-            this.text = text;
-        }
-
-        @Override
-        public String toString() {
-            return text;
-        }
-    }
-
-    /** The verdict: one line per experiment (and per synchronous group where -sync variants ran). */
-    static List<Verdict> verdicts(List<StepResult> results) {
-        List<Verdict> out = new ArrayList<>();
-        for (String e : experimentsOf(results)) {
-            List<StepResult> rows = rowsOf(results, e);
-            if ("E3".equals(e)) {
-                Verdict v = latencyVerdict(rows);
-                if (v != null) {
-                    out.add(v);
-                }
-                continue;
-            }
-            for (boolean sync : new boolean[] {false, true}) {
-                Verdict v = throughputVerdict(e, rows, sync);
-                if (v != null) {
-                    out.add(v);
-                }
-            }
-        }
-        return out;
-    }
-
-    private static Verdict throughputVerdict(String experiment, List<StepResult> rows, boolean sync) {
-        List<String> steps = stepsOf(rows);
-        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
-        List<String> candidates = new ArrayList<>();
-        List<String> stocks = new ArrayList<>();
-        for (String t : transportsOf(rows)) {
-            if (Profiles.isSyncVariant(t) != sync) {
-                continue;
-            }
-            if (isEhrelay(t)) {
-                candidates.add(t);
-            } else if (isStock(t)) {
-                stocks.add(t);
-            }
-        }
-        if (candidates.isEmpty()) {
-            return null;
-        }
-        String label = describe(experiment) + (sync ? ", synchronous puts" : "") + " (throughput, " + HIGHER + ")";
-        List<String> complete = new ArrayList<>();
-        List<String> incomplete = new ArrayList<>();
-        for (String t : candidates) {
-            (okSteps(by.get(t)) == steps.size() ? complete : incomplete).add(t);
-        }
-        List<String> pool = complete.isEmpty() ? candidates : complete;
-        String winner = null;
-        double best = 0;
-        for (String t : pool) {
-            double score = geoMeanMegabytes(by.get(t));
-            if (score > best) {
-                best = score;
-                winner = t;
-            }
-        }
-        StringBuilder text = new StringBuilder(label).append(": ");
-        if (winner == null) {
-            text.append("no ehrelay transport completed a step");
-            return new Verdict(experiment, null, Double.NaN, Double.NaN, text.toString());
-        }
-        Map<String, StepResult> w = by.get(winner);
-        List<Double> stockRatios = new ArrayList<>();
-        Set<String> bestStocks = new LinkedHashSet<>();
-        List<Double> rawRatios = new ArrayList<>();
-        for (String step : steps) {
-            StepResult r = w.get(step);
-            if (r == null || !r.ok()) {
-                continue;
-            }
-            StepResult s = fastest(by, stocks, step);
-            if (s != null) {
-                stockRatios.add(s.seconds / r.seconds);
-                bestStocks.add(s.transport);
-            }
-            StepResult raw = by.containsKey(Profiles.RAW) ? by.get(Profiles.RAW).get(step) : null;
-            if (raw != null && raw.ok()) {
-                rawRatios.add(raw.seconds / r.seconds);
-            }
-        }
-        int ok = okSteps(w);
-        text.append(winner).append(String.format(Locale.ROOT, " fastest, %,.0f MB/s", best)).append(ok == 1
-                ? steps.size() == 1 ? " (1 step)" : " (1 of " + steps.size() + " steps)"
-                : " (geometric mean of " + ok + (ok == steps.size() ? " steps)" : " of " + steps.size() + " steps)"));
-        double vsStock = geoMean(stockRatios);
-        if (stockRatios.isEmpty()) {
-            text.append("; no stock series completed a step to compare with");
-        } else {
-            text.append("; ").append(ratio(vsStock)).append(" the best stock series (").append(range(stockRatios,
-                    false)).append("best stock: ").append(join(bestStocks)).append(")");
-        }
-        double vsRaw = geoMean(rawRatios);
-        if (rawRatios.isEmpty()) {
-            text.append("; raw: not measured");
-        } else {
-            text.append("; ").append(percent(vsRaw)).append(" of raw");
-            if (rawRatios.size() > 1) {
-                text.append(" (").append(range(rawRatios, true)).append(")");
-            }
-        }
-        if (!complete.isEmpty() && !incomplete.isEmpty()) {
-            List<String> failed = new ArrayList<>();
-            for (String t : incomplete) {
-                failed.add(t + " failed " + (steps.size() - okSteps(by.get(t))) + " of " + steps.size());
-            }
-            text.append("; not ranked: ").append(join(failed));
-        }
-        return new Verdict(experiment, winner, vsStock, vsRaw, text.toString());
-    }
-
-    private static Verdict latencyVerdict(List<StepResult> rows) {
-        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
-        Set<Integer> payloads = new TreeSet<>();
-        for (StepResult r : rows) {
-            if (r.ok()) {
-                payloads.add(r.size);
-            }
-        }
-        List<String> candidates = new ArrayList<>();
-        List<String> stocks = new ArrayList<>();
-        List<String> noWait = new ArrayList<>();
-        List<String> failed = new ArrayList<>();
-        for (String t : transportsOf(rows)) {
-            if (!waitsForPeers(t)) {
-                noWait.add(t);
-            } else if (isEhrelay(t)) {
-                if (okSteps(by.get(t)) == payloads.size() && okSteps(by.get(t)) == by.get(t).size()) {
-                    candidates.add(t);
-                } else {
-                    failed.add(t);
-                }
-            } else if (isStock(t) && okSteps(by.get(t)) > 0) {
-                stocks.add(t);
-            }
-        }
-        if (candidates.isEmpty() && failed.isEmpty()) {
-            return null;
-        }
-        StringBuilder text = new StringBuilder(describe("E3")).append(" (").append(LOWER).append("): ");
-        String winner = lowestP99(by, candidates);
-        double vsStock = Double.NaN;
-        if (winner == null) {
-            text.append("no ehrelay transport completed E3");
-        } else {
-            double p99 = median(by.get(winner), true);
-            double p50 = median(by.get(winner), false);
-            text.append(winner).append(String.format(Locale.ROOT,
-                    " lowest, p99 %,.0f µs, p50 %,.0f µs (medians of %d payloads)", p99, p50, payloads.size()));
-            String stock = lowestP99(by, stocks);
-            if (stock == null) {
-                text.append("; no stock series that waits for its peer to compare with");
-            } else {
-                double sp99 = median(by.get(stock), true);
-                double sp50 = median(by.get(stock), false);
-                vsStock = sp99 / p99;
-                text.append(String.format(Locale.ROOT, "; p99 %s lower than the best stock that waits (%s: p99 %,.0f µs, "
-                        + "p50 %,.0f µs)", ratio(vsStock), stock, sp99, sp50));
-            }
-            text.append("; raw: not measured in E3");
-        }
-        if (!failed.isEmpty()) {
-            text.append("; not ranked (failed): ").append(join(failed));
-        }
-        if (!noWait.isEmpty()) {
-            text.append("; not ranked, \"synchronous\" mode ").append(NO_WAIT).append(": ").append(join(noWait));
-        }
-        return new Verdict("E3", winner, vsStock, Double.NaN, text.toString());
-    }
-
-    private static String lowestP99(Map<String, Map<String, StepResult>> by, List<String> among) {
-        String winner = null;
-        double best = Double.MAX_VALUE;
-        for (String t : among) {
-            double p99 = median(by.get(t), true);
-            if (p99 < best) {
-                best = p99;
-                winner = t;
-            }
-        }
-        return winner;
-    }
-
-    private static double median(Map<String, StepResult> steps, boolean p99) {
-        List<Double> v = new ArrayList<>();
-        for (StepResult r : steps.values()) {
-            if (r.ok()) {
-                v.add(p99 ? r.p99Micros : r.p50Micros);
-            }
-        }
-        if (v.isEmpty()) {
-            return Double.NaN;
-        }
-        Collections.sort(v);
-        int n = v.size();
-        return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
-    }
-
-    private static int okSteps(Map<String, StepResult> steps) {
-        int n = 0;
-        if (steps != null) {
-            for (StepResult r : steps.values()) {
-                if (r.ok()) {
-                    n++;
-                }
-            }
-        }
-        return n;
-    }
-
-    private static double geoMeanMegabytes(Map<String, StepResult> steps) {
-        List<Double> v = new ArrayList<>();
-        for (StepResult r : steps.values()) {
-            if (r.ok()) {
-                v.add(r.megabytesPerSecond());
-            }
-        }
-        return v.isEmpty() ? 0 : geoMean(v);
-    }
-
-    private static double geoMean(List<Double> values) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        double sum = 0;
-        for (double v : values) {
-            sum += Math.log(v);
-        }
-        return Math.exp(sum / values.size());
-    }
-
-    /** The fastest of {@code among} at {@code step} (ok steps only), or null. */
-    private static StepResult fastest(Map<String, Map<String, StepResult>> by, List<String> among, String step) {
-        StepResult best = null;
-        for (String t : among) {
-            StepResult r = by.get(t).get(step);
-            if (r != null && r.ok() && (best == null || r.seconds < best.seconds)) {
-                best = r;
-            }
-        }
-        return best;
-    }
-
-    /** "2.2×–4.5× by step; " (empty for a single step). */
-    private static String range(List<Double> values, boolean percent) {
-        if (values.size() < 2) {
-            return "";
-        }
-        double lo = Collections.min(values);
-        double hi = Collections.max(values);
-        return (percent ? percent(lo) + "–" + percent(hi) + " by step" : ratio(lo) + "–" + ratio(hi) + " by step; ");
-    }
-
-    private static String ratio(double v) {
-        return String.format(Locale.ROOT, v >= 10 ? "%.0f×" : "%.1f×", v);
-    }
-
-    private static String percent(double v) {
-        return String.format(Locale.ROOT, "%.0f%%", 100 * v);
-    }
-
-    static String join(Collection<String> items) {
-        StringBuilder sb = new StringBuilder();
-        for (String s : items) {
-            sb.append(sb.length() == 0 ? "" : ", ").append(s);
-        }
-        return sb.toString();
-    }
-
-    // ----------------------------------------------------------------------------------------------- ratios
-
-    private static String baselineName(String baseline) {
-        return Profiles.RAW.equals(baseline) ? "the raw TCP stream"
-                : Profiles.STOCK_RMI.equals(baseline) ? "stock Ehcache RMI"
-                : Profiles.STOCK_RMI_SYNC.equals(baseline) ? "stock Ehcache RMI, synchronous"
-                : "ehcache-jgroupsreplication 1.7 (" + baseline + ")";
-    }
-
-    /**
-     * Throughput of each ehrelay transport step by step, relative to the raw stream (the physical reference) and
-     * to stock Ehcache RMI (what users run today), both measured in the same run (as text; the report has the
-     * same as tables).
-     */
-    static String ratios(List<StepResult> results) {
-        StringBuilder sb = new StringBuilder();
-        for (String baseline : BASELINES) {
-            StringBuilder lines = new StringBuilder();
-            for (StepResult[] p : pairs(results, baseline)) {
-                StepResult r = p[0];
-                StepResult b = p[1];
-                lines.append(String.format(Locale.ROOT, "  %s %,d x %,d B: %s %.1f MB/s, %s %.1f MB/s -> %s%n",
-                        r.experiment, r.count, r.size, r.transport, r.megabytesPerSecond(), baseline,
-                        b.megabytesPerSecond(), Profiles.RAW.equals(baseline)
-                                ? String.format(Locale.ROOT, "%.0f%%", 100 * b.seconds / r.seconds)
-                                : String.format(Locale.ROOT, "%.1fx", b.seconds / r.seconds)));
-            }
-            if (lines.length() > 0) {
-                sb.append("throughput relative to ").append(baselineName(baseline)).append(", same run:\n")
-                        .append(lines);
-            }
-        }
-        return sb.toString();
-    }
-
-    /** (ehrelay step, baseline step) pairs: synchronous variants with the synchronous baseline only. */
-    private static List<StepResult[]> pairs(List<StepResult> results, String baseline) {
-        boolean syncBaseline = Profiles.isSyncVariant(baseline);
-        List<StepResult[]> out = new ArrayList<>();
-        for (StepResult r : results) {
-            if (!r.ok() || !isEhrelay(r.transport) || r.isLatency()
-                    || Profiles.isSyncVariant(r.transport) != syncBaseline) {
-                continue;
-            }
-            for (StepResult b : results) {
-                if (b.ok() && baseline.equals(b.transport) && b.experiment.equals(r.experiment)
-                        && b.stepKey().equals(r.stepKey())) {
-                    out.add(new StepResult[] {r, b});
-                }
-            }
-        }
-        return out;
     }
 
     static String duration(Duration d) {
@@ -766,11 +416,11 @@ final class Report {
                 : "each node gets -Xms = -Xmx and -XX:+AlwaysPreTouch, and ehrelay's writer a queue that waits for "
                 + "room (overflowPolicy=block, overflowBlockMillis=600000, queueMaxBytes=8m).")
                 + " Stock and raw series run in the same JVMs of the same profile.", null);
-        List<Verdict> verdicts = verdicts(results);
+        List<ReportVerdicts.Verdict> verdicts = ReportVerdicts.verdicts(results);
         if (!verdicts.isEmpty()) {
             doc.heading(2, "Verdict", "verdict");
             List<String> lines = new ArrayList<>();
-            for (Verdict v : verdicts) {
+            for (ReportVerdicts.Verdict v : verdicts) {
                 lines.add(v.text);
             }
             doc.bullets(lines, "verdict");
@@ -826,7 +476,7 @@ final class Report {
                 continue;
             }
             for (String baseline : BASELINES.subList(1, BASELINES.size())) { // raw: in the experiment's section
-                Table t = baselineTable(e, baseline, pairs(rowsOf(results, e), baseline));
+                Table t = baselineTable(e, baseline, ReportVerdicts.pairs(rowsOf(results, e), baseline));
                 if (t != null) {
                     if (!headed) {
                         doc.heading(2, "Ratios to each baseline", "ratios");
@@ -919,8 +569,8 @@ final class Report {
         for (String step : steps) {
             List<String> cells = new ArrayList<>();
             cells.add(labels.get(step));
-            StepResult bestAsync = fastest(by, stockAsync, step);
-            StepResult bestSync = fastest(by, stockSync, step);
+            StepResult bestAsync = ReportVerdicts.fastest(by, stockAsync, step);
+            StepResult bestSync = ReportVerdicts.fastest(by, stockSync, step);
             if (anyAsync && !stockAsync.isEmpty()) {
                 cells.add(bestAsync == null ? "–" : bestAsync.transport);
             }
@@ -932,7 +582,7 @@ final class Report {
                 StepResult s = Profiles.isSyncVariant(t) ? bestSync : bestAsync;
                 if (r != null && r.ok() && s != null) {
                     anyStock = true;
-                    cells.add(ratio(s.seconds / r.seconds));
+                    cells.add(ReportVerdicts.ratio(s.seconds / r.seconds));
                 } else {
                     cells.add(r != null && !r.ok() ? "FAIL" : "–");
                 }
@@ -955,7 +605,7 @@ final class Report {
                 StepResult rr = raw.get(step);
                 for (String t : ehrelay) {
                     StepResult r = by.get(t).get(step);
-                    cells.add(r != null && r.ok() && rr != null && rr.ok() ? percent(rr.seconds / r.seconds)
+                    cells.add(r != null && r.ok() && rr != null && rr.ok() ? ReportVerdicts.percent(rr.seconds / r.seconds)
                             : r != null && !r.ok() ? "FAIL" : "–");
                 }
                 vsRaw.row(cells);
@@ -977,7 +627,7 @@ final class Report {
             }
             labels.put(p[0].stepKey(), stepLabel(p[0]));
             double v = p[1].seconds / p[0].seconds;
-            cells.put(p[0].stepKey() + "|" + p[0].transport, Profiles.RAW.equals(baseline) ? percent(v) : ratio(v));
+            cells.put(p[0].stepKey() + "|" + p[0].transport, Profiles.RAW.equals(baseline) ? ReportVerdicts.percent(v) : ReportVerdicts.ratio(v));
         }
         Collections.sort(transports, SERIES_ORDER);
         List<String> headers = new ArrayList<>();
@@ -986,7 +636,7 @@ final class Report {
         for (String t : transports) {
             headers.add(t + (Profiles.RAW.equals(baseline) ? " % of " : " ÷ ") + baseline);
         }
-        Table t = new Table(experiment + ": throughput relative to " + baselineName(baseline) + " (" + HIGHER + ")",
+        Table t = new Table(experiment + ": throughput relative to " + ReportVerdicts.baselineName(baseline) + " (" + HIGHER + ")",
                 headers, 0);
         Map<String, String> baseMbs = new HashMap<>();
         for (StepResult[] p : pairs) {
@@ -1036,7 +686,7 @@ final class Report {
                         r = s;
                     }
                 }
-                cells.add(r == null ? (okSteps(by.get(t)) < by.get(t).size() ? "FAIL" : "–")
+                cells.add(r == null ? (ReportVerdicts.okSteps(by.get(t)) < by.get(t).size() ? "FAIL" : "–")
                         : String.format(Locale.ROOT, "%,.0f / %,.0f", r.p50Micros, r.p99Micros));
             }
             pivot.row(cells);

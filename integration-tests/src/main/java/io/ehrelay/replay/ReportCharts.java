@@ -144,7 +144,7 @@ final class ReportCharts {
                 v.add(String.format(Locale.ROOT, "%,d", r.count));
             }
         }
-        return v.size() == 1 ? v.iterator().next() : Report.join(v);
+        return v.size() == 1 ? v.iterator().next() : ReportVerdicts.join(v);
     }
 
     private static String sizesOf(List<StepResult> results, String experiment) {
@@ -154,7 +154,7 @@ final class ReportCharts {
                 v.add(String.format(Locale.ROOT, "%,d", r.size));
             }
         }
-        return v.size() == 1 ? v.iterator().next() : Report.join(v);
+        return v.size() == 1 ? v.iterator().next() : ReportVerdicts.join(v);
     }
 
     private static void add(List<Chart> out, String slug, String title, String svg, List<String> failures) {

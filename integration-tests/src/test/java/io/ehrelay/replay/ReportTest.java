@@ -126,7 +126,7 @@ class ReportTest {
 
     @Test
     void ratios_compareSyncWithSyncAndAsyncWithAsync() {
-        String ratios = Report.ratios(results);
+        String ratios = ReportVerdicts.ratios(results);
 
         assertThat(ratios).contains("E1 10,000 x 1,280 B: tcp 128.0 MB/s, stock-rmi 25.6 MB/s -> 5.0x");
         assertThat(ratios).contains("rmi-sync 12.8 MB/s, stock-rmi-sync 3.2 MB/s -> 4.0x");
@@ -179,23 +179,23 @@ class ReportTest {
 
     @Test
     void verdict_namesTheFastestPerExperiment_withItsRatioToTheBestStockAndToRaw() {
-        List<Report.Verdict> verdicts = Report.verdicts(quick);
+        List<ReportVerdicts.Verdict> verdicts = ReportVerdicts.verdicts(quick);
 
         assertThat(verdicts).extracting(v -> v.experiment).containsExactly("E1", "E2", "E3");
-        Report.Verdict e1 = verdicts.get(0);
+        ReportVerdicts.Verdict e1 = verdicts.get(0);
         assertThat(e1.winner).isEqualTo("tcp"); // hessian was faster at its one ok step, but failed the other
         assertThat(e1.vsStock).isCloseTo(Math.sqrt(5.0 * 2.0), within(1e-9)); // best stock differs by step
         assertThat(e1.vsRaw).isCloseTo(0.5, within(1e-9));
         assertThat(e1.text).contains("E1", "higher is better", "tcp fastest", "3.2× the best stock series",
                 "2.0×–5.0× by step", "best stock: stock-rmi, stock-jgroups", "50% of raw",
                 "not ranked: hessian failed 1 of 2");
-        Report.Verdict e2 = verdicts.get(1);
+        ReportVerdicts.Verdict e2 = verdicts.get(1);
         assertThat(e2.winner).isEqualTo("rmi");
         assertThat(e2.vsStock).isCloseTo(Math.pow(5.0 * 2.5 * 2.5 * 2.5, 0.25), within(1e-9));
         assertThat(e2.vsRaw).isCloseTo(Math.pow(0.2 * 0.2 * 0.1875 * 0.1875, 0.25), within(1e-9));
         assertThat(e2.text).contains("rmi fastest", "3.0× the best stock series", "best stock: stock-rmi, "
                 + "stock-jgroups-udp");
-        Report.Verdict e3 = verdicts.get(2);
+        ReportVerdicts.Verdict e3 = verdicts.get(2);
         assertThat(e3.winner).isEqualTo("rmi"); // stock-jgroups is lower, but its "synchronous" put waits for nobody
         assertThat(e3.vsStock).isCloseTo(310.0 / 125.0, within(1e-9));
         assertThat(e3.text).contains("lower is better", "rmi lowest, p99 125 µs, p50 80 µs",
@@ -205,7 +205,7 @@ class ReportTest {
 
     @Test
     void verdict_comesFirst_inMarkdownAndHtml() {
-        List<Report.Verdict> verdicts = Report.verdicts(quick);
+        List<ReportVerdicts.Verdict> verdicts = ReportVerdicts.verdicts(quick);
         String md = Report.markdown(quick, run());
         String html = Report.html(quick, List.of(), run());
 
@@ -213,7 +213,7 @@ class ReportTest {
         assertThat(mdVerdict).isPositive().isLessThan(md.indexOf("## E1")).isLessThan(md.indexOf("| "));
         int htmlVerdict = html.indexOf(">Verdict</h2>");
         assertThat(htmlVerdict).isPositive().isLessThan(html.indexOf("<svg")).isLessThan(html.indexOf("<table"));
-        for (Report.Verdict v : verdicts) {
+        for (ReportVerdicts.Verdict v : verdicts) {
             assertThat(md.indexOf("- " + v.text)).as(v.text).isGreaterThan(mdVerdict).isLessThan(md.indexOf("## E1"));
             assertThat(html.indexOf("<li>" + Report.escape(v.text) + "</li>")).as(v.text).isGreaterThan(htmlVerdict)
                     .isLessThan(html.indexOf("<svg"));
@@ -363,16 +363,16 @@ class ReportTest {
         List<String> lines = Report.consoleSummary(all, Duration.ofSeconds(125), Path.of("results/replay-x.html"),
                 Path.of("results/replay-x.md"), Path.of("results/replay-x.csv"), 3, Path.of("results/replay-x.log"));
 
-        List<Report.Verdict> verdicts = Report.verdicts(all);
+        List<ReportVerdicts.Verdict> verdicts = ReportVerdicts.verdicts(all);
         assertThat(lines).hasSizeLessThanOrEqualTo(verdicts.size() + 4);
-        for (Report.Verdict v : verdicts) {
+        for (ReportVerdicts.Verdict v : verdicts) {
             assertThat(lines).contains("  " + v.text);
         }
         assertThat(lines).contains("1 step(s) FAILED; reasons in the report", "run took 2 min 05 s");
         assertThat(lines.get(lines.size() - 1)).startsWith("report: results/replay-x.html").contains("replay-x.md",
                 "replay-x.csv", "3 .svg");
         assertThat(String.join("\n", lines)).doesNotContain("->", "MB/s, stock-rmi");
-        assertThat(Report.ratios(all).split("\n").length).isGreaterThan(lines.size()); // those stay in the report
+        assertThat(ReportVerdicts.ratios(all).split("\n").length).isGreaterThan(lines.size()); // those stay in the report
     }
 
     @Test
