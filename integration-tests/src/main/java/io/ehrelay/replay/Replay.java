@@ -406,7 +406,7 @@ public final class Replay {
         progress = new Progress(System.out, System.console() != null, plan.size(), totalWeight);
         System.out.printf("ehrelay replay: transports %s, experiments %s, heap %s per node, %d rep(s), profiles %s, "
                 + "%d steps%n", transports, experiments, heap, reps, profiles, plan.size());
-        System.out.println(Report.tableHeader(experimentWidth, transportWidth));
+        System.out.println(ReportConsole.tableHeader(experimentWidth, transportWidth));
         for (Planned p : plan) {
             progress.begin(p.label, p.weight);
             p.action.run();
@@ -415,7 +415,7 @@ public final class Replay {
         progress.clear();
         elapsed = Duration.ofNanos(System.nanoTime() - started);
         Path csv = out.resolve("replay-" + stamp + ".csv");
-        Report.writeCsv(results, csv);
+        ReportConsole.writeCsv(results, csv);
         if (!threadRows.isEmpty()) {
             Path threadsCsv = out.resolve("replay-" + stamp + "-threads.csv");
             List<String> lines = new ArrayList<>();
@@ -433,7 +433,7 @@ public final class Replay {
             System.out.println();
             System.out.println("profile " + profile + (NodeProcess.DEFAULT.equals(profile)
                     ? " (the provider's defaults, -Xmx only):" : " (-Xms = -Xmx, AlwaysPreTouch, blocking queue):"));
-            for (String line : Report.consoleSummary(only(all, profile), elapsed, out.resolve(reportName + ".html"),
+            for (String line : ReportConsole.consoleSummary(only(all, profile), elapsed, out.resolve(reportName + ".html"),
                     out.resolve(reportName + ".md"), csv, svgs, log)) {
                 System.out.println(line);
             }
@@ -599,8 +599,8 @@ public final class Replay {
                 threadRows.addAll(ThreadsProbe.run(transports, new int[] {10, 100, 1000}));
             }));
         }
-        experimentWidth = Report.width(3, experimentLabels);
-        transportWidth = Report.width("transport".length(), transports);
+        experimentWidth = ReportConsole.width(3, experimentLabels);
+        transportWidth = ReportConsole.width("transport".length(), transports);
         List<Planned> perProfile = new ArrayList<>();
         for (final String profile : profiles) {
             for (final Planned p : plan) {
@@ -619,7 +619,7 @@ public final class Replay {
     private void record(StepResult r) {
         r.profile = NodeProcess.profile;
         results.add(r);
-        progress.println(Report.tableRow(r, experimentWidth, transportWidth));
+        progress.println(ReportConsole.tableRow(r, experimentWidth, transportWidth));
     }
 
     /**

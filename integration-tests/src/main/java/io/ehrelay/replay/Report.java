@@ -1,16 +1,12 @@
 package io.ehrelay.replay;
 
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.math.BigDecimal;
 import java.math.MathContext;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -20,7 +16,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Formats replay results: the console rows and summary, CSV, and a report as Markdown and as a self-contained
@@ -77,86 +72,6 @@ final class Report {
     static final String RAW_COLOR = "#888888";
 
     private Report() {
-    }
-
-    // ---------------------------------------------------------------------------------------------- console
-
-    /** The width of a column holding {@code names}: the longest name, at least {@code min}. */
-    static int width(int min, Collection<String> names) {
-        int w = min;
-        for (String n : names) {
-            w = Math.max(w, n.length());
-        }
-        return w;
-    }
-
-    static String tableHeader() {
-        return tableHeader(EXPERIMENT_WIDTH, TRANSPORT_WIDTH);
-    }
-
-    static String tableHeader(int experimentWidth, int transportWidth) {
-        return String.format(Locale.ROOT, "%-" + experimentWidth + "s %-" + transportWidth
-                + "s %10s %9s %9s %9s %9s %11s %8s %8s %7s %7s %8s %9s  %s", "exp", "transport", "count", "size B",
-                "s(put)", "s(blog)", "MB/s", "elements/s", "heapW MB", "heapR MB", "loop s", "loopCPU", "CPU s/GB",
-                "alloc W/R",
-                "result");
-    }
-
-    static String tableRow(StepResult r) {
-        return tableRow(r, Math.max(EXPERIMENT_WIDTH, r.experiment.length()),
-                Math.max(TRANSPORT_WIDTH, r.transport.length()));
-    }
-
-    static String tableRow(StepResult r, int experimentWidth, int transportWidth) {
-        String lead = String.format(Locale.ROOT, "%-" + experimentWidth + "s %-" + transportWidth + "s ", r.experiment,
-                r.transport);
-        if (r.isLatency()) {
-            return lead + String.format(Locale.ROOT, "%10s %,9d  sync put latency: p50 %.1f us, p99 %.1f us, max %.1f us"
-                    + " (%d calls)%s  %s", "", r.size, r.p50Micros, r.p99Micros, r.maxMicros, r.count,
-                    waitsForPeers(r.transport) ? "" : " (" + NO_WAIT + ")", r.outcome);
-        }
-        return lead + String.format(Locale.ROOT, "%,10d %,9d %9.3f %9.3f %9.1f %,11.0f %8d %8d %7.3f %7.3f %8.1f %4.1f/%-4.1f  %s",
-                r.count, r.size, r.seconds, r.blogSeconds, r.megabytesPerSecond(), r.elementsPerSecond(),
-                r.writerPeakHeap >> 20, r.readerPeakHeap >> 20, r.putSeconds, r.putCpuSeconds, r.cpuSecondsPerGigabyte(),
-                r.allocPerByte(r.writerAllocBytes), r.allocPerByte(r.readerAllocBytes), r.outcome);
-    }
-
-    /**
-     * What the console prints at the end of a run: the verdict, the failed steps' count, where the report is.
-     * The detailed ratios are in the report files only.
-     */
-    static List<String> consoleSummary(List<StepResult> results, Duration elapsed, Path html, Path md, Path csv,
-                                       int charts, Path log) {
-        List<String> lines = new ArrayList<>();
-        lines.add("verdict (ratios are same-run; the report has every step):");
-        for (ReportVerdicts.Verdict v : ReportVerdicts.verdicts(results)) {
-            lines.add("  " + v.text);
-        }
-        if (lines.size() == 1) {
-            lines.add("  (no experiment with results)");
-        }
-        int failed = 0;
-        for (StepResult r : results) {
-            if (!r.ok()) {
-                failed++;
-            }
-        }
-        if (failed > 0) {
-            lines.add(String.format(Locale.ROOT, "%d step(s) FAILED; reasons in the report", failed));
-        }
-        lines.add("run took " + duration(elapsed));
-        lines.add("report: " + html + " (also " + md.getFileName() + ", " + csv.getFileName() + ", " + charts
-                + " .svg chart(s)" + (log == null ? "" : "; node logs " + log.getFileName()) + ")");
-        return lines;
-    }
-
-    static void writeCsv(List<StepResult> results, Path file) throws IOException {
-        List<String> lines = new ArrayList<>();
-        lines.add(StepResult.CSV_HEADER);
-        for (StepResult r : results) {
-            lines.add(r.csv());
-        }
-        Files.write(file, lines);
     }
 
     // -------------------------------------------------------------------------------------- classification
@@ -266,102 +181,7 @@ final class Report {
 
     // --------------------------------------------------------------------------------------------- document
 
-    /** A table rendered both as Markdown and as HTML; its caption says which way is better. */
-    static final class Table {
-        final String caption;
-        final List<String> headers;
-        final List<List<String>> rows = new ArrayList<>();
-        /** Columns of text (left-aligned); the others are numbers (right-aligned). */
-        final Set<Integer> textColumns = new TreeSet<>();
-
-        Table(String caption, List<String> headers, Integer... textColumns) {
-            this.caption = caption;
-            this.headers = headers;
-            this.textColumns.addAll(Arrays.asList(textColumns));
-        }
-
-        Table row(List<String> cells) {
-            rows.add(cells);
-            return this;
-        }
-    }
-
-    /** Markdown and HTML written side by side. */
-    private static final class Doc {
-        final StringBuilder md = new StringBuilder();
-        final StringBuilder html = new StringBuilder();
-
-        void heading(int level, String text, String id) {
-            md.append(md.length() == 0 || md.toString().endsWith("\n\n") ? "" : "\n").append(repeat('#', level))
-                    .append(' ').append(text).append("\n\n");
-            html.append("<h").append(level).append('>')
-                    .append(escape(text)).append("</h").append(level).append('>');
-        }
-
-        void para(String text, String cssClass) {
-            md.append(text).append("\n\n");
-            html.append("<p").append(cssClass == null ? "" : " class=\"" + cssClass + "\"").append('>')
-                    .append(escape(text)).append("</p>");
-        }
-
-        void bullets(List<String> items, String cssClass) {
-            if (items.isEmpty()) {
-                return;
-            }
-            html.append("<ul").append(cssClass == null ? "" : " class=\"" + cssClass + "\"").append('>');
-            for (String i : items) {
-                md.append("- ").append(i).append('\n');
-                html.append("<li>").append(escape(i)).append("</li>");
-            }
-            md.append('\n');
-            html.append("</ul>");
-        }
-
-        void table(Table t) {
-            if (t.rows.isEmpty()) {
-                return;
-            }
-            md.append(t.caption).append(":\n\n|");
-            html.append("<table><caption>").append(escape(t.caption)).append("</caption><thead><tr>");
-            StringBuilder rule = new StringBuilder("|");
-            for (int c = 0; c < t.headers.size(); c++) {
-                md.append(' ').append(mdCell(t.headers.get(c))).append(" |");
-                rule.append(t.textColumns.contains(c) ? "---|" : "---:|");
-                html.append("<th>").append(escape(t.headers.get(c))).append("</th>");
-            }
-            md.append('\n').append(rule).append('\n');
-            html.append("</tr></thead><tbody>");
-            for (List<String> row : t.rows) {
-                md.append('|');
-                html.append("<tr>");
-                for (int c = 0; c < row.size(); c++) {
-                    String cell = row.get(c);
-                    md.append(' ').append(mdCell(cell)).append(" |");
-                    String cls = (t.textColumns.contains(c) ? "t" : "")
-                            + (cell.startsWith("FAIL") || cell.startsWith("NO") ? (t.textColumns.contains(c) ? " " : "")
-                            + "fail" : "");
-                    html.append(cls.isEmpty() ? "<td>" : "<td class=\"" + cls + "\">").append(escape(cell))
-                            .append("</td>");
-                }
-                md.append('\n');
-                html.append("</tr>");
-            }
-            md.append('\n');
-            html.append("</tbody></table>");
-        }
-    }
-
-    private static String mdCell(String s) {
-        return s.replace("|", "\\|").replace('\n', ' ');
-    }
-
-    private static String repeat(char c, int n) {
-        char[] a = new char[Math.max(0, n)];
-        Arrays.fill(a, c);
-        return new String(a);
-    }
-
-    private static String stepLabel(StepResult r) {
+    static String stepLabel(StepResult r) {
         return String.format(Locale.ROOT, "%,d × %,d B", r.count, r.size);
     }
 
@@ -397,9 +217,9 @@ final class Report {
         return sb.toString();
     }
 
-    private static Doc document(List<StepResult> results, List<ThreadsProbe.Row> threads, List<ReportCharts.Chart> charts,
+    private static ReportTables.Doc document(List<StepResult> results, List<ThreadsProbe.Row> threads, List<ReportCharts.Chart> charts,
                                 Replay run, String svgPrefix) {
-        Doc doc = new Doc();
+        ReportTables.Doc doc = new ReportTables.Doc();
         doc.heading(1, "ehrelay replay", null);
         if (run.rendered) {
             doc.para("Re-rendered on " + LocalDateTime.now().withNano(0) + " from " + run.render.getFileName()
@@ -438,18 +258,18 @@ final class Report {
             doc.heading(2, c != null ? c.title() : describe(e), slug(e));
             chartBlock(doc, c, svgPrefix);
             if ("E3".equals(e)) {
-                latencyTables(doc, rows);
+                ReportTables.latencyTables(doc, rows);
             } else {
-                throughputTables(doc, e, rows);
+                ReportTables.throughputTables(doc, e, rows);
             }
         }
         ReportCharts.Chart threadsChart = bySlug.remove("threads");
         if (threadsChart != null || !threads.isEmpty()) {
             doc.heading(2, threadsChart != null ? threadsChart.title() : "Threads", "threads");
             chartBlock(doc, threadsChart, svgPrefix);
-            doc.table(threadsTable(threads));
+            doc.table(ReportTables.threadsTable(threads));
         }
-        Table all = new Table("All E1, E2 and E4 steps (seconds: " + LOWER + "; MB/s and elements/s: " + HIGHER + ")",
+        ReportTables.Table all = new ReportTables.Table("All E1, E2 and E4 steps (seconds: " + LOWER + "; MB/s and elements/s: " + HIGHER + ")",
                 Arrays.asList("exp", "transport", "count", "size B", "s (first put → last arrival)",
                         "s (first → last arrival)", "MB/s", "elements/s", "writer heap MB", "reader heap MB",
                         "put loop s", "put loop CPU s", "CPU s per GB (both nodes)", "allocated B per B: writer",
@@ -458,12 +278,12 @@ final class Report {
         for (StepResult r : results) {
             if (!r.isLatency()) {
                 all.row(Arrays.asList(r.experiment, r.transport, String.format(Locale.ROOT, "%,d", r.count),
-                        String.format(Locale.ROOT, "%,d", r.size), num3(r.seconds), num3(r.blogSeconds),
-                        num1(r.megabytesPerSecond()), Double.isNaN(r.seconds) ? "–"
+                        String.format(Locale.ROOT, "%,d", r.size), ReportTables.num3(r.seconds), ReportTables.num3(r.blogSeconds),
+                        ReportTables.num1(r.megabytesPerSecond()), Double.isNaN(r.seconds) ? "–"
                                 : String.format(Locale.ROOT, "%,.0f", r.elementsPerSecond()),
                         Long.toString(r.writerPeakHeap >> 20), Long.toString(r.readerPeakHeap >> 20),
-                        num3(r.putSeconds), num3(r.putCpuSeconds), num1(r.cpuSecondsPerGigabyte()), num1(r.allocPerByte(r.writerAllocBytes)),
-                        num1(r.allocPerByte(r.readerAllocBytes)), r.outcome));
+                        ReportTables.num3(r.putSeconds), ReportTables.num3(r.putCpuSeconds), ReportTables.num1(r.cpuSecondsPerGigabyte()), ReportTables.num1(r.allocPerByte(r.writerAllocBytes)),
+                        ReportTables.num1(r.allocPerByte(r.readerAllocBytes)), r.outcome));
             }
         }
         if (!all.rows.isEmpty()) {
@@ -476,7 +296,7 @@ final class Report {
                 continue;
             }
             for (String baseline : BASELINES.subList(1, BASELINES.size())) { // raw: in the experiment's section
-                Table t = baselineTable(e, baseline, ReportVerdicts.pairs(rowsOf(results, e), baseline));
+                ReportTables.Table t = ReportTables.baselineTable(e, baseline, ReportVerdicts.pairs(rowsOf(results, e), baseline));
                 if (t != null) {
                     if (!headed) {
                         doc.heading(2, "Ratios to each baseline", "ratios");
@@ -489,7 +309,7 @@ final class Report {
         return doc;
     }
 
-    private static void chartBlock(Doc doc, ReportCharts.Chart c, String svgPrefix) {
+    private static void chartBlock(ReportTables.Doc doc, ReportCharts.Chart c, String svgPrefix) {
         if (c == null) {
             return;
         }
@@ -507,231 +327,6 @@ final class Report {
         if (!c.failureLines().isEmpty()) {
             doc.md.append('\n');
         }
-    }
-
-    private static void throughputTables(Doc doc, String experiment, List<StepResult> rows) {
-        List<String> transports = transportsOf(rows);
-        List<String> steps = stepsOf(rows);
-        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
-        Map<String, String> labels = new LinkedHashMap<>();
-        for (StepResult r : rows) {
-            labels.put(r.stepKey(), stepLabel(r));
-        }
-        List<String> headers = new ArrayList<>();
-        headers.add("step");
-        headers.addAll(transports);
-        Table mbs = new Table(experiment + ": MB/s from the first put to the last arrival (" + HIGHER + ")", headers,
-                0);
-        for (String step : steps) {
-            List<String> cells = new ArrayList<>();
-            cells.add(labels.get(step));
-            for (String t : transports) {
-                StepResult r = by.get(t).get(step);
-                cells.add(r == null ? "–" : r.ok() ? num1(r.megabytesPerSecond()) : "FAIL");
-            }
-            mbs.row(cells);
-        }
-        doc.table(mbs);
-
-        List<String> ehrelay = new ArrayList<>();
-        List<String> stockAsync = new ArrayList<>();
-        List<String> stockSync = new ArrayList<>();
-        for (String t : transports) {
-            if (isEhrelay(t)) {
-                ehrelay.add(t);
-            } else if (isStock(t)) {
-                (Profiles.isSyncVariant(t) ? stockSync : stockAsync).add(t);
-            }
-        }
-        if (ehrelay.isEmpty()) {
-            return;
-        }
-        boolean anySync = false;
-        boolean anyAsync = false;
-        for (String t : ehrelay) {
-            anySync |= Profiles.isSyncVariant(t);
-            anyAsync |= !Profiles.isSyncVariant(t);
-        }
-        List<String> rh = new ArrayList<>();
-        rh.add("step");
-        if (anyAsync && !stockAsync.isEmpty()) {
-            rh.add("best stock");
-        }
-        if (anySync && !stockSync.isEmpty()) {
-            rh.add("best stock, sync");
-        }
-        int textCols = rh.size();
-        rh.addAll(ehrelay);
-        Table vsStock = new Table(experiment + ": ehrelay throughput ÷ the best stock series at each step ("
-                + HIGHER + "; synchronous runs ÷ synchronous stock)", rh, textCols == 3 ? new Integer[] {0, 1, 2}
-                : textCols == 2 ? new Integer[] {0, 1} : new Integer[] {0});
-        boolean anyStock = false;
-        for (String step : steps) {
-            List<String> cells = new ArrayList<>();
-            cells.add(labels.get(step));
-            StepResult bestAsync = ReportVerdicts.fastest(by, stockAsync, step);
-            StepResult bestSync = ReportVerdicts.fastest(by, stockSync, step);
-            if (anyAsync && !stockAsync.isEmpty()) {
-                cells.add(bestAsync == null ? "–" : bestAsync.transport);
-            }
-            if (anySync && !stockSync.isEmpty()) {
-                cells.add(bestSync == null ? "–" : bestSync.transport);
-            }
-            for (String t : ehrelay) {
-                StepResult r = by.get(t).get(step);
-                StepResult s = Profiles.isSyncVariant(t) ? bestSync : bestAsync;
-                if (r != null && r.ok() && s != null) {
-                    anyStock = true;
-                    cells.add(ReportVerdicts.ratio(s.seconds / r.seconds));
-                } else {
-                    cells.add(r != null && !r.ok() ? "FAIL" : "–");
-                }
-            }
-            vsStock.row(cells);
-        }
-        if (anyStock) {
-            doc.table(vsStock);
-        }
-        Map<String, StepResult> raw = by.get(Profiles.RAW);
-        if (raw != null) {
-            List<String> h = new ArrayList<>();
-            h.add("step");
-            h.addAll(ehrelay);
-            Table vsRaw = new Table(experiment + ": ehrelay throughput as a share of the raw TCP stream (" + HIGHER
-                    + ")", h, 0);
-            for (String step : steps) {
-                List<String> cells = new ArrayList<>();
-                cells.add(labels.get(step));
-                StepResult rr = raw.get(step);
-                for (String t : ehrelay) {
-                    StepResult r = by.get(t).get(step);
-                    cells.add(r != null && r.ok() && rr != null && rr.ok() ? ReportVerdicts.percent(rr.seconds / r.seconds)
-                            : r != null && !r.ok() ? "FAIL" : "–");
-                }
-                vsRaw.row(cells);
-            }
-            doc.table(vsRaw);
-        }
-    }
-
-    private static Table baselineTable(String experiment, String baseline, List<StepResult[]> pairs) {
-        if (pairs.isEmpty()) {
-            return null;
-        }
-        List<String> transports = new ArrayList<>();
-        Map<String, String> labels = new LinkedHashMap<>();
-        Map<String, String> cells = new HashMap<>();
-        for (StepResult[] p : pairs) {
-            if (!transports.contains(p[0].transport)) {
-                transports.add(p[0].transport);
-            }
-            labels.put(p[0].stepKey(), stepLabel(p[0]));
-            double v = p[1].seconds / p[0].seconds;
-            cells.put(p[0].stepKey() + "|" + p[0].transport, Profiles.RAW.equals(baseline) ? ReportVerdicts.percent(v) : ReportVerdicts.ratio(v));
-        }
-        Collections.sort(transports, SERIES_ORDER);
-        List<String> headers = new ArrayList<>();
-        headers.add("step");
-        headers.add(baseline + " MB/s");
-        for (String t : transports) {
-            headers.add(t + (Profiles.RAW.equals(baseline) ? " % of " : " ÷ ") + baseline);
-        }
-        Table t = new Table(experiment + ": throughput relative to " + ReportVerdicts.baselineName(baseline) + " (" + HIGHER + ")",
-                headers, 0);
-        Map<String, String> baseMbs = new HashMap<>();
-        for (StepResult[] p : pairs) {
-            baseMbs.put(p[0].stepKey(), num1(p[1].megabytesPerSecond()));
-        }
-        for (Map.Entry<String, String> step : labels.entrySet()) {
-            List<String> row = new ArrayList<>();
-            row.add(step.getValue());
-            row.add(baseMbs.get(step.getKey()));
-            for (String tr : transports) {
-                String c = cells.get(step.getKey() + "|" + tr);
-                row.add(c == null ? "–" : c);
-            }
-            t.row(row);
-        }
-        return t;
-    }
-
-    static String withNote(String transport) {
-        return waitsForPeers(transport) ? transport : transport + " (" + NO_WAIT + ")";
-    }
-
-    private static void latencyTables(Doc doc, List<StepResult> rows) {
-        List<String> transports = transportsOf(rows);
-        Map<String, Map<String, StepResult>> by = byTransportAndStep(rows);
-        Set<Integer> payloads = new TreeSet<>();
-        for (StepResult r : rows) {
-            if (r.ok()) {
-                payloads.add(r.size);
-            }
-        }
-        boolean anyNoWait = false;
-        List<String> headers = new ArrayList<>();
-        headers.add("payload B");
-        for (String t : transports) {
-            headers.add(withNote(t));
-            anyNoWait |= !waitsForPeers(t);
-        }
-        Table pivot = new Table("E3: synchronous put latency, p50 / p99 in µs, by payload (" + LOWER + ")", headers);
-        for (int p : payloads) {
-            List<String> cells = new ArrayList<>();
-            cells.add(String.format(Locale.ROOT, "%,d", p));
-            for (String t : transports) {
-                StepResult r = null;
-                for (StepResult s : by.get(t).values()) {
-                    if (s.ok() && s.size == p) {
-                        r = s;
-                    }
-                }
-                cells.add(r == null ? (ReportVerdicts.okSteps(by.get(t)) < by.get(t).size() ? "FAIL" : "–")
-                        : String.format(Locale.ROOT, "%,.0f / %,.0f", r.p50Micros, r.p99Micros));
-            }
-            pivot.row(cells);
-        }
-        doc.table(pivot);
-        if (anyNoWait) {
-            doc.para("Marked \"" + NO_WAIT + "\": that transport's \"synchronous\" mode sends and returns without "
-                    + "waiting for any peer (the old ehcache-jgroupsreplication module), so its figures are a local "
-                    + "send, not a replicated put; it is left out of the verdict.", null);
-        }
-        Table all = new Table("E3: every payload, latency in µs (" + LOWER + ")", Arrays.asList("transport",
-                "payload B", "calls", "p50 µs", "p99 µs", "max µs", "result"), 0, 6);
-        for (StepResult r : rows) {
-            all.row(Arrays.asList(withNote(r.transport), String.format(Locale.ROOT, "%,d", r.size),
-                    String.format(Locale.ROOT, "%,d", r.count), num1(r.p50Micros), num1(r.p99Micros),
-                    num1(r.maxMicros), r.outcome));
-        }
-        doc.table(all);
-    }
-
-    private static Table threadsTable(List<ThreadsProbe.Row> threads) {
-        String[] header = ThreadsProbe.Row.HEADER.split("\n")[0].split("\\|");
-        List<String> headers = new ArrayList<>();
-        for (int i = 1; i < header.length; i++) {
-            headers.add(header[i].trim());
-        }
-        Table t = new Table("Threads-per-region probe: threads a pair of nodes adds (" + LOWER + ")", headers, 0,
-                headers.size() - 1);
-        for (ThreadsProbe.Row r : threads) {
-            String[] cells = r.markdown().split("\\|");
-            List<String> row = new ArrayList<>();
-            for (int i = 1; i < cells.length; i++) {
-                row.add(cells[i].trim());
-            }
-            t.row(row);
-        }
-        return t;
-    }
-
-    private static String num1(double v) {
-        return Double.isNaN(v) ? "–" : String.format(Locale.ROOT, "%,.1f", v);
-    }
-
-    private static String num3(double v) {
-        return Double.isNaN(v) ? "–" : String.format(Locale.ROOT, "%,.3f", v);
     }
 
     /** A number for a tick: 3 significant digits, k and M for thousands and millions. */

@@ -107,7 +107,7 @@ final class ReportCharts {
         ChartSpec e3 = new ChartSpec("payload", "p99 latency, µs", Report.LOWER);
         e3.categoricalX = true;
         e3.xFormat = bytes;
-        e3.legend = t -> Report.withNote(t);
+        e3.legend = t -> ReportTables.withNote(t);
         e3.faded = t -> !Report.waitsForPeers(t);
         add(out, "e3", "E3: synchronous put latency by payload (p99)", chart(e3, select(results, "E3"), transport,
                 r -> r.size, r -> r.p99Micros), failures(results, "E3"));

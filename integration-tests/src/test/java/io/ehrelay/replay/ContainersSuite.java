@@ -65,7 +65,7 @@ abstract class ContainersSuite {
         StepResult r = new StepResult(experiment, transport(), count, size, (arrived[2] - wrote[0]) / 1e6,
                 (arrived[2] - arrived[1]) / 1e6, writer.control.getPeakHeap(), reader.control.getPeakHeap(),
                 Double.NaN, Double.NaN, Double.NaN, outcome);
-        System.out.println(Report.tableRow(r));
+        System.out.println(ReportConsole.tableRow(r));
         writer.control.clear("replay");
         Await.until(() -> reader.control.size("replay") == 0, () -> "reader not cleared");
         return r;
@@ -80,7 +80,7 @@ abstract class ContainersSuite {
         int[] e2 = full() ? Replay.E2_COUNTS : new int[] {10_000, 40_000};
         List<StepResult> results = new ArrayList<>();
         long events = 0;
-        System.out.println(Report.tableHeader());
+        System.out.println(ReportConsole.tableHeader());
         for (int size : e1) {
             results.add(step("E1", writer, reader, 10_000, size));
             events += 10_000 + 1;
@@ -144,7 +144,7 @@ abstract class ContainersSuite {
         Files.createDirectories(out);
         Replay run = new Replay();
         run.heap = heap() + " (containers)";
-        Report.writeCsv(results, out.resolve("container-replay.csv"));
+        ReportConsole.writeCsv(results, out.resolve("container-replay.csv"));
         Files.writeString(out.resolve("container-replay.md"), Report.markdown(results, run));
         Files.writeString(out.resolve("container-replay.html"), Report.html(results, List.of(), run));
         System.out.println("container replay results: " + out);

@@ -353,14 +353,14 @@ class ReportTest {
         assertThat(md).contains("| stock-jgroups (does not wait for peers) | 1,024 | 2,000 | 8.0 | 31.0 |")
                 .contains("| rmi | 1,024 | 2,000 | 80.0 | 125.0 |");
         assertThat(Report.html(quick, List.of(), run())).contains("<th>stock-jgroups (does not wait for peers)</th>");
-        assertThat(Report.tableRow(latency("stock-jgroups", 0, 8, 30))).contains("(does not wait for peers)");
-        assertThat(Report.tableRow(latency("tcp", 0, 8, 30))).doesNotContain("does not wait");
+        assertThat(ReportConsole.tableRow(latency("stock-jgroups", 0, 8, 30))).contains("(does not wait for peers)");
+        assertThat(ReportConsole.tableRow(latency("tcp", 0, 8, 30))).doesNotContain("does not wait");
     }
 
     @Test
     void console_endsWithAShortSummary_notTheRatioLines() {
         List<StepResult> all = new ArrayList<>(quick);
-        List<String> lines = Report.consoleSummary(all, Duration.ofSeconds(125), Path.of("results/replay-x.html"),
+        List<String> lines = ReportConsole.consoleSummary(all, Duration.ofSeconds(125), Path.of("results/replay-x.html"),
                 Path.of("results/replay-x.md"), Path.of("results/replay-x.csv"), 3, Path.of("results/replay-x.log"));
 
         List<ReportVerdicts.Verdict> verdicts = ReportVerdicts.verdicts(all);
@@ -378,12 +378,12 @@ class ReportTest {
     @Test
     void consoleColumns_fitLongSeriesNames() {
         List<String> names = List.of("tcp", "stock-jgroups-udp", "stock-rmi-sync");
-        int tw = Report.width("transport".length(), names);
-        int ew = Report.width(3, List.of("E1", "E4 n-n/16"));
-        String header = Report.tableHeader(ew, tw);
+        int tw = ReportConsole.width("transport".length(), names);
+        int ew = ReportConsole.width(3, List.of("E1", "E4 n-n/16"));
+        String header = ReportConsole.tableHeader(ew, tw);
         int countEnd = header.indexOf("count") + "count".length();
         for (String t : names) {
-            String row = Report.tableRow(transfer("E1", t, 10_000, 1280, 0.1), ew, tw);
+            String row = ReportConsole.tableRow(transfer("E1", t, 10_000, 1280, 0.1), ew, tw);
             assertThat(row.indexOf(t + " ")).as(t).isEqualTo(ew + 1);
             assertThat(row.indexOf("10,000") + "10,000".length()).as(t).isEqualTo(countEnd);
             assertThat(row.lastIndexOf("  ok")).as(t).isEqualTo(header.indexOf("  result"));
