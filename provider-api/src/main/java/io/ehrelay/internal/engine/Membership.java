@@ -1,16 +1,12 @@
 package io.ehrelay.internal.engine;
 
 import java.io.IOException;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -27,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * Which caches each peer replicates and which it removed, so that a node is not sent the events of a cache it
  * removed, and {@code listRemoteCachePeers(cache)} lists only the peers that hold {@code cache}.
  *
- * <p><b>Announcing.</b> A node starts each run by telling every peer "take me to hold every cache"
+ * <p><b>Announcing</b> ({@link Announcements}). A node starts each run by telling every peer "take me to hold
+ * every cache"
  * ({@link EventCodec#FLAG_EVERY_CACHE}). It names its caches (those it holds, and those it removed in this run
  * and has not added again) only once there is a reason: a cache removed here, or an event received for a cache
  * this node does not have (it answers that peer, at most once per {@link #REANNOUNCE_NANOS}). From then on every
@@ -49,7 +46,6 @@ final class Membership {
 
     private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
     static final long REANNOUNCE_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
      * What one peer announced: its run, the announcement's number, its caches ({@code null}: every one) and the
@@ -76,45 +72,22 @@ final class Membership {
 
     private final String cacheManagerName;
     private final Transport transport;
-    private final Supplier<Collection<String>> localCaches;
     private final Clock clock;
-    private final long run;
 
     private final Map<String, Announced> announced = new ConcurrentHashMap<>();
     /** Per peer: caches whose events were left out for it (it lacked them): cleared on it if it adds them (guarded by this). */
     private final Map<String, Set<String>> leftOut = new ConcurrentHashMap<>();
     /** The run each peer last announced from (kept when its announcement is forgotten). */
     private final Map<String, Long> runs = new ConcurrentHashMap<>();
-    /** Peers whose last announcement from this node was not delivered. */
-    private final Set<String> undelivered = ConcurrentHashMap.newKeySet();
-    /** When each peer was last answered for sending an event of a cache this node lacks. */
-    private final Map<String, Long> reannounced = new ConcurrentHashMap<>();
-    private volatile long lastRetry;
 
-    // guarded by this: the announcement as it stands
-    /** Whether this node names its caches yet (else it says "every cache"). */
-    private boolean naming;
-    private volatile Set<String> local = Collections.emptySet();
-    /** Caches removed here in this run and not added again. */
-    private final Set<String> removedHere = new LinkedHashSet<>();
-    private long version = 1;
-    private volatile List<Peer> known = Collections.emptyList();
-    /** The endpoints of {@link #known}: only these are listened to and answered (a sender name is not trusted). */
-    private volatile Set<String> knownEndpoints = Collections.emptySet();
+    private final Announcements announcements;
 
     /** @param localCaches the caches this node replicates now (live or bootstrapping ones) */
     Membership(String cacheManagerName, Transport transport, Supplier<Collection<String>> localCaches, Clock clock) {
         this.cacheManagerName = cacheManagerName;
         this.transport = transport;
-        this.localCaches = localCaches;
         this.clock = clock;
-        this.lastRetry = clock.nanoTime() - RETRY_NANOS;
-        long r;
-        SecureRandom random = new SecureRandom();
-        do {
-            r = random.nextLong();
-        } while (r == 0);
-        this.run = r;
+        this.announcements = new Announcements(transport, localCaches, clock);
     }
 
     /** Whether {@code endpoint} holds {@code cacheName} as far as this node knows (yes, unless it said no). */
@@ -148,7 +121,7 @@ final class Membership {
         if (a == null || a.removed.isEmpty()) {
             return null;
         }
-        Set<String> lacking = new HashSet<>(local);
+        Set<String> lacking = new HashSet<>(announcements.local());
         lacking.retainAll(a.removed);
         return lacking.isEmpty() ? null : lacking;
     }
@@ -216,7 +189,7 @@ final class Membership {
      * an announcement older than the one it replaces is ignored.
      */
     void announced(String endpoint, long peerRun, long peerVersion, Set<String> caches, Set<String> removed) {
-        if (!knownEndpoints.contains(endpoint)) {
+        if (!announcements.knows(endpoint)) {
             return; // not a peer of this node (yet): it is taken to hold every cache, the safe side
         }
         Announced now = new Announced(peerRun, peerVersion, caches, removed);
@@ -287,31 +260,12 @@ final class Membership {
 
     /** The peer directory changed: newcomers hear the current announcement, those that left are forgotten. */
     void peersChanged(List<Peer> peers) {
-        List<Peer> newcomers = new ArrayList<>();
-        synchronized (this) {
-            Set<String> before = new HashSet<>();
-            for (Peer p : known) {
-                before.add(p.endpoint());
+        for (String gone : announcements.peersChanged(peers)) {
+            synchronized (this) {
+                forget(gone);
+                runs.remove(gone);
+                leftOut.remove(gone);
             }
-            Set<String> now = new HashSet<>();
-            for (Peer p : peers) {
-                now.add(p.endpoint());
-                if (!before.contains(p.endpoint())) {
-                    newcomers.add(p);
-                }
-            }
-            known = peers;
-            knownEndpoints = Collections.unmodifiableSet(now);
-            for (String gone : before) {
-                if (!now.contains(gone)) {
-                    forget(gone);
-                    runs.remove(gone);
-                    leftOut.remove(gone);
-                    undelivered.remove(gone);
-                    reannounced.remove(gone);
-                }
-            }
-            send(newcomers);
         }
     }
 
@@ -327,184 +281,36 @@ final class Membership {
 
     /** A cache was added or started its bootstrap here: announced once this node names its caches. */
     void localAdded() {
-        synchronized (this) {
-            if (refreshLocal() && naming) {
-                announceNext();
-            }
-        }
+        announcements.localAdded();
     }
 
     /** A cache was removed here: from now on this node names its caches. */
     void localRemoved() {
-        synchronized (this) {
-            if (refreshLocal() || !naming) {
-                naming = true;
-                announceNext();
-            }
-        }
+        announcements.localRemoved();
     }
 
-    /**
-     * {@link #localAdded()}, then waits up to {@code timeoutMillis} until every peer took the announcement
-     * (acknowledged it), so that events of a cache about to load its content are not held back from this node
-     * meanwhile. Nothing to wait for while this node says "every cache".
-     */
+    /** See {@link Announcements#localAddedAndWait}. */
     void localAddedAndWait(long timeoutMillis) throws InterruptedException {
-        List<Peer> to;
-        byte[] current;
-        synchronized (this) {
-            boolean changed = refreshLocal();
-            if (!naming) {
-                return;
-            }
-            if (changed) {
-                announceNext();
-            }
-            to = known;
-            current = EventCodec.membershipBatch(local, removedHere, run, version);
-        }
-        // the same announcement again, acknowledged: once applied, so is the one before it (order per peer). Sent
-        // outside the lock: a transport may make an acknowledged call on the calling thread
-        sendAndWait(to, current, timeoutMillis);
+        announcements.localAddedAndWait(timeoutMillis);
     }
 
-    /**
-     * Sends {@code announcement} acknowledged to {@code to} and waits up to {@code timeoutMillis} in all for the
-     * peers to take it; a peer it cannot be handed to is marked undelivered (announced again when reached).
-     */
-    private void sendAndWait(List<Peer> to, byte[] announcement, long timeoutMillis) throws InterruptedException {
-        long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        Batch batch = new Batch(announcement, 0).withDeadline(deadline);
-        List<CompletableFuture<Void>> sent = new ArrayList<>(to.size());
-        for (Peer peer : to) {
-            try {
-                sent.add(transport.send(peer, batch, true));
-            } catch (RuntimeException e) {
-                undelivered.add(peer.endpoint());
-            }
-        }
-        for (CompletableFuture<Void> f : sent) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
-            if (left <= 0) {
-                break;
-            }
-            SendRound.await(f, left);
-        }
-    }
-
-    /**
-     * This node is stopping: tells every peer it holds none of its caches any more, as if each was removed, so
-     * that the peers stop listing it ({@code listRemoteCachePeers}) and sending to it at once instead of when a
-     * send fails; waits up to {@code timeoutMillis} for them to take it. A restart is a new run, which peers take
-     * afresh ("every cache"), clearing nothing.
-     */
+    /** See {@link Announcements#leaving}. */
     void leaving(long timeoutMillis) throws InterruptedException {
-        List<Peer> to;
-        byte[] current;
-        synchronized (this) {
-            removedHere.addAll(local);
-            local = Collections.emptySet();
-            naming = true;
-            version++;
-            to = known;
-            current = EventCodec.membershipBatch(local, removedHere, run, version);
-        }
-        sendAndWait(to, current, timeoutMillis);
-    }
-
-    /** Reads this node's caches again; whether they changed (guarded by {@code this}). */
-    private boolean refreshLocal() {
-        Set<String> now = Collections.unmodifiableSet(new LinkedHashSet<>(localCaches.get()));
-        if (now.equals(local)) {
-            return false;
-        }
-        for (String gone : local) {
-            if (!now.contains(gone)) {
-                removedHere.add(gone);
-            }
-        }
-        removedHere.removeAll(now);
-        local = now;
-        return true;
-    }
-
-    /** Numbers and sends a new announcement to every peer (guarded by {@code this}). */
-    private void announceNext() {
-        version++;
-        send(known);
+        announcements.leaving(timeoutMillis);
     }
 
     /** A batch reached {@code endpoint}: if the last announcement to it was lost, send it again now. */
     void delivered(String endpoint) {
-        if (!undelivered.isEmpty() && undelivered.contains(endpoint)) {
-            synchronized (this) {
-                if (undelivered.remove(endpoint)) {
-                    send(Collections.singletonList(new Peer(endpoint)));
-                }
-            }
-        }
+        announcements.delivered(endpoint);
     }
 
     /** Sends announcements that were not delivered again, at most once a second (called on idle beats). */
     void retryUndelivered() {
-        long now = clock.nanoTime();
-        if (undelivered.isEmpty() || now - lastRetry < RETRY_NANOS) {
-            return;
-        }
-        lastRetry = now;
-        synchronized (this) {
-            List<Peer> again = new ArrayList<>();
-            for (Peer p : known) {
-                if (undelivered.remove(p.endpoint())) {
-                    again.add(p);
-                }
-            }
-            send(again);
-        }
+        announcements.retryUndelivered();
     }
 
     /** {@code endpoint} sent an event of a cache this node does not have: tell it what this node has (rate-limited). */
     void sentUnknownCache(String endpoint) {
-        if (!knownEndpoints.contains(endpoint)) {
-            return; // answer peers only: a sender's name does not make it one
-        }
-        long now = clock.nanoTime();
-        Long last = reannounced.get(endpoint);
-        if (last != null && now - last < REANNOUNCE_NANOS) {
-            return;
-        }
-        reannounced.put(endpoint, now);
-        synchronized (this) {
-            if (!naming) {
-                naming = true;
-                refreshLocal();
-                announceNext(); // to every peer: the others may not know either
-            } else {
-                send(Collections.singletonList(new Peer(endpoint)));
-            }
-        }
-    }
-
-    /**
-     * Sends the current announcement, in order with earlier ones (guarded by {@code this}). Unacknowledged: the
-     * caller may be the application's thread (adding or removing a cache), which must not wait for peers.
-     */
-    private void send(List<Peer> to) {
-        if (to.isEmpty()) {
-            return;
-        }
-        Batch batch = new Batch(naming ? EventCodec.membershipBatch(local, removedHere, run, version)
-                : EventCodec.membershipBatch(null, Collections.<String>emptySet(), run, version), 0);
-        for (Peer peer : to) {
-            try {
-                transport.send(peer, batch, false).whenComplete((ok, failure) -> {
-                    if (failure != null) {
-                        undelivered.add(peer.endpoint());
-                    }
-                });
-            } catch (RuntimeException e) {
-                undelivered.add(peer.endpoint());
-            }
-        }
+        announcements.sentUnknownCache(endpoint);
     }
 }
