@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.ehrelay.config.OverflowPolicy;
 import io.ehrelay.contract.Await;
@@ -39,11 +40,13 @@ class DispatcherTest {
     private final ReplicationQueue queue = new ReplicationQueue(1, 1 << 20, 1000, OverflowPolicy.DROP, 0, Clock.SYSTEM);
     private final List<byte[]> sentBatches = scripted.sentBytes;
     private final Set<String> localCaches = ConcurrentHashMap.newKeySet();
+    /** Counts lane 0's turns (its tick runs on each, at least every 100 ms while idle). */
+    private final AtomicInteger polls = new AtomicInteger();
     /** Announcements go nowhere here (a transport that takes everything); the dispatcher only reads it. */
     private final Membership membership = new Membership("cm", new RecordingTransport(), () -> localCaches, clock);
     private final Dispatcher dispatcher = new Dispatcher(queue, kit.config, () -> Collections.singletonList(peer),
             scripted, kit.metrics, Executors.defaultThreadFactory(), kit.warn, p -> undelivered.add(p.endpoint()),
-            clock, membership, () -> { }, new PeerStats(kit.metrics, clock, () -> Long.MAX_VALUE, null));
+            clock, membership, polls::incrementAndGet, new PeerStats(kit.metrics, clock, () -> Long.MAX_VALUE, null));
     private final CacheMetrics cache = kit.metrics.cache("a");
 
     @AfterEach
@@ -60,6 +63,12 @@ class DispatcherTest {
         byte[] event = EventCodec.encodePut(to.cacheName(), new Element(key, "v"));
         to.queueAdd(event.length);
         assertThat(queue.offer(0, new ReplicationQueue.Entry(to, event, clock.nanoTime()))).isTrue();
+    }
+
+    /** Waits until the dispatcher has made {@code n} more turns (each idle one waits up to 100 ms for events). */
+    private void idlePolls(int n) {
+        int until = polls.get() + n;
+        Await.until(() -> polls.get() >= until, () -> "the dispatcher made " + polls.get() + " turns");
     }
 
     @Test
@@ -133,7 +142,7 @@ class DispatcherTest {
         dispatcher.start();
         enqueue("k1");
         Await.until(() -> undelivered.contains("p:1"), () -> "no failed send");
-        Thread.sleep(300); // several idle polls (100 ms each, real time) with the clock standing still
+        idlePolls(3); // with the clock standing still
         assertThat(sentEventCounts).containsExactly(1);
 
         clock.advanceMillis(501);
@@ -141,7 +150,7 @@ class DispatcherTest {
         assertThat(sentEventCounts.get(1)).as("an empty batch: its number shows the peer the gap").isZero();
 
         clock.advanceMillis(501); // the beat reached the peer: nothing is owed any more
-        Thread.sleep(300);
+        idlePolls(3);
         assertThat(sentEventCounts).hasSize(2);
     }
 
