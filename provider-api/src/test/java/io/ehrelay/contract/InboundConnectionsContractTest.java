@@ -84,7 +84,7 @@ public abstract class InboundConnectionsContractTest {
                     >= turnedAway, () -> "refusedConnections +" + (jmx.managerCount("refusedConnections")
                     - refusedBefore) + ", expected at least " + turnedAway);
             for (Socket s : flood) {
-                closed += closedByNode(s) ? 1 : 0;
+                closed += closedByNode(s, 1000) ? 1 : 0;
             }
             System.out.printf("[%s] %d silent connections: connectionsIn peak %d (bound %d), refusedConnections "
                     + "+%d, closed by the node %d%n", fixture.transportName(), FLOOD, peak, BOUND,
@@ -108,12 +108,12 @@ public abstract class InboundConnectionsContractTest {
                 () -> key + " did not arrive on " + to.getName());
     }
 
-    /** Whether the node closed {@code s}: it reads end of stream (or a reset) within 1 s. */
-    private static boolean closedByNode(Socket s) throws IOException {
+    /** Whether the node closed {@code s}: it reads end of stream (or a reset) within {@code millis}. */
+    public static boolean closedByNode(Socket s, int millis) throws IOException {
         if (s.isClosed()) {
             return true;
         }
-        s.setSoTimeout(1000);
+        s.setSoTimeout(millis);
         InputStream in = s.getInputStream();
         try {
             return in.read() == -1;

@@ -6,10 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -20,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
+import io.ehrelay.contract.InboundConnectionsContractTest;
 import io.ehrelay.contract.Jmx;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -95,19 +94,6 @@ class JGroupsInboundBoundsTest {
         claimed.writeTo(out);
         out.flush();
         return s;
-    }
-
-    /** Whether the node closed {@code s} (within {@code millis}). */
-    private static boolean closedByNode(Socket s, int millis) throws IOException {
-        s.setSoTimeout(millis);
-        InputStream in = s.getInputStream();
-        try {
-            return in.read() == -1;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (IOException e) {
-            return true;
-        }
     }
 
     private static void stillReplicating(CacheManager from, CacheManager to, String key, int bytes) {
@@ -196,7 +182,7 @@ class JGroupsInboundBoundsTest {
             watch.join();
             int closed = 0;
             for (Socket s : stalled) {
-                closed += closedByNode(s, 2000) ? 1 : 0;
+                closed += InboundConnectionsContractTest.closedByNode(s, 2000) ? 1 : 0;
             }
             System.out.printf("[jgroups] 5 partial 7 MB frames: peak inboundBufferBytes %d KiB (bound 16 MiB), "
                     + "3 without room closed after %d ms, rejected +%d, closed by the node %d%n", peak.get() >> 10,
@@ -221,7 +207,7 @@ class JGroupsInboundBoundsTest {
             Socket s = connect(port(cluster, node), 2000);
             s.getOutputStream().write(frame);
             s.getOutputStream().flush();
-            assertThat(closedByNode(s, 5000)).as("closed by the node").isTrue();
+            assertThat(InboundConnectionsContractTest.closedByNode(s, 5000)).as("closed by the node").isTrue();
             Await.until(() -> jmx.managerCount("rejected") - rejected == 1,
                     () -> "rejected +" + (jmx.managerCount("rejected") - rejected));
             assertThat(jmx.managerGauge("inboundBufferBytes").longValue()).isZero();
