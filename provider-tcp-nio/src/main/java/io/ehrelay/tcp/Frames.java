@@ -6,12 +6,7 @@ import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
- * The frame header for stream transports (TCP): 16 bytes in front of every message.
- *
- * <pre>
- * u16 magic(0xEB1A) · u8 version(1) · u8 type · i64 correlationId · i32 bodyLength
- * </pre>
- *
+ * The 16-byte header in front of every TCP frame, and the frame types (docs/wire-format.md, "TCP frames").
  * {@link #readHeader} validates magic, version, type and length before the body is allocated, so a garbled or
  * hostile stream is rejected after 16 bytes. Stateless and thread-safe.
  */

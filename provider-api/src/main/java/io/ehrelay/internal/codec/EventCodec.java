@@ -12,29 +12,11 @@ import io.ehrelay.spi.Op;
 import net.sf.ehcache.Element;
 
 /**
- * The wire format of replication events and of batches of them. One encoding serves every transport.
- *
- * <pre>
- * batch  := u8 formatVersion(=2) · i32 eventCount · u8 flags · i64 stream · i64 seq · event*
- *           (stream = 0 and seq = 0: unsequenced; else seq numbers the sender's batches of that stream from 1)
- * event  := i32 length · u8 op · u16 nameLength · name(UTF-8) · [stamp] · [key] · [value · metadata]
- *           (key for every op but REMOVE_ALL, value for PUT only; stamp when op has the bit {@link #STAMPED})
- * stamp  := i64 stamp (hybrid logical clock) · i64 origin (the writer's id) · i32 valueHash (CRC-32 of the
- *           value's encoded bytes; 0 for a write without a value)
- * metadata := i64 version · i64 creationTime · i64 lastAccessTime · i64 hitCount · i64 lastUpdateTime
- *             · i32 timeToLive · i32 timeToIdle · u8 flags(bit 0: cacheDefaultLifespan)
- * key, value := see {@link ValueCodec}
- *
- * membership := batch header with flags = FLAG_MEMBERSHIP [| FLAG_EVERY_CACHE], stream = the sender's run,
- *               seq = its version · entry*   (no entry with FLAG_EVERY_CACHE)
- * entry  := i32 length · u8 op · u16 nameLength · name(UTF-8)   (op 5: a cache the sender replicates;
- *           op 6: a cache it removed in this run and has not added again)
- * </pre>
- *
- * Each event is encoded once — into a self-contained byte array on the writing thread, or, for an asynchronous
- * put whose key and value need no Java serialization, by the dispatcher straight into the batch
- * ({@link #writePut}) — and a batch's bytes go to every peer. {@link EventDecoder} reads them back. Stateless and
- * thread-safe.
+ * Encodes replication events and batches of them: the one wire format every transport carries, described in
+ * docs/wire-format.md ({@link EventDecoder} reads it back). Each event is encoded once — into a self-contained
+ * byte array on the writing thread, or, for an asynchronous put whose key and value need no Java serialization,
+ * by the dispatcher straight into the batch ({@link #writePut}) — and a batch's bytes go to every peer. Stateless
+ * and thread-safe.
  */
 public final class EventCodec {
 
