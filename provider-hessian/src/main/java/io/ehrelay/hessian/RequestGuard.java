@@ -21,32 +21,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The executor of the listener's HTTP server, and the watchdog over what its threads read.
- *
- * <p>The JDK's server hands a connection to its executor once the connection's first bytes arrive, and reads the
- * request's line and headers (and, for HTTPS, the TLS handshake) on that thread, blocking; the handler then reads
- * the body on it too. A request whose bytes stop arriving therefore holds a thread for as long as its sender
- * likes. Here:
- * <ul>
- * <li><b>time</b>: the headers must arrive within {@code requestReadMillis} of a thread taking the request, the
- * body within {@code requestReadMillis} plus 1 ms per KiB of its {@code Content-Length} (at least 1 MiB/s), the
- * answer likewise, a refusal within {@link #REFUSAL_MILLIS} (the JDK's server drains the body a refused request
- * did not send, blocking); a request past its time is dropped;</li>
- * <li><b>threads</b>: {@code httpThreads} threads serve requests, as many as without slow readers; while
- * requests are still arriving after {@link #SLOW_MILLIS} (slow readers), each of them, and each request that waits
- * for a thread meanwhile, gets a thread of its own beside those, up to {@code maxHttpThreads} threads in all, so
- * that slow readers do not hold the threads the others need; when all
- * {@code maxHttpThreads} are taken and requests wait, the slowest readers (in their current step for at least
- * {@link #GRACE_MILLIS}, or {@link #HEADERS_GRACE_MILLIS} while still in their headers: headers or answers first,
- * then bodies by bytes per second) are dropped to make room; meanwhile the newest waiting request takes a freed
- * thread first, and one that waited twice {@link #GRACE_MILLIS} is dropped unread; so honest requests, whose bytes
- * arrive at once, get a thread within about half a second however many half-sent requests came before them.</li>
- * </ul>
- * Dropping interrupts the reading thread: socket channels are interruptible, so the read fails at once, the
- * channel is closed, and the JDK closes the connection (also during the JDK's own reads of headers and of the
- * TLS handshake). A request is never interrupted while it is being served (between reading its body and writing
- * its answer). Drops are counted in {@code slowRequests} and logged (rate-limited). The watchdog runs every
- * {@link #TICK_MILLIS} on the transport's background thread ({@link #tick()}). Thread-safe.
+ * The executor of the listener's HTTP server, and the watchdog over what its threads read: each request's headers,
+ * body and answer within its time ({@code requestReadMillis}, plus 1 ms per KiB), a refusal within
+ * {@link #REFUSAL_MILLIS}; slow readers get threads of their own beside the {@code httpThreads}, up to
+ * {@code maxHttpThreads}, and when those are all taken the slowest are dropped (interrupted, which closes the
+ * connection; never while a request is being served), counted in {@code slowRequests}. The rules and why:
+ * docs/hessian.md, "Slow and idle connections". The watchdog runs every {@link #TICK_MILLIS} ({@link #tick()}).
+ * Thread-safe.
  */
 final class RequestGuard implements Executor {
 

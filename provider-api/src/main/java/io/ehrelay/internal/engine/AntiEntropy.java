@@ -37,24 +37,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Anti-entropy: every {@code antiEntropyIntervalMillis} this node compares each replicated cache with each peer
- * that holds it and pulls the peer's newer writes. A round per cache and peer:
- * <ol>
- *   <li>the peer's digest: its last removeAll and its {@value VersionTable#LEAVES} leaves (8 KB, whatever the
- *       cache's size); equal leaves end the round;</li>
- *   <li>the entries of the differing leaves (at most {@code antiEntropyMaxBytesPerRound}, from a random leaf
- *       on, so that the next round continues elsewhere): each key's newest write the peer knows — element,
- *       tombstone or version without value — applied here when newer ({@link Ordering}) and at least one
- *       interval old (younger ones may still arrive live), counted in {@code keysRepaired}.</li>
- * </ol>
- * Only pulls: the peer's own round pulls what this node holds newer, so two rounds make both sides equal. A round
- * that repaired keys found a real divergence (not writes in flight, which are younger than an interval): the next
- * round follows after a fifth of the interval (0.2 to 1 s) instead, so that a divergence larger than one round's
- * bytes is repaired in seconds rather than in many intervals. The
- * requests travel as state requests whose name starts with {@link AntiEntropyServer#PREFIX}, so every transport
- * carries them
- * unchanged. Rounds run on the node's background thread, started from the dispatcher's loop; before each,
- * tombstones past their retention are dropped. Thread-safe.
+ * Anti-entropy, the pulling side: every {@code antiEntropyIntervalMillis} this node compares each replicated cache
+ * with each peer that holds it — first the peer's digest (its last removeAll and {@value VersionTable#LEAVES}
+ * leaves), then the entries of the leaves that differ — and keeps each newer write at least one interval old
+ * ({@link AntiEntropyServer} answers the peers' rounds). A round that repaired keys is followed after a fifth of
+ * the interval. How and why: docs/reliability.md, "Missed events: resync at once, anti-entropy always". Rounds
+ * run on the node's background thread; before each, tombstones past their retention are dropped. Thread-safe.
  */
 final class AntiEntropy implements ConvergenceMBean {
 

@@ -20,27 +20,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Which caches each peer replicates and which it removed, so that a node is not sent the events of a cache it
- * removed, and {@code listRemoteCachePeers(cache)} lists only the peers that hold {@code cache}.
- *
- * <p><b>Announcing</b> ({@link Announcements}). A node starts each run by telling every peer "take me to hold
- * every cache"
- * ({@link EventCodec#FLAG_EVERY_CACHE}). It names its caches (those it holds, and those it removed in this run
- * and has not added again) only once there is a reason: a cache removed here, or an event received for a cache
- * this node does not have (it answers that peer, at most once per {@link #REANNOUNCE_NANOS}). From then on every
- * change (a cache added, starting its bootstrap, or removed) is announced to every peer. Announcements are
- * numbered within a run, so a late one never replaces a newer one; newcomers in the directory get the current
- * one; one a peer could not take is sent again when a batch reaches it, or within a second otherwise.
- *
- * <p><b>Using it.</b> Listing follows what a peer holds. Sending leaves out only the caches a peer
- * <em>removed</em>: a cache it never had may be one it is still creating (Hibernate creates its regions when its
- * SessionFactory starts, after the CacheManager), and leaving those out would lose the events it needs once it
- * has them; it drops them and counts them in {@code unknownCache}. A peer this node knows nothing of (an older
- * ehrelay, stock Ehcache, one that has not said, or one a send just failed to) is taken to hold every cache.
- * When a peer adds again a cache whose events were left out for it meanwhile, this node clears the peer's copy
- * of that cache (a {@code removeAll} to that peer only): it may miss, but never keeps what this node changed
- * meanwhile. Before a cache here loads its content from a peer (bootstrap), the node waits until its peers have
- * taken the announcement that names the cache. Only the node's own peers are heard and answered. Thread-safe.
+ * Which caches each peer replicates and which it removed, as the peers announce them ({@link Announcements} is
+ * this node's side): a node is not sent the events of a cache it removed, {@code listRemoteCachePeers(cache)}
+ * lists only the peers that hold {@code cache}, and a peer that adds again a cache whose events were left out for
+ * it has its copy cleared. A peer this node knows nothing of is taken to hold every cache. The rules and why:
+ * docs/migration.md, "Per-cache membership". Thread-safe.
  */
 final class Membership {
 
