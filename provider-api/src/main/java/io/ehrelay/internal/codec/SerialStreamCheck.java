@@ -30,29 +30,12 @@ import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
- * Walks a Java serialization stream (Java Object Serialization Specification, chapter 6 "Object Serialization
- * Stream Protocol") without creating any object from it, and refuses it before the JDK reads it when it breaks
- * a limit of {@link CodecLimits}: the nesting depth, the length of an array, the number of objects and
- * references, the hashing work of hash-based collections, or a class outside the allow-list. It is the same code on every Java version: Java 8 has no
- * {@code java.io.ObjectInputFilter}, and the JDK's own reader allocates an array as long as the stream claims
- * before reading any element of it.
- *
- * <p>What it needs from the stream, as the specification requires of every {@code writeObject} method (section
- * 2.3): a class with its own {@code writeObject} writes its fields first ({@code defaultWriteObject} or
- * {@code writeFields}), then optional data; externalizable classes use block-data mode (protocol version 2, the
- * default since Java 1.2). A stream that does not parse this way is refused as malformed.
- *
- * <p>Hashing work: reading a {@code HashSet} or a {@code HashMap}'s keys calls {@code hashCode} on each element,
- * and a JDK collection's {@code hashCode} visits everything it holds. A few hundred bytes of sets that hold
- * each other's members (each level shares the next level's two sets) make those calls visit 2^depth objects:
- * seconds of CPU within every other limit. So each object's <i>reach</i> — the objects its hashing would
- * visit, a shared one once per path — is added up as the walk leaves it (a reference costs the reach recorded
- * for its object; an object still open, a cycle, costs 1), and the reaches of the hash-based collections are
- * summed against {@code maxHashWork}. Arithmetic per object, never an unfolding.
- *
- * <p>The class names it sees are checked against the allow-list too, but the authoritative check is
- * {@code resolveClass} of the guarded stream that reads the value afterwards (it sees exactly what the JDK
- * resolves). Not thread-safe: one instance per stream.
+ * Walks a Java serialization stream (Java Object Serialization Specification, chapter 6) without creating any
+ * object from it, and refuses it before the JDK reads it when it breaks a limit of {@link CodecLimits}: nesting
+ * depth, an array's length, objects and references, the hashing work of hash-based collections
+ * ({@code maxHashWork}, summed as each object's <i>reach</i>), or a class outside the allow-list. How the reach is
+ * counted and what a stream must look like: docs/reliability.md, "How a serialized value is checked before the
+ * JDK reads it". Not thread-safe: one instance per stream.
  */
 final class SerialStreamCheck {
 
