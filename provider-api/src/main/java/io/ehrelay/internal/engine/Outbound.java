@@ -33,26 +33,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sending side of a node: turns a cache change into an encoded event and either queues it for the
- * dispatcher (asynchronous) or sends it to every peer and waits for their acknowledgements (synchronous).
- *
- * <p><b>Encoding happens here and only here</b> (besides the bootstrap snapshot, which encodes elements read from
- * the cache), on the thread that wrote to the cache: a queued event is held as its exact bytes, so
- * {@code queueMaxBytes} bounds real memory and the queue never pins an application's value object. The one
- * exception is a put whose key and value are fast-path types (byte[] and boxed primitives): their encoded
- * size is known without encoding, so the entry holds the element and the dispatcher writes it once, straight into
- * its batch buffer (no per-event array); writing those types cannot fail. An event that cannot be encoded —
- * whatever its serialization throws, an {@code Error} included (a {@code StackOverflowError} from a deep graph,
- * an {@code OutOfMemoryError} from a huge value, anything a {@code writeObject} throws) — is counted in
- * {@code unencodable} and logged, and the application's write, already applied locally, still succeeds; the
- * peers are sent what keeps them from serving what it changed instead: an invalidation of its key (a key that
- * cannot be encoded was never sent, so the peers are left alone). Every event is stamped by {@link Ordering}
- * under its key's lock, after checking that the cache still holds what the application wrote (a remote write
- * that replaced it is the newer one). A key that is not {@code Serializable} at all is another
- * matter: as with stock Ehcache, its put, update or remove is not replicated — no peer can hold that key (it was
- * never sent), so the peers are left alone — and it is counted in {@code notReplicated} and said in one WARN per
- * cache. The classes serialized are checked against this node's own allow-list as they are written
- * ({@link SentClasses}). Thread-safe.
+ * The sending side of a node: turns a cache change into an event, stamped by {@link Ordering} under its key's lock
+ * once the cache is seen to still hold what the application wrote, and queues it for the dispatcher
+ * (asynchronous) or sends it to every peer and waits (synchronous). The one place events are encoded, on the
+ * writing thread (a fast-path put is written by the dispatcher instead); what cannot be encoded is counted in
+ * {@code unencodable} and replicated as an invalidation of its key, and a key that is not {@code Serializable} is
+ * not replicated ({@code notReplicated}), as with stock Ehcache. Where and why: docs/migration.md, "Where a value
+ * is encoded, and why", and its table of what stock and ehrelay do. Thread-safe.
  */
 final class Outbound {
 
