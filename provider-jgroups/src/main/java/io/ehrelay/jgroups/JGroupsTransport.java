@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.rpc.RpcException;
@@ -27,6 +28,7 @@ import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.jmx.JmxConfigurator;
 import org.jgroups.protocols.FD_SOCK2;
 import org.jgroups.protocols.TP;
+import org.jgroups.protocols.UNICAST3;
 import org.jgroups.stack.IpAddress;
 import org.jgroups.util.UUID;
 import org.slf4j.Logger;
@@ -356,6 +358,36 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
 
     // ---- stop --------------------------------------------------------------------------------------------------
 
+    /**
+     * Waits, at most {@code millis}, until UNICAST3 holds no message a member of the view has not acknowledged.
+     * Batches are posted without waiting for an answer: what the dispatcher handed over before stopping may still
+     * be in UNICAST3's send window (on UDP a lost datagram waits for its retransmission), and closing the channel
+     * would drop it. Nothing is waited for once this node is alone in its view; the wait is bounded, as a
+     * member that vanished without leaving the view yet never acknowledges.
+     */
+    private void awaitUnicastsAcknowledged(long millis) {
+        JChannel ch = channel;
+        UNICAST3 unicast = ch == null ? null : ch.getProtocolStack().findProtocol(UNICAST3.class);
+        if (unicast == null || context == null) {
+            return;
+        }
+        long deadline = context.clock().nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (unacknowledged(unicast, ch) > 0 && context.clock().nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** UNICAST3's unacknowledged messages, while other members are in the view (0 when this node is alone). */
+    private static int unacknowledged(UNICAST3 unicast, JChannel ch) {
+        View v = ch.getView();
+        return v == null || v.size() <= 1 ? 0 : unicast.getNumUnackedMessages();
+    }
+
     @Override
     public void stop() {
         if (!markStopped()) {
@@ -365,6 +397,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         if (relay != null) {
             relay.close(2000);
         }
+        awaitUnicastsAcknowledged(1000);
         if (dispatcher != null) {
             dispatcher.stop();
         }
