@@ -11,13 +11,10 @@ import java.util.Arrays;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 
-import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.spi.MalformedFrameException;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.TransportContext;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Opens one connection of a {@link TcpPeerChannel} to its peer: the socket ({@code TCP_NODELAY}, keep-alive, the
@@ -26,9 +23,6 @@ import org.slf4j.LoggerFactory;
  * was opened and names the peer. Thread-safe (each call opens its own connection).
  */
 final class PeerDialer {
-
-    private static final Logger LOG = LoggerFactory.getLogger(PeerDialer.class);
-    private static final RateLimitedLog WARN = new RateLimitedLog(LOG, 10_000);
 
     private final Peer peer;
     private final InetSocketAddress address;
@@ -91,7 +85,7 @@ final class PeerDialer {
         try {
             secured.handshake(settings.connectTimeoutMillis);
         } catch (SSLException e) {
-            WARN.warn("tls:" + peer, "ehrelay: TLS handshake with peer {} failed: {}. Both need tls=true, and each "
+            TcpPeerChannel.WARN.warn("tls:" + peer, "ehrelay: TLS handshake with peer {} failed: {}. Both need tls=true, and each "
                     + "the other's certificate in its tlsTrustStore", peer, e.getMessage());
             ConnectException c = new ConnectException("TLS handshake with peer " + peer + " failed: " + e.getMessage());
             c.initCause(e);

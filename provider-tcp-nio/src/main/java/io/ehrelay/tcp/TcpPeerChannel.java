@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
 final class TcpPeerChannel {
 
     private static final Logger LOG = LoggerFactory.getLogger(TcpPeerChannel.class);
-    private static final RateLimitedLog WARN =
-            new RateLimitedLog(LOG, 10_000);
+    /** TLS failures with a peer, from the dialer and from the reader alike: one line per peer and 10 s. */
+    static final RateLimitedLog WARN = new RateLimitedLog(LOG, 10_000);
     private static final int MAX_COALESCED_FRAMES = 256;
     private static final long MAX_COALESCED_BYTES = 4L << 20;
 
