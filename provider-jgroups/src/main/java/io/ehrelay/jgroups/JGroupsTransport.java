@@ -5,7 +5,6 @@ import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.rpc.RpcException;
@@ -24,12 +23,15 @@ import org.jgroups.Receiver;
 import org.jgroups.View;
 import org.jgroups.blocks.MessageDispatcher;
 import org.jgroups.blocks.RequestHandler;
+import org.jgroups.blocks.RequestOptions;
+import org.jgroups.blocks.ResponseMode;
 import org.jgroups.conf.ClassConfigurator;
 import org.jgroups.jmx.JmxConfigurator;
 import org.jgroups.protocols.FD_SOCK2;
 import org.jgroups.protocols.TP;
 import org.jgroups.protocols.UNICAST3;
 import org.jgroups.stack.IpAddress;
+import org.jgroups.util.Table;
 import org.jgroups.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -359,33 +361,43 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     // ---- stop --------------------------------------------------------------------------------------------------
 
     /**
-     * Waits, at most {@code millis}, until UNICAST3 holds no message a member of the view has not acknowledged.
-     * Batches are posted without waiting for an answer: what the dispatcher handed over before stopping may still
-     * be in UNICAST3's send window (on UDP a lost datagram waits for its retransmission), and closing the channel
-     * would drop it. Nothing is waited for once this node is alone in its view; the wait is bounded, as a
-     * member that vanished without leaving the view yet never acknowledges.
+     * Makes sure what this node posted reached the other members before its channel closes. Batches are posted without an answer: what the dispatcher handed over before stopping may
+     * still be in UNICAST3's send window (on UDP a lost datagram waits for its retransmission), and closing the
+     * channel would drop it. UNICAST3 acknowledges on its timer (up to {@code xmit_interval} later), so rather than
+     * wait for that, each member holding unacknowledged messages is sent a HELLO and its answer awaited: one
+     * sender's unicasts are delivered in order, so the answer comes after every earlier post was taken. A post
+     * lost on the wire is requested again on the member's retransmission timer, which asks only for what was
+     * still missing at its previous turn: the wait is bounded by four of UNICAST3's {@code xmit_interval} (2 s with
+     * ehrelay's stacks; at least 1 s), as a member that vanished without leaving the view yet never answers.
      */
-    private void awaitUnicastsAcknowledged(long millis) {
+    private void flushPosts() {
         JChannel ch = channel;
         UNICAST3 unicast = ch == null ? null : ch.getProtocolStack().findProtocol(UNICAST3.class);
-        if (unicast == null || context == null) {
+        View view = ch == null ? null : ch.getView();
+        if (unicast == null || view == null || dispatcher == null) {
             return;
         }
-        long deadline = context.clock().nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (unacknowledged(unicast, ch) > 0 && context.clock().nanoTime() - deadline < 0) {
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
+        List<Address> behind = new ArrayList<>();
+        for (Address member : view.getMembers()) {
+            Table<Message> window = member.equals(ch.getAddress()) ? null : unicast.getSendWindow(member);
+            if (window != null && !window.isEmpty()) {
+                behind.add(member);
             }
         }
-    }
-
-    /** UNICAST3's unacknowledged messages, while other members are in the view (0 when this node is alone). */
-    private static int unacknowledged(UNICAST3 unicast, JChannel ch) {
-        View v = ch.getView();
-        return v == null || v.size() <= 1 ? 0 : unicast.getNumUnackedMessages();
+        if (behind.isEmpty()) {
+            return;
+        }
+        long millis = Math.max(1000, 4 * unicast.getXmitInterval());
+        Message hello = new BytesMessage(null, new byte[0]).putHeader(RelayHeader.ID,
+                new RelayHeader(RelayHeader.HELLO));
+        try {
+            // anycast: one unicast per member, through UNICAST3 behind the posts (a multicast would not be)
+            dispatcher.castMessage(behind, hello,
+                    new RequestOptions(ResponseMode.GET_ALL, millis).anycasting(true));
+        } catch (Exception e) {
+            LOG.debug("ehrelay: {} could not confirm its last posts reached {}: {}", localEndpoint, behind,
+                    e.toString());
+        }
     }
 
     @Override
@@ -397,7 +409,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         if (relay != null) {
             relay.close(2000);
         }
-        awaitUnicastsAcknowledged(1000);
+        flushPosts();
         if (dispatcher != null) {
             dispatcher.stop();
         }
