@@ -1,7 +1,5 @@
 package io.ehrelay.internal.codec;
 
-import static io.ehrelay.internal.codec.SerialBudget.HASHED;
-import static io.ehrelay.internal.codec.SerialBudget.MAX_HIERARCHY;
 import static io.ehrelay.internal.codec.SerialBudget.OTHER;
 import static io.ehrelay.internal.codec.SerialBudget.SC_BLOCK_DATA;
 import static io.ehrelay.internal.codec.SerialBudget.SC_EXTERNALIZABLE;
@@ -25,12 +23,10 @@ import static io.ehrelay.internal.codec.SerialBudget.plus;
 import static io.ehrelay.internal.codec.SerialBudget.primitiveSize;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 
 import io.ehrelay.codec.RejectedClassException;
+import io.ehrelay.internal.codec.ClassDescReader.ClassDesc;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
@@ -60,22 +56,6 @@ public final class SerialStreamWalker {
         long skipSome(long n) throws IOException;
     }
 
-    /** The most bytes one class descriptor (names, fields, annotation) may take. */
-    static final int MAX_CLASS_DESC_BYTES = 64 * 1024;
-
-    private static final class ClassDesc {
-        final String name;
-        int flags;
-        int primitiveBytes;
-        int objectFields;
-        ClassDesc superDesc;
-        boolean hashed;
-
-        ClassDesc(String name) {
-            this.name = name;
-        }
-    }
-
     /** What is being walked, innermost last: an object (class by class), an array, or bytes to pass. */
     private static final class Frame {
         static final int OBJECT = 0;
@@ -102,11 +82,12 @@ public final class SerialStreamWalker {
     private final Input in;
     private final SerialBudget budget;
     private final ArrayDeque<Frame> frames = new ArrayDeque<>();
-    private int descBytes;
+    private final ClassDescReader descs;
 
     public SerialStreamWalker(Input in, CodecLimits limits, String what) {
         this.in = in;
         this.budget = new SerialBudget(limits, what);
+        this.descs = new ClassDescReader(in, budget);
     }
 
     /**
@@ -221,7 +202,7 @@ public final class SerialStreamWalker {
                 return;
             }
             case TC_OBJECT: {
-                ClassDesc desc = classDesc();
+                ClassDesc desc = descs.read();
                 if (desc == null) {
                     throw malformed("object without a class");
                 }
@@ -229,14 +210,14 @@ public final class SerialStreamWalker {
                 newHandle(node);
                 enter();
                 Frame f = new Frame(Frame.OBJECT, node);
-                f.chain = hierarchy(desc);
+                f.chain = descs.hierarchy(desc);
                 f.hashed = desc.hashed;
                 f.reach = 1;
                 frames.addLast(f);
                 return;
             }
             case TC_ARRAY: {
-                ClassDesc desc = classDesc();
+                ClassDesc desc = descs.read();
                 if (desc == null || desc.name.length() < 2 || desc.name.charAt(0) != '[') {
                     throw malformed("array of a class that is not an array type");
                 }
@@ -273,19 +254,19 @@ public final class SerialStreamWalker {
                 return;
             }
             case TC_ENUM:
-                classDesc();
+                descs.read();
                 newHandle(OTHER);
-                stringObject(typeCode(), "enum constant name");
+                descs.stringObject(typeCode(), "enum constant name");
                 completed(1);
                 return;
             case TC_CLASS:
-                classDesc();
+                descs.read();
                 newHandle(OTHER);
                 completed(1);
                 return;
             case TC_CLASSDESC:
             case TC_PROXYCLASSDESC:
-                classDesc(tc);
+                descs.read(tc);
                 completed(1);
                 return;
             case TC_BLOCKDATA:
@@ -342,160 +323,6 @@ public final class SerialStreamWalker {
         if (holder.hashed) {
             budget.chargeHashing(reach);
         }
-    }
-
-    private ClassDesc classDesc() throws IOException, MalformedFrameException {
-        return classDesc(typeCode());
-    }
-
-    /** A class descriptor starting with {@code tc}: read whole (it is small), its superclasses included. */
-    private ClassDesc classDesc(int tc) throws IOException, MalformedFrameException {
-        descBytes = 0;
-        return classDesc(tc, 0);
-    }
-
-    private ClassDesc classDesc(int tc, int level) throws IOException, MalformedFrameException {
-        if (level > MAX_HIERARCHY) {
-            throw malformed("class hierarchy deeper than " + MAX_HIERARCHY);
-        }
-        switch (tc) {
-            case TC_NULL:
-                return null;
-            case TC_REFERENCE: {
-                Object h = handle();
-                if (!(h instanceof ClassDesc)) {
-                    throw malformed("reference to something other than a class descriptor");
-                }
-                countReference();
-                return (ClassDesc) h;
-            }
-            case TC_CLASSDESC: {
-                String name = utf();
-                descRead(8); // serialVersionUID
-                ClassDesc d = new ClassDesc(name);
-                newHandle(d);
-                d.flags = (int) descRead(1);
-                if ((d.flags & SC_SERIALIZABLE) != 0 && (d.flags & SC_EXTERNALIZABLE) != 0) {
-                    throw malformed("class " + name + " both serializable and externalizable");
-                }
-                int fields = (int) descRead(2);
-                boolean objects = false;
-                for (int i = 0; i < fields; i++) {
-                    int type = (int) descRead(1);
-                    utf();
-                    int size = primitiveSize(type);
-                    if (size > 0) {
-                        if (objects) {
-                            throw malformed("primitive field after an object field in " + name);
-                        }
-                        d.primitiveBytes += size;
-                    } else if (type == 'L' || type == '[') {
-                        objects = true;
-                        d.objectFields++;
-                        stringObject(typeCode(), "field type");
-                    } else {
-                        throw malformed(String.format("field type code 0x%02x in %s", type, name));
-                    }
-                }
-                classAnnotation();
-                d.superDesc = classDesc(typeCode(), level + 1);
-                d.hashed = HASHED.contains(name) || d.superDesc != null && d.superDesc.hashed;
-                return d;
-            }
-            case TC_PROXYCLASSDESC: {
-                ClassDesc d = new ClassDesc("java.lang.reflect.Proxy");
-                newHandle(d);
-                int interfaces = (int) descRead(4);
-                if (interfaces < 0 || interfaces > 65535) {
-                    throw malformed("proxy class with " + interfaces + " interfaces");
-                }
-                for (int i = 0; i < interfaces; i++) {
-                    utf();
-                }
-                d.flags = SC_SERIALIZABLE;
-                classAnnotation();
-                d.superDesc = classDesc(typeCode(), level + 1);
-                return d;
-            }
-            default:
-                throw malformed(String.format("unexpected type code 0x%02x where a class descriptor belongs", tc));
-        }
-    }
-
-    /** A class's annotation: nothing, or what RMI writes there (its codebase: a string or null), then the end. */
-    private void classAnnotation() throws IOException, MalformedFrameException {
-        int tc = typeCode();
-        if (tc != TC_ENDBLOCKDATA) {
-            if (tc == TC_NULL) {
-                // no codebase
-            } else if (tc == TC_STRING || tc == TC_LONGSTRING || tc == TC_REFERENCE) {
-                stringObject(tc, "class annotation");
-            } else {
-                throw malformed(String.format("type code 0x%02x in a class annotation (RMI writes a codebase "
-                        + "string there, or nothing)", tc));
-            }
-            if (typeCode() != TC_ENDBLOCKDATA) {
-                throw malformed("a class annotation holding more than a codebase");
-            }
-        }
-    }
-
-    /** A string object (new or a reference) inside a class descriptor or an enum: read whole. */
-    private void stringObject(int tc, String role) throws IOException, MalformedFrameException {
-        if (tc == TC_STRING || tc == TC_LONGSTRING) {
-            long n = tc == TC_STRING ? descRead(2) : descRead(8);
-            if (n < 0 || n > MAX_CLASS_DESC_BYTES) {
-                throw malformed(role + " of " + n + " bytes");
-            }
-            skipDesc(n);
-            newHandle(OTHER);
-        } else if (tc == TC_REFERENCE) {
-            handle();
-            countReference();
-        } else {
-            throw malformed(String.format("unexpected type code 0x%02x for the %s", tc, role));
-        }
-    }
-
-    /** A modified-UTF-8 name inside a class descriptor. */
-    private String utf() throws IOException, MalformedFrameException {
-        int n = (int) descRead(2);
-        descCount(n);
-        byte[] b = new byte[n];
-        for (int i = 0; i < n; i++) {
-            b[i] = (byte) in.read(1);
-        }
-        return new String(b, StandardCharsets.UTF_8);
-    }
-
-    private long descRead(int n) throws IOException, MalformedFrameException {
-        descCount(n);
-        return in.read(n);
-    }
-
-    private void skipDesc(long n) throws IOException, MalformedFrameException {
-        descCount(n);
-        while (n > 0) {
-            n -= in.skipSome(n);
-        }
-    }
-
-    private void descCount(long n) throws MalformedFrameException {
-        descBytes += (int) Math.min(n, MAX_CLASS_DESC_BYTES + 1L);
-        if (descBytes > MAX_CLASS_DESC_BYTES) {
-            throw malformed("a class descriptor of more than " + MAX_CLASS_DESC_BYTES + " bytes");
-        }
-    }
-
-    private ClassDesc[] hierarchy(ClassDesc desc) throws MalformedFrameException {
-        List<ClassDesc> chain = new ArrayList<>();
-        for (ClassDesc d = desc; d != null; d = d.superDesc) {
-            if (chain.size() == MAX_HIERARCHY) {
-                throw malformed("class hierarchy of " + desc.name + " deeper than " + MAX_HIERARCHY);
-            }
-            chain.add(0, d);
-        }
-        return chain.toArray(new ClassDesc[0]);
     }
 
     private void enter() throws RejectedClassException {
