@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -12,6 +13,8 @@ import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -371,6 +374,28 @@ class HessianSlowRequestTest {
         assertThat(jb.managerCount("unauthorized")).isEqualTo(8);
     }
 
+    /**
+     * Connections the kernel completed on the node's listening socket at {@code port} that the node has not
+     * accepted yet: the listening socket's receive queue in {@code /proc/net/tcp} (or {@code tcp6}, where the JDK
+     * opens an IPv6 socket for 127.0.0.1).
+     */
+    private static int acceptBacklog(int port) {
+        String local = String.format(":%04X", port);
+        try {
+            for (String table : new String[] {"/proc/net/tcp", "/proc/net/tcp6"}) {
+                for (String line : Files.readAllLines(Paths.get(table))) {
+                    String[] f = line.trim().split("\\s+");
+                    if (f.length > 4 && f[1].endsWith(local) && f[3].equals("0A")) {
+                        return Integer.parseInt(f[4].substring(f[4].indexOf(':') + 1), 16);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        throw new AssertionError("no listening socket on port " + port + " in /proc/net/tcp or tcp6");
+    }
+
     private static long usedHeap() throws InterruptedException {
         Runtime rt = Runtime.getRuntime();
         for (int i = 0; i < 3; i++) {
@@ -394,7 +419,7 @@ class HessianSlowRequestTest {
         for (int i = 0; i < n; i++) {
             connect(port);
         }
-        Thread.sleep(500);
+        Await.until(() -> acceptBacklog(port) == 0, () -> acceptBacklog(port) + " connections not accepted yet");
         long heapAfter = usedHeap();
         int threadsAfter = Thread.activeCount();
         int httpAfter = httpThreads(b);

@@ -22,9 +22,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 
+import io.ehrelay.contract.Await;
 import io.ehrelay.contract.TestKeyStores;
 import io.ehrelay.internal.config.TlsStores;
 import io.ehrelay.spi.Clock;
@@ -253,7 +255,9 @@ class TcpTlsChannelTest {
         });
         // pair[1] never reads: pair[0]'s writer blocks once the socket buffers are full
         CompletableFuture<Throwable> writer = new CompletableFuture<>();
+        AtomicReference<Thread> writing = new AtomicReference<>();
         threads.submit(() -> {
+            writing.set(Thread.currentThread());
             try {
                 while (true) {
                     pair[0].write(ByteBuffer.allocate(1 << 20));
@@ -262,13 +266,32 @@ class TcpTlsChannelTest {
                 writer.complete(t);
             }
         });
-        Thread.sleep(1000);
+        Await.until(() -> waitsToWrite(writing.get()), () -> "the writer never waited for the socket");
         assertThat(writer).as("the writer is blocked").isNotDone();
         long start = System.nanoTime();
         pair[0].close();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms in close").isLessThan(1000);
         assertThat(reader.get(5, TimeUnit.SECONDS)).isInstanceOf(IOException.class);
         assertThat(writer.get(5, TimeUnit.SECONDS)).isInstanceOf(IOException.class);
+    }
+
+    /** Whether {@code t} waits in {@link TlsChannel#write} for the socket to take more (the buffers are full). */
+    private static boolean waitsToWrite(Thread t) {
+        if (t == null) {
+            return false;
+        }
+        StackTraceElement[] stack = t.getStackTrace();
+        boolean selecting = false;
+        for (StackTraceElement frame : stack) {
+            if (frame.getClassName().equals(TlsChannel.class.getName())) {
+                if (frame.getMethodName().equals("await")) {
+                    selecting = true;
+                } else if (frame.getMethodName().equals("write")) {
+                    return selecting;
+                }
+            }
+        }
+        return false;
     }
 
     @Test
