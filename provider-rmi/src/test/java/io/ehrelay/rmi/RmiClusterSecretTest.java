@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.LongAdder;
 import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.internal.codec.HashWorkBench;
+import io.ehrelay.internal.codec.SetBombs;
 import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.spi.ClusterSecret;
 import io.ehrelay.testing.CacheKeys;
@@ -147,7 +147,7 @@ class RmiClusterSecretTest {
         assertThatThrownBy(() -> stock.send(events)).hasCauseInstanceOf(UnmarshalException.class);
         assertThat(a.getCache("async").getSize()).as("entries after refused calls").isEqualTo(61);
 
-        Set<Object> bomb = HashWorkBench.bomb(27);
+        Set<Object> bomb = SetBombs.bomb(27);
         long start = System.nanoTime();
         assertThatThrownBy(() -> stock.put(new Element("bomb", bomb))).hasCauseInstanceOf(UnmarshalException.class);
         long millis = (System.nanoTime() - start) / 1_000_000;

@@ -24,7 +24,7 @@ import io.ehrelay.contract.Gadget;
 import io.ehrelay.contract.HostileInputs;
 import io.ehrelay.contract.Jmx;
 import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.internal.codec.HashWorkBench;
+import io.ehrelay.internal.codec.SetBombs;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 import net.sf.ehcache.distribution.CachePeer;
@@ -99,7 +99,7 @@ class RmiHostileInputTest {
         node.getCache("async").put(new Element("kept", "value"), true);
         Jmx jmx = cluster.jmx(node);
         long before = jmx.managerCount("rejected");
-        Set<Object> bomb = HashWorkBench.bomb(27);
+        Set<Object> bomb = SetBombs.bomb(27);
         for (int i = 0; i < 3; i++) {
             long t0 = System.nanoTime();
             assertThatThrownBy(() -> peer.put(new Element("bomb", bomb))).isInstanceOf(RemoteException.class);

@@ -133,7 +133,7 @@ class SerialStreamWalkerTest {
 
     @Test
     void aNestedSetBomb_isRefused_beforeItsLastBytes() throws Exception {
-        byte[] stream = serialized(HashWorkBench.bomb(27));
+        byte[] stream = serialized(SetBombs.bomb(27));
         Chunks in = new Chunks(stream, 1);
         in.read(4);
         SerialStreamWalker w = new SerialStreamWalker(in, CodecLimits.defaults(), "a call");

@@ -195,12 +195,12 @@ class SerializationGuardTest {
     @ValueSource(booleans = {true, false})
     void nestedSetBomb_isRefusedByItsHashingWork_ordinaryNestingPasses(boolean jdkFilter) throws Exception {
         ValueCodec.useJdkFilter = jdkFilter;
-        byte[] bomb = encode(HashWorkBench.bomb(25));
+        byte[] bomb = encode(SetBombs.bomb(25));
         assertThat(bomb.length).as("a small value").isLessThan(2048);
         assertThatThrownBy(() -> decode(bomb, LIMITS)).isInstanceOf(RejectedClassException.class)
                 .hasMessageContaining("maxHashWork=" + CodecLimits.DEFAULT_MAX_HASH_WORK);
 
-        Object shallowBomb = HashWorkBench.bomb(10); // about 2^12 objects of hashing: passes, and reads back the same
+        Object shallowBomb = SetBombs.bomb(10); // about 2^12 objects of hashing: passes, and reads back the same
         // (compared by hash code: the original's sets were changed after being added, so its equals misleads)
         assertThat(decode(encode(shallowBomb), LIMITS).hashCode()).isEqualTo(shallowBomb.hashCode());
 

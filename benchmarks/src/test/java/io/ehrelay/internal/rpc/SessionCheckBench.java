@@ -12,7 +12,7 @@ import io.ehrelay.spi.ClusterSecret;
  * it (the caller's address parsed from its text, then {@link RpcSessions#check}), in nanoseconds per call, median
  * of 9 rounds of 1,000,000 calls. Compare with a batch's own time on the wire (a 1 MB batch at 500 MB/s: 2 ms).
  *
- * <p>Run: {@code java -cp <test class path> io.ehrelay.internal.rpc.SessionCheckBench}.
+ * <p>Run: {@code benchmarks/run SessionCheckBench}.
  */
 public final class SessionCheckBench {
 

@@ -39,7 +39,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * {@code HttpURLConnection} and by ehrelay's own blocking client ({@link HttpConnections}), one call in flight as
  * the transport does. Everything on 127.0.0.1.
  *
- * <p>Run: see docs/hessian.md ({@code ... io.ehrelay.hessian.HttpServerBench [rounds]}).
+ * <p>Run: {@code benchmarks/run HttpServerBench [rounds]}.
  */
 public final class HttpServerBench {
 

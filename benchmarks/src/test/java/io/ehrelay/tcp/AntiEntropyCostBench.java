@@ -8,6 +8,7 @@ import javax.management.ObjectName;
 import com.sun.management.OperatingSystemMXBean;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.Jmx;
+import io.ehrelay.contract.TransportFixture;
 import io.ehrelay.metrics.ObjectNames;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -16,18 +17,22 @@ import net.sf.ehcache.Element;
  * Benchmark (not a test): what an anti-entropy round costs when nothing differs. Two TCP nodes in this JVM hold
  * the same 100,000 entries of 1,280 B; the bench runs {@code checkNow} (a round with the peer over every
  * replicated cache, as the schedule does) 200 times and prints, per round, the bytes fetched and the process
- * CPU (both nodes: the asking and the serving side), median of the rounds. Run after
- * {@code ./mvnw -B -ntp -pl provider-tcp-nio -am test-compile} with the test class path
- * ({@code mvn dependency:build-classpath}): {@code java -cp … io.ehrelay.tcp.AntiEntropyCostBench}.
+ * CPU (both nodes: the asking and the serving side), median of the rounds. Run:
+ * {@code benchmarks/run AntiEntropyCostBench [entries]}.
  */
 public final class AntiEntropyCostBench {
+
+    /** The TCP transport on 127.0.0.1, any free port. */
+    private static final TransportFixture TCP = TransportFixture.of(TcpSettings.SCHEME, TcpSettings.NAME,
+            TcpCacheManagerPeerProviderFactory.class, TcpCacheManagerPeerListenerFactory.class,
+            TcpCacheReplicatorFactory.class, TcpBootstrapCacheLoaderFactory.class);
 
     private AntiEntropyCostBench() {
     }
 
     public static void main(String[] args) throws Exception {
         int entries = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
-        try (ContractCluster cluster = new ContractCluster(TcpContractTest.FIXTURE)) {
+        try (ContractCluster cluster = new ContractCluster(TCP)) {
             CacheManager a = cluster.start("ae-a", "antiEntropyIntervalMillis=0");
             CacheManager b = cluster.start("ae-b", "antiEntropyIntervalMillis=0");
             byte[] value = new byte[1280];

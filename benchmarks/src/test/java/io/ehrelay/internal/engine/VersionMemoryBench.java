@@ -6,10 +6,8 @@ import java.util.List;
 /**
  * Benchmark (not a test): the heap a cache's {@link VersionTable} costs — per key the cache holds (the key is the
  * cache's, not counted), and per tombstone (its key object, a {@code Long} here, counted: the cache no longer
- * holds it). Prints bytes per entry, medians of 5 rounds of 100,000. Run after
- * {@code ./mvnw -B -ntp -pl provider-api test-compile}:
- * {@code java -cp provider-api/target/classes:provider-api/target/test-classes:<ehcache, slf4j-api jars>
- * io.ehrelay.internal.engine.VersionMemoryBench}.
+ * holds it). Prints bytes per entry, medians of 5 rounds of 100,000. Run:
+ * {@code benchmarks/run VersionMemoryBench}.
  */
 public final class VersionMemoryBench {
 

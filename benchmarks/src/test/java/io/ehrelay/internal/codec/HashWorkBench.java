@@ -6,9 +6,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 import io.ehrelay.codec.RejectedClassException;
 
@@ -17,7 +15,7 @@ import io.ehrelay.codec.RejectedClassException;
  * for each depth, the value's size, its hashing work (the sum {@link SerialStreamCheck} compares with the bound),
  * the CPU time of the check alone, and the CPU time of the JDK reading it (the bound lifted), median of 5.
  *
- * <p>Run: {@code java -cp <test class path> io.ehrelay.internal.codec.HashWorkBench [maxDepth]}.
+ * <p>Run: {@code benchmarks/run HashWorkBench [maxDepth]}.
  */
 public final class HashWorkBench {
 
@@ -33,7 +31,7 @@ public final class HashWorkBench {
         System.out.printf("%5s %7s %12s %12s %14s %s%n", "depth", "bytes", "hash work", "check µs", "JDK read ms",
                 "with defaults");
         for (int depth = 10; depth <= maxDepth; depth += 2) {
-            Object bomb = bomb(depth);
+            Object bomb = SetBombs.bomb(depth);
             byte[] value = serialized(bomb);
             ByteSink sink = new ByteSink(64);
             ValueCodec.write(sink, bomb);
@@ -85,24 +83,6 @@ public final class HashWorkBench {
         return sorted.get(sorted.size() / 2);
     }
 
-    /** The nested-set bomb: {@code depth} levels, each level's two sets holding the next level's two. */
-    public static Set<Object> bomb(int depth) {
-        Set<Object> root = new HashSet<>();
-        Set<Object> s1 = root;
-        Set<Object> s2 = new HashSet<>();
-        for (int i = 0; i < depth; i++) {
-            Set<Object> t1 = new HashSet<>();
-            Set<Object> t2 = new HashSet<>();
-            t1.add("x" + i);
-            s1.add(t1);
-            s1.add(t2);
-            s2.add(t1);
-            s2.add(t2);
-            s1 = t1;
-            s2 = t2;
-        }
-        return root;
-    }
 
     private static byte[] serialized(Object o) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();

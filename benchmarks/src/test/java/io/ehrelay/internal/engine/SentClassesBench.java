@@ -14,10 +14,8 @@ import net.sf.ehcache.Element;
 
 /**
  * Benchmark (not a test): what the sending side's class watch ({@link SentClasses}) adds to encoding a small
- * Java-serialized value. Prints the medians of interleaved rounds with and without it, and their ratio. Run after
- * {@code ./mvnw -B -ntp -pl provider-api test-compile}:
- * {@code java -cp provider-api/target/classes:provider-api/target/test-classes:<ehcache and slf4j-api jars>
- * io.ehrelay.internal.engine.SentClassesBench}.
+ * Java-serialized value. Prints the medians of interleaved rounds with and without it, and their ratio. Run:
+ * {@code benchmarks/run SentClassesBench}.
  */
 public final class SentClassesBench {
 
