@@ -12,21 +12,14 @@ import org.jgroups.util.ByteArrayDataInputStream;
 import org.jgroups.util.Util;
 
 /**
- * Reads each frame of an accepted connection whole before JGroups parses it. JGroups' {@code TCP} transport hands
- * its receiver the connection's stream and the frame's length, and its parser then allocates whatever the counts
- * and lengths inside the message say (a batch's message count, a payload's or a header's array length) while it
- * waits on the socket for the rest. This receiver, put between the transport's server and the transport:
- * <ul>
- * <li>reads the frame into an array first, through {@link InboundSockets.Metered#readFrame} (at most
- *     {@code max_length}; over {@link InboundSockets#CHARGED_ABOVE} charged to {@code inboundBufferMaxBytes} and
- *     time-limited), so that nothing JGroups allocates waits on the socket: a length that claims more than the
- *     frame holds ends at the frame's end at once, and its array is garbage;</li>
- * <li>refuses a batch whose message count exceeds what its frame can hold (each message takes at least
- *     {@value #MIN_MESSAGE_BYTES} bytes), before JGroups allocates arrays of that many references;</li>
- * <li>lets {@link PayloadGuard} refuse a payload longer than what is left of its frame ({@link Frame}).</li>
- * </ul>
- * A refusal closes the connection and is counted in {@code rejected}. Frames of connections ehrelay does not
- * bound (no {@link InboundSockets} stream on this thread) go to the transport as they are.
+ * Reads each frame of an accepted connection whole before JGroups' {@code TCP} transport parses it, so that
+ * nothing its parser allocates from the counts and lengths inside a message waits on the socket: the frame goes
+ * into an array first ({@link InboundSockets.Metered#readFrame}: at most {@code max_length}, charged and
+ * time-limited above {@link InboundSockets#CHARGED_ABOVE}); a batch claiming more messages than its frame can
+ * hold ({@value #MIN_MESSAGE_BYTES} bytes each at least) is refused, and {@link PayloadGuard} refuses a payload
+ * longer than what is left of its frame. A refusal closes the connection and counts in {@code rejected}; frames of
+ * connections ehrelay does not bound go to the transport as they are. See docs/jgroups.md, "Connections and
+ * frames being read".
  */
 final class FrameReader implements Receiver {
 

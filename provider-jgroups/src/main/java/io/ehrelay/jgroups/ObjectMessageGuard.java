@@ -16,23 +16,12 @@ import org.jgroups.util.ObjectWrapperSerializable;
 import org.jgroups.util.SizeStreamable;
 
 /**
- * JGroups reads an {@link ObjectMessage}'s payload while it takes the message off the wire, before any protocol
- * (AUTH or ENCRYPT included) or ehrelay sees it: a payload wrapped as {@link ObjectWrapperSerializable} goes
- * through Java serialization, and a class named on the wire is loaded and instantiated. So anyone who can send a
- * packet to a member's port could run a deserialization gadget there. The guard replaces JGroups' reader of
- * object messages with one that accepts only the payload types JGroups registers by number — what its own
- * protocols send (digests, sequence number lists) — and refuses the rest before reading it; JGroups then drops
- * the message and logs the failure.
- *
- * <p>Where the reader lives differs between the JGroups lines ehrelay supports, so the guard is installed by
- * what the running JGroups has:
- * <ul>
- *   <li>JGroups 5.3 and 5.4: each transport protocol has its own message factory
- *   ({@code TP.setMessageFactory(org.jgroups.MessageFactory)}, an interface there) — the guard is installed on
- *   ehrelay's channels only ({@link GuardedMessageFactory});</li>
- *   <li>JGroups 5.5 and later: {@code org.jgroups.MessageFactory} is a class with one static table for the whole
- *   JVM — the guard replaces the object-message entry of that table (JVM-wide).</li>
- * </ul>
+ * Keeps Java serialization off JGroups' wire: JGroups reads an {@link ObjectMessage}'s payload as it takes the
+ * message off the wire, before any protocol (AUTH or ENCRYPT included) sees it, and a payload wrapped as
+ * {@link ObjectWrapperSerializable} would load and instantiate a class named by the sender. The guard accepts
+ * only the payload types JGroups registers by number (what its own protocols send) and refuses the rest before
+ * reading it. Installed per channel on JGroups 5.3 and 5.4 ({@link GuardedMessageFactory}), and in the JVM-wide
+ * message table on 5.5 and later; see docs/jgroups.md, "Object messages".
  */
 final class ObjectMessageGuard {
 

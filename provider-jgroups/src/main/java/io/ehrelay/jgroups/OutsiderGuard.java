@@ -20,22 +20,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Put right above the transport of a stack whose members do not authenticate. JGroups' UNICAST3 keeps a unicast
- * that is not the first of its connection, from a sender it does not know yet, until the channel stops, with no
- * bound on their number — so any process that reaches the port could make the node hold what it sends
- * (measured: 20 × 4 MB from a made-up sender, heap 13 → 173 MB). From a sender that has never been in one of
- * this node's views, this drops
- * <ul>
- * <li>a UNICAST3 data message that is not the first of its connection (what UNICAST3 would keep), unless it is
- *     a membership (GMS) message: a joining process sends its first message as such and is a member before it
- *     sends other ones, and two clusters that never met merge through GMS messages;</li>
- * <li>any unicast carrying more than {@link #MAX_OUTSIDER_PAYLOAD} bytes (what non-members send honestly —
- *     discovery, a join request — is small).</li>
- * </ul>
- * Members, and former members (e.g. the other side of a partition, whose merge messages must pass), are not
- * touched; a member's message dropped while the view that has it is on its way is retransmitted by UNICAST3.
- * Drops are counted in {@code rejected} and logged (rate-limited). Before this node has a view nothing is
- * dropped.
+ * Put right above the transport of a stack whose members do not authenticate: from a sender that has never been
+ * in one of this node's views, drops the unicasts UNICAST3 would keep without bound (a data message that is not
+ * the first of its connection, unless a membership message) and any unicast over {@link #MAX_OUTSIDER_PAYLOAD}
+ * bytes. Members and former members are not touched; nothing is dropped before this node has a view. Drops are
+ * counted in {@code rejected} and logged (rate-limited). Why and what it measured: docs/jgroups.md, "Limits of
+ * these bounds".
  */
 final class OutsiderGuard extends Protocol {
 

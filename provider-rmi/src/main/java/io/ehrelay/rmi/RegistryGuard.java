@@ -14,21 +14,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps the node's RMI registry to the bindings it made. The JDK's registry lets any process on this host
- * {@code bind}, {@code rebind} and {@code unbind}, and deserializes what is bound (any class that implements
- * {@code Remote} or a socket factory) before ehrelay sees it. So:
- * <ul>
- * <li>{@link #install()} sets the JDK's registry filter ({@value #PROPERTY}) to {@link #STUBS_ONLY}, before this
- *     JVM's first registry exists, unless the property is set already: a bind of anything but a stub (a gadget
- *     class that implements {@code Remote}, a proxy with another invocation handler, an unknown socket factory)
- *     then fails before its class is loaded;</li>
- * <li>{@link #probe} checks at start that the filter holds (a registry created earlier in this JVM, e.g. by a
- *     JMX agent, read the property before ehrelay set it) and says so in one WARN if it does not;</li>
- * <li>{@link #repair} puts back, every half second, any of the node's bindings that another process unbound or
- *     replaced with a stub of its own (an {@code unbind} names only a string, which no filter sees), counted and
- *     logged.</li>
- * </ul>
- * Thread-safe.
+ * Keeps the node's RMI registry to the bindings it made: {@link #install()} sets the JDK's registry filter
+ * ({@value #PROPERTY}) to {@link #STUBS_ONLY} before this JVM's first registry exists (unless set already),
+ * {@link #probe} says in one WARN at start when an earlier registry keeps it from holding, and {@link #repair}
+ * puts back, every half second, a binding another process unbound or replaced (counted and logged). Why: see
+ * docs/operations.md, "The RMI registry". Thread-safe.
  */
 final class RegistryGuard {
 

@@ -20,21 +20,11 @@ import io.ehrelay.spi.Clock;
 
 /**
  * An event batch as it travels to a peer's relay ({@link RelayRemote#deliver}, {@link RelayRemote#post}): the
- * sender's name, its session and the batch's bytes, written by hand so that the receiving node decides, in this
- * order, before it holds any of the batch:
- * <ol>
- * <li>whether the caller may send at all: with a cluster secret its session must be live and opened from the
- *     calling host ({@link RpcSessions#check}), so a caller without the secret never makes the node read a batch;</li>
- * <li>whether the batch fits: at most {@code maxFrameBytes}, and a batch over 64 KiB first takes its share of the
- *     node's {@code inboundBufferMaxBytes} ({@link InboundBudget}), waiting up to 10 s for room. The JDK would
- *     read a plain {@code byte[]} argument in full, at any size the filter admits, on every connection at
- *     once.</li>
- * </ol>
- * A refused batch fails the call (a {@code ServerException} at the sender, which counts the batch in
- * {@code failed} and resyncs the peer, as after any failed send; a refused session makes it reconnect). The
- * receiving relay ({@link RelayEndpoint}) gives the share back once the batch is applied or queued. Which node
- * a batch is read for is told by that node's export filter, which sees this class on the reading thread just
- * before {@link #readObject} runs ({@link Receiver#admitted}).
+ * sender's name, its session and the batch's bytes, written by hand so that the receiving node decides before it
+ * holds any of the batch whether the caller may send at all ({@link RpcSessions#check}) and whether the batch
+ * fits ({@code maxFrameBytes}; over 64 KiB, a share of {@code inboundBufferMaxBytes} from {@link InboundBudget},
+ * waiting up to 10 s). A refused batch fails the call. Which node a batch is read for is told by that node's
+ * export filter ({@link Receiver#admitted}). See docs/rmi.md, "Connections and memory".
  */
 final class RelayBatch implements Serializable {
 

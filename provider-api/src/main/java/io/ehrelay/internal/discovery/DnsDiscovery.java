@@ -28,19 +28,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code peerDiscovery=dns}: the peers are what a DNS name answers, looked up again every interval — the
- * A/AAAA records of a name (e.g. a Kubernetes headless Service, or a network alias several containers share), each
- * at the configured port, or the SRV records of a name starting with {@code _} (each with its own port). A peer
- * that appears is listed (and connected ahead, bootstrapped from, sent events, as with any peer); one that is no
- * longer in the answer leaves the list at the next lookup. This node's own address and port are recognised and
- * skipped. A name that does not exist (NXDOMAIN: no member is up yet) means no peers; a lookup that fails otherwise
- * (a timeout, a server failure) keeps the peers found before, and is logged (at most once a minute).
- *
- * <p>The name is asked of the DNS servers the system is configured with ({@code /etc/resolv.conf}), through the
- * JDK's DNS provider, every time: the JVM's own cache of host names (30 s by default) does not delay a new
- * member. Where that provider is missing, or the name is not in DNS but in the hosts file, the JVM's resolver
- * answers. A DNS answer is not a credential: {@code clusterSecret} or {@code unauthenticatedPeers} still decide
- * what a listed peer may do. One thread per node. Thread-safe.
+ * {@code peerDiscovery=dns}: the peers are what a DNS name answers — A/AAAA records at the configured port, or
+ * SRV records of a name starting with {@code _} — looked up again every interval from the system's DNS servers
+ * (not the JVM's cache of host names). This node's own address is skipped; a name that does not exist means no
+ * peers; a failed lookup keeps the peers found before and is logged at most once a minute. See
+ * docs/configuration.md, "DNS discovery". One thread per node. Thread-safe.
  */
 public final class DnsDiscovery {
 

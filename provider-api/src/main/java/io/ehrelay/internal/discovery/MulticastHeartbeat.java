@@ -22,17 +22,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Automatic peer discovery: every node multicasts a small heartbeat naming its transport and endpoint, and
- * listens for the others'. Unlike the stock heartbeat, which lists every cache and broke past about a hundred
- * caches, the packet's size does not depend on the number of caches: at most {@value #MAX_PACKET} bytes.
- *
- * <pre>
- * i32 magic 'EHRB' · u8 version(1) · i64 nodeIdHigh · i64 nodeIdLow · u8 transportLength · transport
- *   · u16 endpointLength · endpoint
- * </pre>
- *
- * One daemon thread sends and receives. Malformed packets are counted ({@code malformedHeartbeats}) and ignored.
- * Lifecycle: {@link #start()} once, {@link #stop()} once; sockets are closed by stop.
+ * Automatic peer discovery: every node multicasts a small heartbeat naming its transport and endpoint, at most
+ * {@value #MAX_PACKET} bytes whatever the number of caches (docs/wire-format.md, "Heartbeats"), and listens for
+ * the others'. One daemon thread sends and receives; malformed packets are counted ({@code malformedHeartbeats})
+ * and ignored. {@link #start()} once, {@link #stop()} once (it closes the sockets).
  */
 public final class MulticastHeartbeat {
 

@@ -17,17 +17,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How nodes that missed events become equal again, at once rather than at the next anti-entropy round. The
- * receive path reports a gap (batches of a peer that never arrived, or a batch flagged "the sender lost
- * events"); this node then pulls every replicated cache's content from the peer through {@link StateTransfer}
- * — elements, tombstones and ghosts with their stamps — and keeps, key by key, the newer write
- * ({@link Ordering}): nothing newer that arrived or was written meanwhile is undone, and nothing is removed
- * wholesale.
- *
- * <p>When both sides missed each other's events (a partition healed with writes on both sides — this node owes
- * the peer when a send to it failed or an event was dropped), each pulls from the other: this node marks its
- * lanes lost so that the peer resyncs from it too. Resyncs run on the node's background thread, at most one
- * queued per peer; counted in {@code resyncs} / {@code resyncFailures}, {@code gaps}. Thread-safe.
+ * Resyncs at once when the receive path reports a gap (batches of a peer that never arrived, or a batch flagged
+ * "the sender lost events"): every replicated cache's content is pulled from the peer through
+ * {@link StateTransfer} and merged key by key by {@link Ordering}; when this node owes the peer too, it marks its
+ * lanes lost so that the peer pulls from it. On the node's background thread, at most one queued per peer;
+ * counted in {@code resyncs} / {@code resyncFailures}, {@code gaps}. See docs/reliability.md, "Missed events".
+ * Thread-safe.
  */
 final class Convergence {
 

@@ -17,20 +17,11 @@ import java.util.function.Predicate;
 import io.ehrelay.spi.Clock;
 
 /**
- * One cache's order of writes: for each key, the newest write this node knows ({@link Version}), kept while the
- * key is held, as a <em>tombstone</em> after a remove, and as a <em>ghost</em> (version without value) after an
- * invalidation, an eviction or a value this node could not take. A write is applied only when it is newer than
- * what its key holds — compare-and-write under the key's lock, so a remote write and the check of a local one
- * never interleave — and only when it is newer than the cache's last removeAll ({@link #cleared()}).
- *
- * <p>For anti-entropy the versions are summed into {@value #LEAVES} leaves by key hash, each the XOR of its
- * versions' {@linkplain Version#digest() digests}, updated on every change: two nodes hold the same writes
- * exactly when their leaves (and their last removeAll) are equal, and comparing them costs 8 KB whatever the
- * size of the cache.
- *
- * <p>Bounds: tombstones are dropped once their stamp is older than the retention (by every node at about the
- * same time, since the stamp is the writer's); a tombstone older than that is not recorded again. Tombstones and
- * ghosts together are held to {@code maxTombstones}; beyond it the oldest go first. Thread-safe.
+ * One cache's order of writes: for each key the newest write this node knows ({@link Version}) — while the key
+ * is held, as a tombstone after a remove, as a ghost after an invalidation — applied by compare-and-write under
+ * the key's lock ({@link #offer}), and summed into {@value #LEAVES} XOR leaves for anti-entropy. Tombstones and
+ * ghosts are bounded by retention and {@code maxTombstones}, oldest first. The design: docs/reliability.md, "One
+ * order per key" and "Missed events". Thread-safe.
  */
 final class VersionTable {
 

@@ -26,18 +26,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Exposes every metric of a {@link MetricRegistry} — present and added later — as an MBean of one
- * {@link MBeanServer}, named by the metric's name (an ObjectName of {@link ObjectNames}), with the JDK's own
- * {@code javax.management}. The attributes are those operators already read: a meter's {@code Count},
- * {@code MeanRate}, {@code OneMinuteRate}, {@code FiveMinuteRate}, {@code FifteenMinuteRate} (per second) and
- * {@code RateUnit}; a timer's as a meter's plus {@code Min}, {@code Max}, {@code Mean}, {@code StdDev},
- * {@code 50thPercentile} … {@code 999thPercentile} (microseconds) and {@code DurationUnit}; a histogram's
- * {@code Count}, {@code Min} … {@code 999thPercentile} and {@code SnapshotSize}; a counter's {@code Count}; a
- * gauge's {@code Value} and {@code Number}.
- *
- * <p>Why not Dropwizard's {@code metrics-jmx}: it exists only for metrics 4 (in metrics 3 the reporter is part of
- * {@code metrics-core}), so depending on it ties an application to one metrics line; this class needs nothing of
- * {@code metrics-core} beyond what 3.0 already has. Public only because JMX introspects the MBean interfaces;
- * not an API to call. Thread-safe.
+ * {@link MBeanServer}, named by the metric's name (an ObjectName of {@link ObjectNames}), with the attributes
+ * operators read from Dropwizard's JMX reporter (docs/metrics.md lists them). Written here rather than taken from
+ * {@code metrics-jmx}, which exists only for metrics 4: this needs nothing of {@code metrics-core} beyond 3.0.
+ * Public only because JMX introspects the MBean interfaces; not an API to call. Thread-safe.
  */
 public final class JmxExport implements MetricRegistryListener {
 

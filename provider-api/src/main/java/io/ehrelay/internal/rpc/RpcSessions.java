@@ -27,24 +27,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The cluster secret for transports whose calls are not tied to one connection (RMI, HTTP): a caller proves the
- * secret once by a challenge and a response and gets a session, which every later call names; the listener
- * serves a call only under a live session, from the host that opened it.
- * <ol>
- * <li>{@link #challenge()}: the listener's nonce. It carries its own time and a MAC under a key this node made up,
- *     so asking for one costs the listener no memory; it is valid for {@value #CHALLENGE_SECONDS} s and once.</li>
- * <li>{@link #authenticate}: the caller's own nonce and its proof of both nonces and its name under the secret.
- *     The answer is the listener's proof of both nonces and the new session, then the session: the caller checks
- *     that proof before it sends anything, so a listener without the secret learns nothing either.</li>
- * </ol>
- * The secret never crosses the wire and a recorded exchange does not open another session (its nonce is used).
- * A session is {@value #SESSION_BYTES} random bytes bound to the caller's address and to a key both sides derive
- * from the secret and the exchange (never sent). A call names it in a credential of its own ({@link Credentials}):
- * the session, a counter and a MAC of both under that key; the listener serves each counter once (within a window
- * of the {@value #WINDOW} latest), so a recorded call replayed later, from anywhere, is refused. (Someone who can
- * change traffic in flight can still change a call's body: on such networks use TLS as well.) Sessions unused for
- * {@value #SESSION_IDLE_SECONDS} s end; a caller opening a session again (same host and name) gives up its
- * earlier ones; at most {@value #MAX_SESSIONS} are kept (only holders of the secret open them). Every refusal
- * goes to the {@code refused} callback, which counts it. Thread-safe.
+ * secret once by a challenge ({@link #challenge()}) and a response ({@link #authenticate}) and gets a session,
+ * which every later call names in a credential of its own ({@link Credentials}, checked by {@link #check}); the
+ * listener serves a call only under a live session, from the host that opened it, and each credential once.
+ * The protocol, its bounds and what it does not protect: docs/wire-format.md, "Sessions of RMI and Hessian
+ * calls". Every refusal goes to the {@code refused} callback, which counts it. Thread-safe.
  */
 public final class RpcSessions {
 
