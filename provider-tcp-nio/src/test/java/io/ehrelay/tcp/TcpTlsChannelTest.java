@@ -280,15 +280,13 @@ class TcpTlsChannelTest {
         if (t == null) {
             return false;
         }
-        StackTraceElement[] stack = t.getStackTrace();
         boolean selecting = false;
-        for (StackTraceElement frame : stack) {
-            if (frame.getClassName().equals(TlsChannel.class.getName())) {
-                if (frame.getMethodName().equals("await")) {
-                    selecting = true;
-                } else if (frame.getMethodName().equals("write")) {
-                    return selecting;
-                }
+        for (StackTraceElement frame : t.getStackTrace()) {
+            if (frame.getClassName().equals(TlsSocket.class.getName()) && frame.getMethodName().equals("await")) {
+                selecting = true;
+            } else if (frame.getClassName().equals(TlsWriter.class.getName())
+                    && frame.getMethodName().equals("write")) {
+                return selecting;
             }
         }
         return false;
