@@ -394,7 +394,7 @@ class ReportTest {
     void progress_withoutATerminal_printsPlainStepLinesWithTimeLeft() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         long[] now = {0};
-        Replay.Progress p = new Replay.Progress(new PrintStream(bytes, true, StandardCharsets.UTF_8), false, 3, 3,
+        Progress p = new Progress(new PrintStream(bytes, true, StandardCharsets.UTF_8), false, 3, 3,
                 () -> now[0]);
         p.begin("E1 tcp 10,000 x 1,280 B", 1);
         p.update("5,000 of 10,000 arrived");
@@ -416,7 +416,7 @@ class ReportTest {
     @Test
     void progress_onATerminal_rewritesOneLine() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        Replay.Progress p = new Replay.Progress(new PrintStream(bytes, true, StandardCharsets.UTF_8), true, 2, 2,
+        Progress p = new Progress(new PrintStream(bytes, true, StandardCharsets.UTF_8), true, 2, 2,
                 () -> 0L);
         p.begin("E1 tcp 10,000 x 1,280 B", 1);
         p.update("5,000 of 10,000 arrived");
