@@ -1,11 +1,7 @@
 package io.ehrelay.replay;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.lang.management.GarbageCollectorMXBean;
@@ -19,9 +15,6 @@ import java.lang.reflect.Field;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.nio.channels.Channels;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -196,7 +189,7 @@ public final class ReplayNode {
         int size = intArg("size");
         Values values = new Values(size);
         if (!Profiles.isCacheTransport(arg("transport"))) {
-            rawReader(count, values);
+            RawStream.read(count, values);
             return;
         }
         boolean stock = Profiles.STOCK_RMI.equals(arg("transport"));
@@ -279,58 +272,12 @@ public final class ReplayNode {
         cm.shutdown();
     }
 
-    private void rawReader(int count, Values values) throws IOException {
-        try (ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.bind(new InetSocketAddress("127.0.0.1", 0));
-            say("READY 127.0.0.1:" + ((InetSocketAddress) server.getLocalAddress()).getPort());
-            try (SocketChannel ch = server.accept()) {
-                DataInputStream in = new DataInputStream(new BufferedInputStream(Channels.newInputStream(ch), 1 << 20));
-                int warmCount = Profiles.warmupCount(values.size());
-                for (int n = 0; n < warmCount; n++) {
-                    in.readInt();
-                    in.readFully(new byte[in.readInt()]);
-                }
-                System.gc();
-                markCost();
-                say("WARM");
-                long first = 0;
-                long last = 0;
-                int bad = 0;
-                int stride = Math.max(1, count / 1000);
-                byte[][] kept = new byte[count][];
-                for (int n = 0; n < count; n++) {
-                    int key = in.readInt();
-                    int len = in.readInt();
-                    byte[] value = new byte[len];
-                    in.readFully(value);
-                    long now = Clock.micros();
-                    if (n == 0) {
-                        first = now;
-                    }
-                    last = now;
-                    kept[key] = value;
-                }
-                int missing = 0;
-                for (int k = 0; k < count; k++) {
-                    if (kept[k] == null) {
-                        missing++;
-                    } else if (k % stride == 0 && !values.matches(k, kept[k])) {
-                        bad++;
-                    }
-                }
-                logCpu("reader raw " + count);
-                say("DONE " + first + " " + last + " " + missing + " " + bad + " " + peakHeap());
-            }
-        }
-        waitForExit();
-    }
-
     // ---- writer ----------------------------------------------------------------------------------------------
 
     private void writer() throws Exception {
         String mode = args.getOrDefault("mode", "async");
         if (!Profiles.isCacheTransport(arg("transport"))) {
-            rawWriter(intArg("count"), new Values(intArg("size")));
+            RawStream.write(parse(arg("peer")), intArg("count"), new Values(intArg("size")));
             return;
         }
         CacheManager cm = cacheManager(true, args.get("peer"));
@@ -409,44 +356,6 @@ public final class ReplayNode {
         }
     }
 
-    private void rawWriter(int count, Values values) throws IOException {
-        InetSocketAddress to = parse(arg("peer"));
-        try (SocketChannel out = SocketChannel.open()) {
-            out.socket().setTcpNoDelay(true);
-            out.connect(to);
-            say("READY");
-            DataOutputStream data = new DataOutputStream(new BufferedOutputStream(Channels.newOutputStream(out), 1 << 20));
-            for (int k = 0, n = Profiles.warmupCount(values.size()); k < n; k++) {
-                byte[] v = values.make(k);
-                data.writeInt(-1 - k);
-                data.writeInt(v.length);
-                data.write(v);
-            }
-            data.flush();
-            System.gc();
-            waitFor("GO");
-            markCost();
-            // the writing node holds what it sends, as the writing cache does in E1/E2
-            byte[][] held = new byte[count][];
-            long firstCpu = threadCpuNanos();
-            long first = Clock.micros();
-            for (int k = 0; k < count; k++) {
-                byte[] v = values.make(k);
-                held[k] = v;
-                data.writeInt(k);
-                data.writeInt(v.length);
-                data.write(v);
-            }
-            data.flush();
-            long last = Clock.micros();
-            long loopCpu = threadCpuNanos() - firstCpu;
-            logCpu("writer raw " + count + " put loop " + (last - first) / 1000 + " ms");
-            say("WROTE " + first + " " + last + " " + peakHeap() + " 0 0 " + (firstCpu < 0 ? -1 : loopCpu));
-            waitForExit();
-        }
-        say("BYE");
-    }
-
     /** Waits until the old JGroups module's channel sees {@code members} members (its channel field, by reflection). */
     static void awaitStockJGroupsView(CacheManager cm, int members) throws Exception {
         Object provider = cm.getCacheManagerPeerProvider("JGroups");
@@ -472,7 +381,7 @@ public final class ReplayNode {
         return new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1)));
     }
 
-    private static void waitForExit() throws IOException {
+    static void waitForExit() throws IOException {
         waitFor("EXIT");
     }
 
@@ -507,7 +416,7 @@ public final class ReplayNode {
      * CPU nanoseconds the calling thread has used (-1: unknown): around the put loop, what the application thread
      * spent working, without the time it waited (e.g. for room in a full replication queue).
      */
-    private static long threadCpuNanos() {
+    static long threadCpuNanos() {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         return mx.isCurrentThreadCpuTimeSupported() ? mx.getCurrentThreadCpuTime() : -1;
     }
