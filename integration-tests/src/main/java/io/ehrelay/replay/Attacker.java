@@ -17,13 +17,12 @@ import java.rmi.Remote;
 import java.rmi.RemoteException;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 import com.codahale.metrics.Meter;
+import io.ehrelay.internal.codec.SetBombs;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.metrics.ObjectNames;
 import io.ehrelay.provider.Ehrelay;
@@ -201,7 +200,7 @@ public final class Attacker {
             long t0 = System.nanoTime();
             for (ThrowingCall c : new ThrowingCall[] {
                     () -> stock.put(new Element("evil-refused", new LongAdder())),
-                    () -> stock.put(new Element("evil-bomb", bombValue(27)))}) {
+                    () -> stock.put(new Element("evil-bomb", SetBombs.bomb(27)))}) {
                 try {
                     c.call();
                 } catch (RemoteException e) {
@@ -319,25 +318,6 @@ public final class Attacker {
         ReplayNode.say("RESULT restored=" + restored);
     }
 
-    /** Nested sets sharing members: about 1.7 KB serialized, 2^depth of hashing to read. */
-    static Set<Object> bombValue(int depth) {
-        Set<Object> root = new HashSet<>();
-        Set<Object> s1 = root;
-        Set<Object> s2 = new HashSet<>();
-        for (int i = 0; i < depth; i++) {
-            Set<Object> t1 = new HashSet<>();
-            Set<Object> t2 = new HashSet<>();
-            t1.add("a" + i);
-            s1.add(t1);
-            s1.add(t2);
-            s2.add(t1);
-            s2.add(t2);
-            s1 = t1;
-            s2 = t2;
-        }
-        return root;
-    }
-
     private static void stockBomb(int port) throws Exception {
         CachePeer stock = (CachePeer) LocateRegistry.getRegistry(target(), port).lookup("replay");
         int refused = 0;
@@ -345,7 +325,7 @@ public final class Attacker {
         for (int i = 0; i < 3; i++) {
             long t0 = System.nanoTime();
             try {
-                stock.put(new Element("bomb", (Serializable) bombValue(27)));
+                stock.put(new Element("bomb", (Serializable) SetBombs.bomb(27)));
             } catch (RemoteException e) {
                 refused++;
             }
@@ -369,7 +349,7 @@ public final class Attacker {
             long until = 0;
             while (puts < 2 && (sent == null || sent.getCount() < 2)) {
                 if (System.nanoTime() - until >= 0) {
-                    cm.getCache("replay").put(new Element("bomb", (Serializable) bombValue(25)));
+                    cm.getCache("replay").put(new Element("bomb", (Serializable) SetBombs.bomb(25)));
                     puts++;
                     until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 }

@@ -19,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.ehrelay.codec.RejectedClassException;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
@@ -68,27 +67,27 @@ final class ClassDescReader {
 
     private ClassDesc classDesc(int tc, int level) throws IOException, MalformedFrameException {
         if (level > MAX_HIERARCHY) {
-            throw malformed("class hierarchy deeper than " + MAX_HIERARCHY);
+            throw budget.malformed("class hierarchy deeper than " + MAX_HIERARCHY);
         }
         switch (tc) {
             case TC_NULL:
                 return null;
             case TC_REFERENCE: {
-                Object h = handle();
+                Object h = budget.handle(in.read(4));
                 if (!(h instanceof ClassDesc)) {
-                    throw malformed("reference to something other than a class descriptor");
+                    throw budget.malformed("reference to something other than a class descriptor");
                 }
-                countReference();
+                budget.countReference();
                 return (ClassDesc) h;
             }
             case TC_CLASSDESC: {
                 String name = utf();
                 descRead(8); // serialVersionUID
                 ClassDesc d = new ClassDesc(name);
-                newHandle(d);
+                budget.newHandle(d);
                 d.flags = (int) descRead(1);
                 if ((d.flags & SC_SERIALIZABLE) != 0 && (d.flags & SC_EXTERNALIZABLE) != 0) {
-                    throw malformed("class " + name + " both serializable and externalizable");
+                    throw budget.malformed("class " + name + " both serializable and externalizable");
                 }
                 int fields = (int) descRead(2);
                 boolean objects = false;
@@ -98,7 +97,7 @@ final class ClassDescReader {
                     int size = primitiveSize(type);
                     if (size > 0) {
                         if (objects) {
-                            throw malformed("primitive field after an object field in " + name);
+                            throw budget.malformed("primitive field after an object field in " + name);
                         }
                         d.primitiveBytes += size;
                     } else if (type == 'L' || type == '[') {
@@ -106,7 +105,7 @@ final class ClassDescReader {
                         d.objectFields++;
                         stringObject(typeCode(), "field type");
                     } else {
-                        throw malformed(String.format("field type code 0x%02x in %s", type, name));
+                        throw budget.malformed(String.format("field type code 0x%02x in %s", type, name));
                     }
                 }
                 classAnnotation();
@@ -116,10 +115,10 @@ final class ClassDescReader {
             }
             case TC_PROXYCLASSDESC: {
                 ClassDesc d = new ClassDesc("java.lang.reflect.Proxy");
-                newHandle(d);
+                budget.newHandle(d);
                 int interfaces = (int) descRead(4);
                 if (interfaces < 0 || interfaces > 65535) {
-                    throw malformed("proxy class with " + interfaces + " interfaces");
+                    throw budget.malformed("proxy class with " + interfaces + " interfaces");
                 }
                 for (int i = 0; i < interfaces; i++) {
                     utf();
@@ -130,7 +129,8 @@ final class ClassDescReader {
                 return d;
             }
             default:
-                throw malformed(String.format("unexpected type code 0x%02x where a class descriptor belongs", tc));
+                throw budget.malformed(String.format("unexpected type code 0x%02x where a class descriptor belongs",
+                        tc));
         }
     }
 
@@ -143,11 +143,11 @@ final class ClassDescReader {
             } else if (tc == TC_STRING || tc == TC_LONGSTRING || tc == TC_REFERENCE) {
                 stringObject(tc, "class annotation");
             } else {
-                throw malformed(String.format("type code 0x%02x in a class annotation (RMI writes a codebase "
+                throw budget.malformed(String.format("type code 0x%02x in a class annotation (RMI writes a codebase "
                         + "string there, or nothing)", tc));
             }
             if (typeCode() != TC_ENDBLOCKDATA) {
-                throw malformed("a class annotation holding more than a codebase");
+                throw budget.malformed("a class annotation holding more than a codebase");
             }
         }
     }
@@ -157,15 +157,15 @@ final class ClassDescReader {
         if (tc == TC_STRING || tc == TC_LONGSTRING) {
             long n = tc == TC_STRING ? descRead(2) : descRead(8);
             if (n < 0 || n > MAX_CLASS_DESC_BYTES) {
-                throw malformed(role + " of " + n + " bytes");
+                throw budget.malformed(role + " of " + n + " bytes");
             }
             skipDesc(n);
-            newHandle(OTHER);
+            budget.newHandle(OTHER);
         } else if (tc == TC_REFERENCE) {
-            handle();
-            countReference();
+            budget.handle(in.read(4));
+            budget.countReference();
         } else {
-            throw malformed(String.format("unexpected type code 0x%02x for the %s", tc, role));
+            throw budget.malformed(String.format("unexpected type code 0x%02x for the %s", tc, role));
         }
     }
 
@@ -195,7 +195,7 @@ final class ClassDescReader {
     private void descCount(long n) throws MalformedFrameException {
         descBytes += (int) Math.min(n, MAX_CLASS_DESC_BYTES + 1L);
         if (descBytes > MAX_CLASS_DESC_BYTES) {
-            throw malformed("a class descriptor of more than " + MAX_CLASS_DESC_BYTES + " bytes");
+            throw budget.malformed("a class descriptor of more than " + MAX_CLASS_DESC_BYTES + " bytes");
         }
     }
 
@@ -204,30 +204,14 @@ final class ClassDescReader {
         List<ClassDesc> chain = new ArrayList<>();
         for (ClassDesc d = desc; d != null; d = d.superDesc) {
             if (chain.size() == MAX_HIERARCHY) {
-                throw malformed("class hierarchy of " + desc.name + " deeper than " + MAX_HIERARCHY);
+                throw budget.malformed("class hierarchy of " + desc.name + " deeper than " + MAX_HIERARCHY);
             }
             chain.add(0, d);
         }
         return chain.toArray(new ClassDesc[0]);
     }
 
-    private void newHandle(Object h) throws RejectedClassException {
-        budget.newHandle(h);
-    }
-
-    private void countReference() throws RejectedClassException {
-        budget.countReference();
-    }
-
-    private Object handle() throws IOException, MalformedFrameException {
-        return budget.handle(in.read(4));
-    }
-
     private int typeCode() throws IOException {
         return (int) in.read(1);
-    }
-
-    private MalformedFrameException malformed(String why) {
-        return budget.malformed(why);
     }
 }
