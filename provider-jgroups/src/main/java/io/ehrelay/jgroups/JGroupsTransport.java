@@ -361,14 +361,15 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     // ---- stop --------------------------------------------------------------------------------------------------
 
     /**
-     * Makes sure what this node posted reached the other members before its channel closes. Batches are posted without an answer: what the dispatcher handed over before stopping may
-     * still be in UNICAST3's send window (on UDP a lost datagram waits for its retransmission), and closing the
-     * channel would drop it. UNICAST3 acknowledges on its timer (up to {@code xmit_interval} later), so rather than
-     * wait for that, each member holding unacknowledged messages is sent a HELLO and its answer awaited: one
-     * sender's unicasts are delivered in order, so the answer comes after every earlier post was taken. A post
-     * lost on the wire is requested again on the member's retransmission timer, which asks only for what was
-     * still missing at its previous turn: the wait is bounded by four of UNICAST3's {@code xmit_interval} (2 s with
-     * ehrelay's stacks; at least 1 s), as a member that vanished without leaving the view yet never answers.
+     * Makes sure what this node posted reached the other members before its channel closes. Batches are posted without
+     * an answer: what the dispatcher handed over before stopping may still be in UNICAST3's send window (on UDP a lost
+     * datagram waits for its retransmission), and closing the channel would drop it. UNICAST3 acknowledges on its timer
+     * (up to {@code xmit_interval} later), so rather than wait for that, each member holding unacknowledged messages is
+     * sent a HELLO and its answer awaited: one sender's unicasts are delivered in order, so the answer comes after
+     * every earlier post was taken. A post lost on the wire is requested again on the member's retransmission timer,
+     * which asks only for what was still missing at its previous turn: the wait is bounded by four of UNICAST3's
+     * {@code xmit_interval} (2 s with ehrelay's stacks; at least 1 s), as a member that vanished without leaving
+     * the view yet never answers.
      */
     private void flushPosts() {
         JChannel ch = channel;

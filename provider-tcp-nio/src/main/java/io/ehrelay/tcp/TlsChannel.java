@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
-import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.net.ssl.SSLContext;
@@ -23,10 +22,10 @@ import io.ehrelay.spi.Clock;
  * {@link #handshake} runs first, on one thread; then one reader and one writer thread may use the channel at the
  * same time: this class unwraps, {@link TlsWriter} wraps, each under a lock of its own, and the answer to a
  * post-handshake message (a TLS 1.3 KeyUpdate) is sent by the reader when the writer is idle, else by the writer
- * before its next record; neither waits for the other. Records are
- * unwrapped straight into the caller's buffer when it has room for one; the network buffers hold a few records
- * each (about 150 KiB per connection in all, whatever the peer sends). Thread-safe in that sense: one reader, one
- * writer, and {@link #close} from any thread.
+ * before its next record; neither waits for the other. Records are unwrapped straight into the caller's buffer
+ * when it has room for one; the network buffers hold a few records each (about 150 KiB per connection in all,
+ * whatever the peer sends). Thread-safe in that sense: one reader, one writer, and {@link #close} from any
+ * thread.
  */
 final class TlsChannel implements ByteChannel {
 
@@ -58,8 +57,8 @@ final class TlsChannel implements ByteChannel {
         netIn = ByteBuffer.allocate(RECORDS * packet);
         appIn = ByteBuffer.allocate(engine.getSession().getApplicationBufferSize());
         appIn.flip();
-        this.socket = new TlsSocket(channel, clock);
-        this.writer = new TlsWriter(engine, socket, this);
+        this.socket = new TlsSocket(channel, clock, this);
+        this.writer = new TlsWriter(engine, socket);
     }
 
     /** The connecting side of {@code channel} (connected, blocking); the handshake is still to be done. */
@@ -303,12 +302,7 @@ final class TlsChannel implements ByteChannel {
         if (!netIn.hasRemaining()) {
             throw new SSLException("TLS record larger than " + netIn.capacity() + " bytes");
         }
-        try {
-            return socket.read(netIn, deadline);
-        } catch (ClosedByInterruptException e) {
-            close();
-            throw e;
-        }
+        return socket.read(netIn, deadline);
     }
 
     @Override

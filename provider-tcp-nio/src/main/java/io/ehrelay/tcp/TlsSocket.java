@@ -1,5 +1,6 @@
 package io.ehrelay.tcp;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
@@ -30,11 +31,14 @@ final class TlsSocket {
     private final Selector writable;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Clock clock;
+    /** What a wait interrupted closes (the whole channel, which closes this socket). */
+    private final Closeable owner;
 
-    /** Makes {@code channel} (connected) non-blocking. */
-    TlsSocket(SocketChannel channel, Clock clock) throws IOException {
+    /** Makes {@code channel} (connected) non-blocking; a wait interrupted closes {@code owner}. */
+    TlsSocket(SocketChannel channel, Clock clock, Closeable owner) throws IOException {
         this.channel = channel;
         this.clock = clock;
+        this.owner = owner;
         Selector r = null;
         Selector w = null;
         try {
@@ -112,11 +116,7 @@ final class TlsSocket {
         }
     }
 
-    /**
-     * Waits until the socket is ready, the deadline passes or the socket is closed.
-     *
-     * @throws ClosedByInterruptException when the thread was interrupted (the caller closes the socket)
-     */
+    /** Waits until the socket is ready, the deadline passes, the socket is closed or the thread interrupted. */
     private void await(Selector selector, long deadline) throws IOException {
         long millis = 0;
         if (deadline != NO_DEADLINE) {
@@ -133,6 +133,7 @@ final class TlsSocket {
             throw new AsynchronousCloseException();
         }
         if (Thread.currentThread().isInterrupted()) {
+            owner.close();
             throw new ClosedByInterruptException();
         }
         checkOpen();

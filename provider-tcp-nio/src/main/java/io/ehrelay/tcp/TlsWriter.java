@@ -1,9 +1,7 @@
 package io.ehrelay.tcp;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.net.ssl.SSLEngine;
@@ -23,18 +21,15 @@ final class TlsWriter {
 
     private final SSLEngine engine;
     private final TlsSocket socket;
-    /** What an interrupted send closes (the whole channel). */
-    private final Closeable owner;
     private final ReentrantLock lock = new ReentrantLock();
     /** Bytes wrapped and not yet sent (write mode); guarded by {@link #lock}. */
     private ByteBuffer netOut;
     /** Notified when the reader unwrapped something: a writer may wait for it during a renegotiation. */
     private final Object unwrapped = new Object();
 
-    TlsWriter(SSLEngine engine, TlsSocket socket, Closeable owner) {
+    TlsWriter(SSLEngine engine, TlsSocket socket) {
         this.engine = engine;
         this.socket = socket;
-        this.owner = owner;
         this.netOut = ByteBuffer.allocate(TlsChannel.RECORDS * engine.getSession().getPacketBufferSize());
     }
 
@@ -180,9 +175,6 @@ final class TlsWriter {
         netOut.flip();
         try {
             socket.writeFully(netOut, deadline);
-        } catch (ClosedByInterruptException e) {
-            owner.close();
-            throw e;
         } finally {
             netOut.compact();
         }
