@@ -30,11 +30,17 @@ public final class SocketAudit {
         public final String protocol;
         public final InetAddress address;
         public final int port;
+        /**
+         * The receive queue: for a TCP listener, the connections the kernel completed that the process has not
+         * accepted yet; for a UDP socket, the bytes waiting to be read.
+         */
+        public final int queued;
 
-        Socket(String protocol, InetAddress address, int port) {
+        Socket(String protocol, InetAddress address, int port, int queued) {
             this.protocol = protocol;
             this.address = address;
             this.port = port;
+            this.queued = queued;
         }
 
         @Override
@@ -167,7 +173,8 @@ public final class SocketAudit {
             }
             int colon = f[1].indexOf(':');
             out.add(new Socket(protocol, address(f[1].substring(0, colon), true),
-                    Integer.parseInt(f[1].substring(colon + 1), 16)));
+                    Integer.parseInt(f[1].substring(colon + 1), 16),
+                    Integer.parseInt(f[4].substring(f[4].indexOf(':') + 1), 16)));
         }
         return out;
     }

@@ -17,11 +17,12 @@ import org.junit.jupiter.api.Test;
 /** {@link SocketAudit} reads {@code /proc} as Linux writes it, and names what breaks the network rule. */
 class SocketAuditTest {
 
-    // /proc/net/tcp: a listener on 0.0.0.0:7900, one on 127.0.0.1:7800, an established connection (not a listener)
+    // /proc/net/tcp: a listener on 0.0.0.0:7900, one on 127.0.0.1:7800 with 3 connections not accepted yet, an
+    // established connection (not a listener)
     private static final String TCP = ""
             + "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
             + "   0: 00000000:1EDC 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 101 1 0\n"
-            + "   1: 0100007F:1E78 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 102 1 0\n"
+            + "   1: 0100007F:1E78 00000000:0000 0A 00000000:00000003 00:00000000 00000000     0        0 102 1 0\n"
             + "   2: 0100007F:1E78 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 103 1 0\n"
             + "   3: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 999 1 0\n";
     // /proc/net/udp: 0.0.0.0:7500 (diagnostics), 230.0.0.95:45595 (a socket bound to its group)
@@ -51,6 +52,7 @@ class SocketAuditTest {
     void socketTables_areReadForTheProcesssInodes_listenersOnly() throws Exception {
         List<SocketAudit.Socket> tcp = SocketAudit.parseSockets("tcp", TCP, Set.of(101L, 102L, 103L));
         assertThat(tcp).extracting(Object::toString).containsExactly("tcp 0.0.0.0:7900", "tcp 127.0.0.1:7800");
+        assertThat(tcp).extracting(socket -> socket.queued).as("connections not accepted yet").containsExactly(0, 3);
         assertThat(SocketAudit.parseSockets("udp", UDP, Set.of(201L, 202L))).extracting(Object::toString)
                 .containsExactly("udp 0.0.0.0:7500", "udp 230.0.0.95:45595");
         assertThat(SocketAudit.parseSockets("tcp", TCP6, Set.of(301L))).extracting(Object::toString)

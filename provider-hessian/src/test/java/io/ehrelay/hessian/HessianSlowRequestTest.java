@@ -13,8 +13,6 @@ import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -34,6 +32,7 @@ import io.ehrelay.contract.Jmx;
 import io.ehrelay.internal.Streams;
 import io.ehrelay.internal.rpc.RpcSessions;
 import io.ehrelay.spi.ClusterSecret;
+import io.ehrelay.testing.SocketAudit;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
 import org.junit.jupiter.api.AfterEach;
@@ -374,26 +373,18 @@ class HessianSlowRequestTest {
         assertThat(jb.managerCount("unauthorized")).isEqualTo(8);
     }
 
-    /**
-     * Connections the kernel completed on the node's listening socket at {@code port} that the node has not
-     * accepted yet: the listening socket's receive queue in {@code /proc/net/tcp} (or {@code tcp6}, where the JDK
-     * opens an IPv6 socket for 127.0.0.1).
-     */
+    /** Connections the kernel completed on the node's listening socket at {@code port} that it has not accepted yet. */
     private static int acceptBacklog(int port) {
-        String local = String.format(":%04X", port);
         try {
-            for (String table : new String[] {"/proc/net/tcp", "/proc/net/tcp6"}) {
-                for (String line : Files.readAllLines(Paths.get(table))) {
-                    String[] f = line.trim().split("\\s+");
-                    if (f.length > 4 && f[1].endsWith(local) && f[3].equals("0A")) {
-                        return Integer.parseInt(f[4].substring(f[4].indexOf(':') + 1), 16);
-                    }
+            for (SocketAudit.Socket s : SocketAudit.self().sockets()) {
+                if (s.protocol.equals("tcp") && s.port == port) {
+                    return s.queued;
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        throw new AssertionError("no listening socket on port " + port + " in /proc/net/tcp or tcp6");
+        throw new AssertionError("no listening socket on port " + port + " in this process");
     }
 
     private static long usedHeap() throws InterruptedException {
