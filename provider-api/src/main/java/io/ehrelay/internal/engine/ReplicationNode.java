@@ -36,8 +36,12 @@ public final class ReplicationNode {
 
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationNode.class);
 
-    /** How long a stopping node waits for its peers to take its leaving (at most, for all of them). */
-    static final long LEAVING_MILLIS = 1000;
+    /**
+     * How long a stopping node waits for its peers to take its leaving (at most, for all of them; it ends when
+     * every peer answered or failed). A peer that does not take it in time keeps listing this node until a send
+     * fails, and a synchronous put there fails with it: 1 s was too short for a TLS handshake on a loaded host.
+     */
+    static final long LEAVING_MILLIS = 3000;
 
     private final CacheManager cacheManager;
     private final String scheme;

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.ehrelay.spi.Batch;
@@ -23,6 +24,8 @@ final class RecordingTransport implements Transport {
     private final AtomicInteger failNext = new AtomicInteger();
     /** The next send throws this (as a transport with a bug, or a JVM out of memory, would), or nothing. */
     volatile Error throwNext;
+    /** When positive, a send is answered this many milliseconds later, on another thread (a loaded peer). */
+    volatile long answerAfterMillis;
 
     /** The next {@code n} sends fail. */
     RecordingTransport failNext(int n) {
@@ -43,6 +46,8 @@ final class RecordingTransport implements Transport {
         CompletableFuture<Void> f = new CompletableFuture<>();
         if (failing || failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             f.completeExceptionally(new IOException("connection reset"));
+        } else if (answerAfterMillis > 0) {
+            CompletableFuture.delayedExecutor(answerAfterMillis, TimeUnit.MILLISECONDS).execute(() -> f.complete(null));
         } else {
             f.complete(null);
         }
