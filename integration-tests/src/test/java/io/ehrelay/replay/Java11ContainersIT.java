@@ -170,6 +170,7 @@ class Java11ContainersIT {
         try (Stream<Path> lib = Files.list(target.resolve("lib"))) {
             lib.filter(p -> p.toString().endsWith(".jar"))
                     .filter(p -> java != 11 || !p.getFileName().toString().startsWith("jgroups-"))
+                    .filter(p -> !p.getFileName().toString().startsWith("ehrelay-benchmarks-")) // the replay harness
                     .forEach(jars::add);
         }
         if (java == 11) {

@@ -155,18 +155,17 @@ final class NodeContainers implements AutoCloseable {
     static synchronized ImageFromDockerfile image() throws IOException {
         if (image == null) {
             Path module = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
-            Path target = module.resolve("target");
-            Path appJar;
-            try (Stream<Path> jars = Files.list(target)) {
-                appJar = jars.filter(p -> p.getFileName().toString().matches("ehrelay-integration-tests-.*\\.jar"))
-                        .findFirst().orElseThrow(() -> new IOException("no integration-tests jar in " + target
-                                + ": the container suites run after 'package'"));
+            Path lib = module.resolve("target").resolve("lib");
+            try (Stream<Path> jars = Files.list(lib)) {
+                if (jars.noneMatch(p -> p.getFileName().toString().matches("ehrelay-benchmarks-.*\\.jar"))) {
+                    throw new IOException("no replay harness (ehrelay-benchmarks) in " + lib
+                            + ": the container suites run after 'package'");
+                }
             }
             image = new ImageFromDockerfile("ehrelay/node-it", true)
                     .withFileFromPath("Dockerfile", module.resolve("docker/node/Dockerfile"))
                     .withFileFromPath("entrypoint.sh", module.resolve("docker/node/entrypoint.sh"))
-                    .withFileFromPath("lib", target.resolve("lib"))
-                    .withFileFromPath("lib/" + appJar.getFileName(), appJar);
+                    .withFileFromPath("lib", lib);
         }
         return image;
     }

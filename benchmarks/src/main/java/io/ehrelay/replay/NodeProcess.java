@@ -81,7 +81,7 @@ final class NodeProcess implements AutoCloseable {
         }
         Path old = lib == null ? null : lib.resolveSibling("lib-jgroups3");
         if (old == null || !Files.isDirectory(old)) {
-            old = Path.of("target", "lib-jgroups3").toAbsolutePath(); // the module's tests: jars from the local repository
+            old = Path.of("target", "lib-jgroups3").toAbsolutePath(); // integration-tests' tests
         }
         if (!Files.isDirectory(old)) {
             throw new IOException("no JGroups 3 class path for the old module (" + old + "); build with ./mvnw install");
