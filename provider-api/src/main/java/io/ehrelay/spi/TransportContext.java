@@ -48,10 +48,10 @@ public interface TransportContext {
     String cacheManagerName();
 
     /**
-     * For transports that know the cluster's members themselves (a JGroups view): the current members' endpoints,
+     * For transports that find the peers themselves (a JGroups view's members): the current peers' endpoints,
      * which replace those reported before. This node's own endpoint may be included; it is left out.
      */
-    void setMembers(Collection<String> endpoints);
+    void setPeers(Collection<String> endpoints);
 
     /**
      * After a partition healed (e.g. a JGroups merge view): reload every replicated cache from this peer, whose

@@ -1,7 +1,7 @@
 package io.ehrelay.hessian;
 
 import io.ehrelay.internal.config.PropertyReader;
-import io.ehrelay.internal.config.TlsSettings;
+import io.ehrelay.internal.config.TlsConfig;
 import io.ehrelay.spi.TransportSettings;
 
 /**
@@ -21,7 +21,7 @@ final class HessianListenerSettings implements TransportSettings {
 
     final String path;
     /** The key store to serve HTTPS with, and the trust store of the client certificates it accepts. */
-    final TlsSettings tls;
+    final TlsConfig tls;
     /** Whether an HTTPS listener requires a client certificate that {@code tlsTrustStore} trusts. */
     final boolean clientAuth;
     /** Threads kept for requests. */
@@ -31,7 +31,7 @@ final class HessianListenerSettings implements TransportSettings {
     /** How long a request's headers may take, and the floor of the time its body may take. */
     final int requestReadMillis;
 
-    HessianListenerSettings(String path, TlsSettings tls, boolean clientAuth, int httpThreads, int maxHttpThreads,
+    HessianListenerSettings(String path, TlsConfig tls, boolean clientAuth, int httpThreads, int maxHttpThreads,
                             int requestReadMillis) {
         this.path = path;
         this.tls = tls;
@@ -42,7 +42,7 @@ final class HessianListenerSettings implements TransportSettings {
     }
 
     static HessianListenerSettings defaults() {
-        return new HessianListenerSettings("/ehrelay", TlsSettings.none(), false, DEFAULT_HTTP_THREADS,
+        return new HessianListenerSettings("/ehrelay", TlsConfig.none(), false, DEFAULT_HTTP_THREADS,
                 DEFAULT_MAX_HTTP_THREADS, DEFAULT_REQUEST_READ_MILLIS);
     }
 
@@ -51,13 +51,13 @@ final class HessianListenerSettings implements TransportSettings {
         if (!path.startsWith("/") || path.contains("?") || path.contains("#") || path.contains(" ")) {
             throw r.invalid("path", path, "an absolute URL path such as /ehrelay");
         }
-        TlsSettings tls = TlsSettings.read(r);
+        TlsConfig tls = TlsConfig.read(r);
         boolean https = tls.hasKeyStore();
         String clientAuthGiven = r.string(TLS_CLIENT_AUTH);
         // client certificates are required once the listener is told whom to trust (a key store alone: server TLS)
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, https && tls.trustStore() != null);
         if (!https && tls.trustStore() != null) {
-            throw r.invalid(TlsSettings.TRUST_STORE, tls.trustStore(), "no trust store on a listener without "
+            throw r.invalid(TlsConfig.TRUST_STORE, tls.trustStore(), "no trust store on a listener without "
                     + "tlsKeyStore: client certificates are checked by an HTTPS listener only (give tlsKeyStore too)");
         }
         if (!https && clientAuthGiven != null) {
@@ -65,12 +65,12 @@ final class HessianListenerSettings implements TransportSettings {
                     + "client certificates are checked by an HTTPS listener only (give tlsKeyStore too)");
         }
         if (https && clientAuth && tls.trustStore() == null) {
-            throw r.invalid(TlsSettings.TRUST_STORE, "", "the certificates of the nodes that call this one "
+            throw r.invalid(TlsConfig.TRUST_STORE, "", "the certificates of the nodes that call this one "
                     + "(tlsTrustStore, with tlsTrustStorePassword), since an HTTPS listener requires client certificates "
                     + "(tlsClientAuth=true); or leave tlsClientAuth out to serve HTTPS without checking callers' certificates");
         }
         if (https && !clientAuth && tls.trustStore() != null) {
-            throw r.invalid(TlsSettings.TRUST_STORE, tls.trustStore(), "no trust store with tlsClientAuth=false: "
+            throw r.invalid(TlsConfig.TRUST_STORE, tls.trustStore(), "no trust store with tlsClientAuth=false: "
                     + "the listener then checks no client certificates");
         }
         int threads = r.intIn(HTTP_THREADS, DEFAULT_HTTP_THREADS, 1, 256);

@@ -3,7 +3,7 @@ package io.ehrelay.hessian;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PeerProperties;
 import io.ehrelay.internal.config.PropertyReader;
-import io.ehrelay.internal.config.TlsSettings;
+import io.ehrelay.internal.config.TlsConfig;
 
 /** Hessian/HTTP provider settings (token, trust, timeouts, outbound bound). Immutable. */
 final class HessianSettings {
@@ -18,7 +18,7 @@ final class HessianSettings {
 
     final String clusterToken;
     /** The stores of this node's calls: trust for {@code https} peers, and a client certificate. */
-    final TlsSettings tls;
+    final TlsConfig tls;
     final int connectTimeoutMillis;
     /** How long one HTTP call may wait for its answer (the socket's read timeout). */
     final int callTimeoutMillis;
@@ -27,7 +27,7 @@ final class HessianSettings {
     /** The bytes of request bodies the listener reads at once, for all callers together. */
     final long inboundBufferMaxBytes;
 
-    private HessianSettings(String clusterToken, TlsSettings tls, int connectTimeoutMillis,
+    private HessianSettings(String clusterToken, TlsConfig tls, int connectTimeoutMillis,
                             int callTimeoutMillis, long peerOutboundMaxBytes, long retryMaxMillis,
                             long inboundBufferMaxBytes) {
         this.inboundBufferMaxBytes = inboundBufferMaxBytes;
@@ -45,7 +45,7 @@ final class HessianSettings {
         if (token != null && token.length() < 16) {
             throw r.invalid("clusterToken", "(hidden)", "a shared secret of at least 16 characters");
         }
-        return new HessianSettings(token, TlsSettings.read(r),
+        return new HessianSettings(token, TlsConfig.read(r),
                 r.intIn(PeerProperties.CONNECT_TIMEOUT_MILLIS, 2000, 1, 600_000),
                 r.intIn(PeerProperties.CALL_TIMEOUT_MILLIS, 30_000, 200, 3_600_000),
                 node.peerOutboundMaxBytes(),

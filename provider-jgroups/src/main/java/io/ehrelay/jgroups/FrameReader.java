@@ -14,8 +14,8 @@ import org.jgroups.util.Util;
 /**
  * Reads each frame of an accepted connection whole before JGroups' {@code TCP} transport parses it, so that
  * nothing its parser allocates from the counts and lengths inside a message waits on the socket: the frame goes
- * into an array first ({@link InboundSockets.Metered#readFrame}: at most {@code max_length}, charged and
- * time-limited above {@link InboundSockets#CHARGED_ABOVE}); a batch claiming more messages than its frame can
+ * into an array first ({@link BoundedSocketFactory.Metered#readFrame}: at most {@code max_length}, charged and
+ * time-limited above {@link BoundedSocketFactory#CHARGED_ABOVE}); a batch claiming more messages than its frame can
  * hold ({@value #MIN_MESSAGE_BYTES} bytes each at least) is refused, and {@link PayloadGuard} refuses a payload
  * longer than what is left of its frame. A refusal closes the connection and counts in {@code rejected}; frames of
  * connections ehrelay does not bound go to the transport as they are. See docs/jgroups.md, "Connections and
@@ -53,7 +53,7 @@ final class FrameReader implements Receiver {
 
     @Override
     public void receive(Address sender, DataInput in, int length) throws Exception {
-        InboundSockets.Metered connection = in instanceof DataInputStream ? InboundSockets.reading() : null;
+        BoundedSocketFactory.Metered connection = in instanceof DataInputStream ? BoundedSocketFactory.reading() : null;
         if (connection == null) {
             transport.receive(sender, in, length);
             return;
@@ -101,9 +101,9 @@ final class FrameReader implements Receiver {
     /** A frame in memory: what is left of it bounds what a payload in it may claim. */
     static final class Frame extends ByteArrayDataInputStream {
 
-        final InboundSockets.Metered connection;
+        final BoundedSocketFactory.Metered connection;
 
-        Frame(byte[] frame, int length, InboundSockets.Metered connection) {
+        Frame(byte[] frame, int length, BoundedSocketFactory.Metered connection) {
             super(frame, 0, length);
             this.connection = connection;
         }

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * stack kept on this host when its members do not authenticate ({@link StackExposure}), SYM_ENCRYPT keyed by
  * {@code clusterSecret}, every listener bound like the transport ({@link JGroupsListeners}), Java-serialized
  * objects refused ({@code refuseSerializedObjects}), {@link OutsiderGuard} and {@link SecretMismatchGuard}, and on
- * a {@code TCP} transport the bounds on accepted connections ({@link InboundSockets}).
+ * a {@code TCP} transport the bounds on accepted connections ({@link BoundedSocketFactory}).
  */
 final class GuardedChannel {
 
@@ -38,9 +38,9 @@ final class GuardedChannel {
     /** Whether the stack admits only members that authenticate (a secret, AUTH, encryption or TLS certificates). */
     final boolean membersAuthenticate;
     /** The bounds on accepted connections ({@code TCP} transports); {@code null} for the others. */
-    final InboundSockets inboundSockets;
+    final BoundedSocketFactory inboundSockets;
 
-    private GuardedChannel(JChannel channel, boolean membersAuthenticate, InboundSockets inboundSockets) {
+    private GuardedChannel(JChannel channel, boolean membersAuthenticate, BoundedSocketFactory inboundSockets) {
         this.channel = channel;
         this.membersAuthenticate = membersAuthenticate;
         this.inboundSockets = inboundSockets;
@@ -140,11 +140,11 @@ final class GuardedChannel {
                 ProtocolStack.Position.BELOW, above);
     }
     /**
-     * Puts {@link InboundSockets} in place on a {@code TCP} transport: at most {@code maxInboundConnections}
+     * Puts {@link BoundedSocketFactory} in place on a {@code TCP} transport: at most {@code maxInboundConnections}
      * accepted connections, and {@code inboundBufferMaxBytes} for the payloads they are reading
      * ({@link PayloadGuard}).
      */
-    private static InboundSockets boundAcceptedConnections(JChannel channel, JGroupsSettings settings,
+    private static BoundedSocketFactory boundAcceptedConnections(JChannel channel, JGroupsSettings settings,
                                                            TransportContext ctx) {
         TP tp = channel.getProtocolStack().getTransport();
         if (tp.getClass() != TCP.class) {
@@ -157,7 +157,7 @@ final class GuardedChannel {
         }
         long maxLength = Math.max(0, ((BasicTCP) tp).getMaxLength());
         InboundBudget budget = new InboundBudget(settings.inboundBufferMaxBytes(maxLength), ctx.clock());
-        InboundSockets sockets = new InboundSockets(settings.maxInboundConnections, maxLength, budget, ctx.metrics(),
+        BoundedSocketFactory sockets = new BoundedSocketFactory(settings.maxInboundConnections, maxLength, budget, ctx.metrics(),
                 ctx.cacheManagerName(), ctx.clock());
         Field server = transportServer();
         sockets.beforeFirstAccept(() -> readFramesWhole(tp, server));

@@ -65,11 +65,11 @@ final class JGroupsPeerChannel extends PeerChannel implements RpcCalls {
     @Override
     protected void transmit(byte[] batch, boolean acknowledge) throws Exception {
         if (!acknowledge) {
-            Message m = new BytesMessage(address, batch).putHeader(RelayHeader.ID, new RelayHeader(RelayHeader.POST));
+            Message m = new BytesMessage(address, batch).putHeader(CallHeader.ID, new CallHeader(CallHeader.POST));
             dispatcher.sendMessage(m, new RequestOptions(ResponseMode.GET_NONE, timeoutMillis));
             return;
         }
-        Replies.read(invokeOrThrow(new RelayHeader(RelayHeader.DELIVER), batch, callTimeoutMillis(timeoutMillis)),
+        Replies.read(invokeOrThrow(new CallHeader(CallHeader.DELIVER), batch, callTimeoutMillis(timeoutMillis)),
                 endpoint());
     }
 
@@ -81,36 +81,36 @@ final class JGroupsPeerChannel extends PeerChannel implements RpcCalls {
 
     @Override
     public void hello(String fromEndpoint) throws IOException {
-        Replies.read(invoke(new RelayHeader(RelayHeader.HELLO), null), endpoint());
+        Replies.read(invoke(new CallHeader(CallHeader.HELLO), null), endpoint());
     }
 
     @Override
     public void deliver(String fromEndpoint, byte[] batch) throws IOException {
-        Replies.read(invoke(new RelayHeader(RelayHeader.DELIVER), batch), endpoint());
+        Replies.read(invoke(new CallHeader(CallHeader.DELIVER), batch), endpoint());
     }
 
     @Override
     public void post(String fromEndpoint, byte[] batch) throws IOException {
-        Replies.read(invoke(new RelayHeader(RelayHeader.POST), batch), endpoint());
+        Replies.read(invoke(new CallHeader(CallHeader.POST), batch), endpoint());
     }
 
     @Override
     public long openState(String cacheName) throws IOException {
-        RelayHeader h = new RelayHeader(RelayHeader.OPEN_STATE);
+        CallHeader h = new CallHeader(CallHeader.OPEN_STATE);
         h.cacheName = cacheName;
         return Replies.readLong(invoke(h, null), endpoint());
     }
 
     @Override
     public byte[] nextState(long transferId, int maxChunkBytes) throws IOException {
-        RelayHeader h = new RelayHeader(RelayHeader.NEXT_STATE);
+        CallHeader h = new CallHeader(CallHeader.NEXT_STATE);
         h.transferId = transferId;
         h.maxChunkBytes = maxChunkBytes;
         return Replies.read(invoke(h, null), endpoint());
     }
 
     /** The relay calls' checked exceptions are IOExceptions: JGroups' failures are wrapped. */
-    private Object invoke(RelayHeader header, byte[] payload) throws IOException {
+    private Object invoke(CallHeader header, byte[] payload) throws IOException {
         try {
             return invokeOrThrow(header, payload, timeoutMillis);
         } catch (IOException e) {
@@ -123,8 +123,8 @@ final class JGroupsPeerChannel extends PeerChannel implements RpcCalls {
         }
     }
 
-    private Object invokeOrThrow(RelayHeader header, byte[] payload, int timeout) throws Exception {
-        Message m = new BytesMessage(address, payload == null ? NO_PAYLOAD : payload).putHeader(RelayHeader.ID, header);
+    private Object invokeOrThrow(CallHeader header, byte[] payload, int timeout) throws Exception {
+        Message m = new BytesMessage(address, payload == null ? NO_PAYLOAD : payload).putHeader(CallHeader.ID, header);
         try {
             return dispatcher.sendMessage(m, new RequestOptions(ResponseMode.GET_FIRST, timeout));
         } catch (TimeoutException e) {

@@ -38,7 +38,7 @@ final class JGroupsSettings {
     final String jmxDomain;
     /** Refuse JGroups object messages whose payload JGroups would Java-deserialize (see {@link ObjectMessageGuard}). */
     final boolean refuseSerializedObjects;
-    /** Most connections accepted at once by a {@code TCP} transport (see {@link InboundSockets}). */
+    /** Most connections accepted at once by a {@code TCP} transport (see {@link BoundedSocketFactory}). */
     final int maxInboundConnections;
     /** Bytes of messages over 64 KiB being read at once, all accepted connections together; null: the default. */
     final Long inboundBufferMaxBytes;
@@ -72,7 +72,7 @@ final class JGroupsSettings {
         jmxDomain = r.string("jmxDomain", DEFAULT_JMX_DOMAIN);
         refuseSerializedObjects = r.bool("refuseSerializedObjects", true);
         maxInboundConnections = r.intIn("maxInboundConnections", 64, 1, 65_535);
-        long budget = r.bytesIn("inboundBufferMaxBytes", -1, InboundSockets.CHARGED_ABOVE, 1L << 40);
+        long budget = r.bytesIn("inboundBufferMaxBytes", -1, BoundedSocketFactory.CHARGED_ABOVE, 1L << 40);
         inboundBufferMaxBytes = budget < 0 ? null : budget;
     }
 

@@ -51,7 +51,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             new RateLimitedLog(LOG, 10_000);
 
     static {
-        ClassConfigurator.addIfAbsent(RelayHeader.ID, RelayHeader.class);
+        ClassConfigurator.addIfAbsent(CallHeader.ID, CallHeader.class);
     }
 
     private final JGroupsSettings settings;
@@ -63,7 +63,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     private String clusterName;
     private volatile String localEndpoint;
     /** The bounds on accepted connections ({@code TCP} transports); {@code null} for the others. */
-    private InboundSockets inboundSockets;
+    private BoundedSocketFactory inboundSockets;
     private volatile View view;
     private boolean jmxRegistered;
     private TransportMetrics.Count postsDropped;
@@ -105,7 +105,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             inboundSockets = null;
         }
         if (inboundSockets != null) {
-            InboundSockets sockets = inboundSockets;
+            BoundedSocketFactory sockets = inboundSockets;
             sockets.firstAcceptNow(); // no connection accepted while joining: in place from now on
             ctx.metrics().gauge(MetricNames.CONNECTIONS_IN, sockets::size);
             ctx.metrics().gauge(MetricNames.INBOUND_BUFFER_BYTES, sockets::budgetUsed);
@@ -263,7 +263,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                 members.add(endpoint(a));
             }
         }
-        context.setMembers(members);
+        context.setPeers(members);
         if (previous != null) {
             LOG.info("ehrelay: JGroups cluster '{}' view {} ({} members)", clusterName, newView.getViewId(),
                     newView.size());
@@ -302,7 +302,7 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
 
     @Override
     public Object handle(Message msg) {
-        RelayHeader h = msg.getHeader(RelayHeader.ID);
+        CallHeader h = msg.getHeader(CallHeader.ID);
         String from = msg.getSrc() == null ? "?" : endpoint(msg.getSrc());
         if (!admitted(msg.getSrc(), "request")) {
             return Replies.error("ehrelay: refused: this node accepts unauthenticated members only from the hosts "
@@ -316,13 +316,13 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         try {
             switch (h.op) {
-                case RelayHeader.HELLO:
+                case CallHeader.HELLO:
                     relay.hello(from);
                     return Replies.OK;
-                case RelayHeader.DELIVER:
+                case CallHeader.DELIVER:
                     relay.deliver(from, payload(msg));
                     return Replies.OK;
-                case RelayHeader.POST:
+                case CallHeader.POST:
                     try {
                         relay.post(from, payload(msg));
                     } catch (RpcException e) {
@@ -333,9 +333,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                         throw e;
                     }
                     return Replies.OK;
-                case RelayHeader.OPEN_STATE:
+                case CallHeader.OPEN_STATE:
                     return Replies.value(relay.openState(h.cacheName));
-                case RelayHeader.NEXT_STATE:
+                case CallHeader.NEXT_STATE:
                     return Replies.value(relay.nextState(h.transferId, h.maxChunkBytes));
                 default:
                     context.metrics().markMalformedFrame();
@@ -389,8 +389,8 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             return;
         }
         long millis = Math.max(1000, 4 * unicast.getXmitInterval());
-        Message hello = new BytesMessage(null, new byte[0]).putHeader(RelayHeader.ID,
-                new RelayHeader(RelayHeader.HELLO));
+        Message hello = new BytesMessage(null, new byte[0]).putHeader(CallHeader.ID,
+                new CallHeader(CallHeader.HELLO));
         try {
             // anycast: one unicast per member, through UNICAST3 behind the posts (a multicast would not be)
             dispatcher.castMessage(behind, hello,

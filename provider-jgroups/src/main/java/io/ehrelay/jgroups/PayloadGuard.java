@@ -166,7 +166,7 @@ final class PayloadGuard {
 
     static final class Bytes extends BytesMessage {
         /**
-         * A relay call's batch ({@link RelayHeader}: read by ehrelay through its array, offset and length) that
+         * A relay call's batch ({@link CallHeader}: read by ehrelay through its array, offset and length) that
          * takes at least half of its frame stays in the frame, which is its own array: the copy of every received
          * batch byte is saved, and the frame kept alive with it is at most twice the batch, which is what the
          * relay's bounds count (so they hold at most twice what they say). Other payloads are
@@ -175,7 +175,7 @@ final class PayloadGuard {
          */
         @Override
         public void readPayload(DataInput in) throws IOException {
-            if (in instanceof FrameReader.Frame && getHeader(RelayHeader.ID) != null) {
+            if (in instanceof FrameReader.Frame && getHeader(CallHeader.ID) != null) {
                 FrameReader.Frame frame = (FrameReader.Frame) in;
                 int start = frame.position();
                 int length = frame.readInt();

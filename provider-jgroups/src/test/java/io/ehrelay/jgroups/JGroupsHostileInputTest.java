@@ -62,8 +62,8 @@ class JGroupsHostileInputTest {
             int n = 100_000;
             HostileInputs.Tally tally = HostileInputs.generate(2026, n, batch -> {
                 try {
-                    hostile.sendMessage(new BytesMessage(target, batch).putHeader(RelayHeader.ID,
-                            new RelayHeader(RelayHeader.POST)), RequestOptions.ASYNC());
+                    hostile.sendMessage(new BytesMessage(target, batch).putHeader(CallHeader.ID,
+                            new CallHeader(CallHeader.POST)), RequestOptions.ASYNC());
                 } catch (Exception e) {
                     throw new AssertionError(e);
                 }
@@ -107,8 +107,8 @@ class JGroupsHostileInputTest {
             // JGroups would deserialize these while reading them off the wire, before any protocol or ehrelay
             ch.send(new ObjectMessage(target, new Gadget("x")));
             MessageDispatcher hostile = new MessageDispatcher(ch);
-            hostile.sendMessage(new ObjectMessage(target, new Gadget("y")).putHeader(RelayHeader.ID,
-                    new RelayHeader(RelayHeader.POST)), RequestOptions.ASYNC());
+            hostile.sendMessage(new ObjectMessage(target, new Gadget("y")).putHeader(CallHeader.ID,
+                    new CallHeader(CallHeader.POST)), RequestOptions.ASYNC());
             // (this JVM's two nodes share the guard's count: the hostile side refuses nothing it sends)
             Await.until(() -> jmx.managerGauge("serializedObjectsRefused").longValue() - before >= 2,
                     () -> "refused " + (jmx.managerGauge("serializedObjectsRefused").longValue() - before));

@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A process that reaches a member's TCP port, member or not, can hold connections and make JGroups allocate the
- * message each one announces. {@link InboundSockets} bounds both per node: here 6 connections and 16 MB of
+ * message each one announces. {@link BoundedSocketFactory} bounds both per node: here 6 connections and 16 MB of
  * messages being read (the shipped stack's {@code max_length} is 8 MB), with the waits shortened. Honest members
  * keep replicating meanwhile.
  */
@@ -52,12 +52,12 @@ class JGroupsInboundBoundsTest {
 
     @BeforeEach
     void shortWaits() {
-        budgetWait = InboundSockets.budgetWaitMillis;
-        stall = InboundSockets.stallMillis;
-        idle = InboundSockets.idleMillis;
-        InboundSockets.budgetWaitMillis = 3_000;
-        InboundSockets.stallMillis = 10_000;
-        InboundSockets.idleMillis = 2_000;
+        budgetWait = BoundedSocketFactory.budgetWaitMillis;
+        stall = BoundedSocketFactory.stallMillis;
+        idle = BoundedSocketFactory.idleMillis;
+        BoundedSocketFactory.budgetWaitMillis = 3_000;
+        BoundedSocketFactory.stallMillis = 10_000;
+        BoundedSocketFactory.idleMillis = 2_000;
     }
 
     @AfterEach
@@ -65,9 +65,9 @@ class JGroupsInboundBoundsTest {
         for (Socket s : attacker) {
             s.close();
         }
-        InboundSockets.budgetWaitMillis = budgetWait;
-        InboundSockets.stallMillis = stall;
-        InboundSockets.idleMillis = idle;
+        BoundedSocketFactory.budgetWaitMillis = budgetWait;
+        BoundedSocketFactory.stallMillis = stall;
+        BoundedSocketFactory.idleMillis = idle;
     }
 
     /** The port the node's transport listens on. */

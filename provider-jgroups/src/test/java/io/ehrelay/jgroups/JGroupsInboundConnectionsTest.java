@@ -23,13 +23,13 @@ class JGroupsInboundConnectionsTest extends InboundConnectionsContractTest {
 
     @BeforeEach
     void shortIdle() {
-        idle = InboundSockets.idleMillis;
-        InboundSockets.idleMillis = 2_000;
+        idle = BoundedSocketFactory.idleMillis;
+        BoundedSocketFactory.idleMillis = 2_000;
     }
 
     @AfterEach
     void restoreIdle() {
-        InboundSockets.idleMillis = idle;
+        BoundedSocketFactory.idleMillis = idle;
     }
 
     @Override

@@ -72,10 +72,10 @@ class JGroupsStopTest {
 
         @Override
         public Object down(Message msg) {
-            RelayHeader h = msg.getHeader(RelayHeader.ID);
-            if (h != null && h.op == RelayHeader.DELIVER) {
+            CallHeader h = msg.getHeader(CallHeader.ID);
+            if (h != null && h.op == CallHeader.DELIVER) {
                 leaving = true;
-            } else if (h != null && h.op == RelayHeader.POST) {
+            } else if (h != null && h.op == CallHeader.POST) {
                 UnicastHeader3 seq = msg.getHeader(UNICAST_ID);
                 if (leaving && seq != null && sentOnce.add(seq.seqno())) {
                     lost.incrementAndGet();

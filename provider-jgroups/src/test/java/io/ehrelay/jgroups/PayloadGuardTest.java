@@ -20,7 +20,7 @@ class PayloadGuardTest {
 
     @BeforeAll
     static void registerHeader() {
-        ClassConfigurator.addIfAbsent(RelayHeader.ID, RelayHeader.class);
+        ClassConfigurator.addIfAbsent(CallHeader.ID, CallHeader.class);
     }
 
     /** The message as it is written on the wire, then {@code padding} bytes more in the same frame. */
@@ -52,8 +52,8 @@ class PayloadGuardTest {
     @Test
     void aRelayBatchFillingItsFrame_staysInTheFrame() throws Exception {
         byte[] batch = payload(10_000);
-        FrameReader.Frame frame = frameOf(new BytesMessage(null, batch).putHeader(RelayHeader.ID,
-                new RelayHeader(RelayHeader.POST)), 0);
+        FrameReader.Frame frame = frameOf(new BytesMessage(null, batch).putHeader(CallHeader.ID,
+                new CallHeader(CallHeader.POST)), 0);
         PayloadGuard.Bytes m = read(frame);
         assertThat(m.getArray()).as("no copy").isSameAs(frame.buffer());
         assertThat(m.getOffset()).isPositive();
@@ -69,8 +69,8 @@ class PayloadGuardTest {
         assertThat(r.getArray()).as("no relay header: copied").isNotSameAs(reply.buffer());
         assertThat(content(r)).isEqualTo(batch);
 
-        FrameReader.Frame crowded = frameOf(new BytesMessage(null, batch).putHeader(RelayHeader.ID,
-                new RelayHeader(RelayHeader.POST)), 12_000);
+        FrameReader.Frame crowded = frameOf(new BytesMessage(null, batch).putHeader(CallHeader.ID,
+                new CallHeader(CallHeader.POST)), 12_000);
         PayloadGuard.Bytes small = read(crowded);
         assertThat(small.getArray()).as("less than half of its frame: copied").isNotSameAs(crowded.buffer());
         assertThat(content(small)).isEqualTo(batch);

@@ -3,7 +3,7 @@ package io.ehrelay.rmi;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PeerProperties;
 import io.ehrelay.internal.config.PropertyReader;
-import io.ehrelay.internal.config.TlsSettings;
+import io.ehrelay.internal.config.TlsConfig;
 
 /** RMI-specific provider settings (TLS, outbound bounds, lookup retry, inbound memory). Immutable. */
 final class RmiSettings {
@@ -23,7 +23,7 @@ final class RmiSettings {
 
     final boolean tls;
     /** The stores; only with {@link #tls}. */
-    final TlsSettings stores;
+    final TlsConfig stores;
     final boolean clientAuth;
     final long peerOutboundMaxBytes;
     final long retryMaxMillis;
@@ -32,7 +32,7 @@ final class RmiSettings {
     /** Most bytes of batches over 64 KiB the relay reads at once, for all callers together. */
     final long inboundBufferMaxBytes;
 
-    private RmiSettings(boolean tls, TlsSettings stores, boolean clientAuth, long peerOutboundMaxBytes,
+    private RmiSettings(boolean tls, TlsConfig stores, boolean clientAuth, long peerOutboundMaxBytes,
                         long retryMaxMillis, int callTimeoutMillis, long inboundBufferMaxBytes) {
         this.tls = tls;
         this.stores = stores;
@@ -46,7 +46,7 @@ final class RmiSettings {
     static RmiSettings read(PropertyReader r, NodeConfig node) {
         r.alias(OLD_RETRY_MAX_MILLIS, RETRY_MAX_MILLIS).alias(OLD_CALL_TIMEOUT_MILLIS, CALL_TIMEOUT_MILLIS);
         boolean tls = r.bool(TLS, false);
-        TlsSettings stores = TlsSettings.readSwitched(r, tls);
+        TlsConfig stores = TlsConfig.readSwitched(r, tls);
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
         if (tls && clientAuth) {
             stores.requireTrustStoreForClients(r);

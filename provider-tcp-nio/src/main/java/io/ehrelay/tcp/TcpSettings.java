@@ -3,7 +3,7 @@ package io.ehrelay.tcp;
 import io.ehrelay.internal.config.NodeConfig;
 import io.ehrelay.internal.config.PeerProperties;
 import io.ehrelay.internal.config.PropertyReader;
-import io.ehrelay.internal.config.TlsSettings;
+import io.ehrelay.internal.config.TlsConfig;
 
 /** TCP-specific provider settings (connections, bounds, TLS). Immutable. */
 final class TcpSettings {
@@ -28,7 +28,7 @@ final class TcpSettings {
     final long inboundBufferMaxBytes;
     final boolean tls;
     /** The stores; only with {@link #tls}. */
-    final TlsSettings stores;
+    final TlsConfig stores;
     final boolean clientAuth;
 
     TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
@@ -40,12 +40,12 @@ final class TcpSettings {
     TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
                 int maxInboundConnections, int socketBufferBytes, long inboundBufferMaxBytes) {
         this(connectTimeoutMillis, retryMaxMillis, peerOutboundMaxBytes, maxInboundConnections, socketBufferBytes,
-                inboundBufferMaxBytes, false, TlsSettings.none(), true);
+                inboundBufferMaxBytes, false, TlsConfig.none(), true);
     }
 
     TcpSettings(long connectTimeoutMillis, long retryMaxMillis, long peerOutboundMaxBytes,
                 int maxInboundConnections, int socketBufferBytes, long inboundBufferMaxBytes, boolean tls,
-                TlsSettings stores, boolean clientAuth) {
+                TlsConfig stores, boolean clientAuth) {
         this.tls = tls;
         this.stores = stores;
         this.clientAuth = clientAuth;
@@ -61,7 +61,7 @@ final class TcpSettings {
         r.alias(OLD_RETRY_MAX_MILLIS, RETRY_MAX_MILLIS);
         long maxFrame = node.limits().maxFrameBytes();
         boolean tls = r.bool(TLS, false);
-        TlsSettings stores = TlsSettings.readSwitched(r, tls);
+        TlsConfig stores = TlsConfig.readSwitched(r, tls);
         boolean clientAuth = r.bool(TLS_CLIENT_AUTH, true);
         if (tls && clientAuth) {
             stores.requireTrustStoreForClients(r);

@@ -135,7 +135,7 @@ class TcpPeerChannelBackoffTest {
             }
 
             @Override
-            public void setMembers(Collection<String> endpoints) {
+            public void setPeers(Collection<String> endpoints) {
             }
 
             @Override

@@ -27,7 +27,7 @@ import io.ehrelay.contract.Await;
 import io.ehrelay.contract.ContractCluster;
 import io.ehrelay.contract.TestKeyStores;
 import io.ehrelay.internal.codec.EventCodec;
-import io.ehrelay.internal.config.TlsSettings;
+import io.ehrelay.internal.config.TlsConfig;
 import io.ehrelay.internal.config.TlsStores;
 import io.ehrelay.internal.metrics.ReplicationMetrics;
 import io.ehrelay.spi.ClusterSecret;
@@ -316,7 +316,7 @@ class TcpTlsTest {
 
     private static String peerAuthentication(boolean tls, boolean clientAuth, boolean secret) throws Exception {
         TcpTransport t = new TcpTransport(new TcpSettings(2000, 5000, 1 << 20, 64, 0, 1L << 30, tls,
-                TlsSettings.none(), clientAuth));
+                TlsConfig.none(), clientAuth));
         ReplicationMetrics metrics = new ReplicationMetrics("tls-auth-test", "tcp");
         t.start((TransportContext) Proxy.newProxyInstance(TcpTlsTest.class.getClassLoader(),
                 new Class<?>[] {TransportContext.class}, (proxy, method, args) -> {

@@ -30,7 +30,7 @@ public final class DiscoveryConfig {
     /**
      * The two discovery modes of the stock providers; {@code DNS}: the peers are what a DNS name resolves to,
      * looked up again every {@code dnsIntervalMillis}; {@code TRANSPORT}: the transport knows the members itself
-     * (e.g. a JGroups view) and reports them through {@link io.ehrelay.spi.TransportContext#setMembers}.
+     * (e.g. a JGroups view) and reports them through {@link io.ehrelay.spi.TransportContext#setPeers}.
      */
     public enum Mode { MANUAL, AUTOMATIC, DNS, TRANSPORT }
 

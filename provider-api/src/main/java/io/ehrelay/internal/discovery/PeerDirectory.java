@@ -22,7 +22,7 @@ public final class PeerDirectory {
 
     private final Set<String> fixed = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> discovered = new ConcurrentHashMap<>();
-    private volatile Set<String> members = Collections.emptySet();
+    private volatile Set<String> transportPeers = Collections.emptySet();
     private volatile Set<String> resolved = Collections.emptySet();
     private final long timeoutNanos;
     private volatile String self;
@@ -65,11 +65,11 @@ public final class PeerDirectory {
         }
     }
 
-    /** The transport's own member list (a JGroups view) replaces the one it reported before. */
-    public void replaceMembers(Collection<String> endpoints) {
+    /** The peers the transport found itself (a JGroups view) replace those it reported before. */
+    public void replacePeers(Collection<String> endpoints) {
         Set<String> now = Collections.unmodifiableSet(new HashSet<>(endpoints));
-        if (!now.equals(members)) {
-            members = now;
+        if (!now.equals(transportPeers)) {
+            transportPeers = now;
             rebuild();
         }
     }
@@ -100,7 +100,7 @@ public final class PeerDirectory {
     private synchronized void rebuild() {
         Set<String> all = new LinkedHashSet<>(fixed);
         all.addAll(discovered.keySet());
-        all.addAll(members);
+        all.addAll(transportPeers);
         all.addAll(resolved);
         all.remove(self);
         List<Peer> out = new ArrayList<>(all.size());

@@ -70,8 +70,8 @@ final class NodeContext implements TransportContext {
     }
 
     @Override
-    public void setMembers(Collection<String> endpoints) {
-        node.replaceMembers(endpoints);
+    public void setPeers(Collection<String> endpoints) {
+        node.replacePeers(endpoints);
     }
 
     @Override

@@ -343,8 +343,8 @@ public final class ReplicationNode {
         return r;
     }
 
-    /** The members a transport that finds them itself reports (see {@code TransportContext.setMembers}). */
-    void replaceMembers(Collection<String> endpoints) {
-        discovery.directory.replaceMembers(endpoints);
+    /** The peers a transport that finds them itself reports (see {@code TransportContext.setPeers}). */
+    void replacePeers(Collection<String> endpoints) {
+        discovery.directory.replacePeers(endpoints);
     }
 }

@@ -58,8 +58,8 @@ class PeerDirectoryTest {
 
     @Test
     void aTransportsMemberList_replacesTheOneBefore() {
-        directory.replaceMembers(Arrays.asList("m:1", "m:2"));
-        directory.replaceMembers(Arrays.asList("m:2", "m:3"));
+        directory.replacePeers(Arrays.asList("m:1", "m:2"));
+        directory.replacePeers(Arrays.asList("m:2", "m:3"));
         assertThat(peers()).containsExactly("a:1", "b:2", "m:2", "m:3");
     }
 }

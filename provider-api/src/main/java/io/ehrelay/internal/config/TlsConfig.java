@@ -10,7 +10,7 @@ import javax.net.ssl.SSLContext;
  * {@code tlsStoreType} (default {@code PKCS12}). Whether TLS is on, and what a missing store means, is the
  * transport's to decide. Immutable.
  */
-public final class TlsSettings {
+public final class TlsConfig {
 
     public static final String KEY_STORE = "tlsKeyStore";
     public static final String KEY_STORE_PASSWORD = "tlsKeyStorePassword";
@@ -19,7 +19,7 @@ public final class TlsSettings {
     public static final String STORE_TYPE = "tlsStoreType";
     public static final String DEFAULT_STORE_TYPE = "PKCS12";
 
-    private static final TlsSettings NONE = new TlsSettings(null, "", null, "", DEFAULT_STORE_TYPE);
+    private static final TlsConfig NONE = new TlsConfig(null, "", null, "", DEFAULT_STORE_TYPE);
 
     private final String keyStore;
     private final String keyStorePassword;
@@ -27,7 +27,7 @@ public final class TlsSettings {
     private final String trustStorePassword;
     private final String storeType;
 
-    private TlsSettings(String keyStore, String keyStorePassword, String trustStore, String trustStorePassword,
+    private TlsConfig(String keyStore, String keyStorePassword, String trustStore, String trustStorePassword,
                         String storeType) {
         this.keyStore = keyStore;
         this.keyStorePassword = keyStorePassword;
@@ -37,16 +37,16 @@ public final class TlsSettings {
     }
 
     /** No stores: the JDK's default trust, no key. */
-    public static TlsSettings none() {
+    public static TlsConfig none() {
         return NONE;
     }
 
     /** All five properties; a store named must be a readable file. */
-    public static TlsSettings read(PropertyReader r) {
+    public static TlsConfig read(PropertyReader r) {
         String keyStore = r.file(KEY_STORE, "key store");
         String keyStorePassword = r.string(KEY_STORE_PASSWORD, "");
         String trustStore = r.file(TRUST_STORE, "key store");
-        return new TlsSettings(keyStore, keyStorePassword, trustStore, r.string(TRUST_STORE_PASSWORD, ""),
+        return new TlsConfig(keyStore, keyStorePassword, trustStore, r.string(TRUST_STORE_PASSWORD, ""),
                 r.string(STORE_TYPE, DEFAULT_STORE_TYPE));
     }
 
@@ -54,8 +54,8 @@ public final class TlsSettings {
      * The five properties of a transport that turns TLS on with its own switch ({@code tls=true}: RMI, TCP):
      * stores only with it, and then a key store (this node's certificate).
      */
-    public static TlsSettings readSwitched(PropertyReader r, boolean tls) {
-        TlsSettings stores = read(r);
+    public static TlsConfig readSwitched(PropertyReader r, boolean tls) {
+        TlsConfig stores = read(r);
         if (!tls && stores.keyStore() != null) {
             throw r.invalid(KEY_STORE, stores.keyStore(), "no key or trust store unless tls=true");
         }
@@ -72,7 +72,7 @@ public final class TlsSettings {
      * Refuses client certificates checked against the JDK's default trust: that would take any certificate a
      * public CA signed for a cluster member. Call when the transport serves TLS and requires client certificates.
      */
-    public TlsSettings requireTrustStoreForClients(PropertyReader r) {
+    public TlsConfig requireTrustStoreForClients(PropertyReader r) {
         if (trustStore == null) {
             throw r.invalid(TRUST_STORE, "", "the certificates of the cluster's nodes (a trust store of their own) "
                     + "when TLS client certificates authenticate peers (tlsClientAuth=true): the JDK's default trust "
@@ -86,9 +86,9 @@ public final class TlsSettings {
      * that presents a certificate and checks none, where a trust store would mean nothing (and is an unknown
      * property).
      */
-    public static TlsSettings readKeyStore(PropertyReader r) {
+    public static TlsConfig readKeyStore(PropertyReader r) {
         String keyStore = r.file(KEY_STORE, "key store");
-        return new TlsSettings(keyStore, r.string(KEY_STORE_PASSWORD, ""), null, "",
+        return new TlsConfig(keyStore, r.string(KEY_STORE_PASSWORD, ""), null, "",
                 r.string(STORE_TYPE, DEFAULT_STORE_TYPE));
     }
 
@@ -118,6 +118,6 @@ public final class TlsSettings {
 
     @Override
     public String toString() {
-        return "TlsSettings[keyStore=" + keyStore + ", trustStore=" + trustStore + ", type=" + storeType + "]";
+        return "TlsConfig[keyStore=" + keyStore + ", trustStore=" + trustStore + ", type=" + storeType + "]";
     }
 }

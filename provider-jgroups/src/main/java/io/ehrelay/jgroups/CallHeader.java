@@ -13,7 +13,7 @@ import org.jgroups.Header;
  * size). The batch itself is the message's byte payload, so JGroups sends it without a copy on this side.
  * Public because JGroups creates headers by their magic id.
  */
-public final class RelayHeader extends Header {
+public final class CallHeader extends Header {
 
     /** Magic id of this header class, and the protocol id it is stored under in a message. */
     static final short ID = 5071;
@@ -31,10 +31,10 @@ public final class RelayHeader extends Header {
     long transferId;
     int maxChunkBytes;
 
-    public RelayHeader() {
+    public CallHeader() {
     }
 
-    RelayHeader(byte op) {
+    CallHeader(byte op) {
         this.op = op;
     }
 
@@ -45,7 +45,7 @@ public final class RelayHeader extends Header {
 
     @Override
     public Supplier<? extends Header> create() {
-        return RelayHeader::new;
+        return CallHeader::new;
     }
 
     private byte[] nameBytes() {
@@ -88,6 +88,6 @@ public final class RelayHeader extends Header {
 
     @Override
     public String toString() {
-        return "[RelayHeader op=" + op + (cacheName == null ? "" : " cache=" + cacheName) + "]";
+        return "[CallHeader op=" + op + (cacheName == null ? "" : " cache=" + cacheName) + "]";
     }
 }

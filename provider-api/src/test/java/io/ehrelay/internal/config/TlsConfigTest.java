@@ -11,7 +11,7 @@ import io.ehrelay.contract.TestKeyStores;
 import io.ehrelay.testing.TestProperties;
 import org.junit.jupiter.api.Test;
 
-class TlsSettingsTest {
+class TlsConfigTest {
 
     private static PropertyReader reader(String... kv) {
         Properties p = TestProperties.of(kv);
@@ -20,7 +20,7 @@ class TlsSettingsTest {
 
     @Test
     void noStores_isNotConfigured() {
-        TlsSettings s = TlsSettings.read(reader());
+        TlsConfig s = TlsConfig.read(reader());
         assertThat(s.configured()).isFalse();
         assertThat(s.hasKeyStore()).isFalse();
     }
@@ -30,7 +30,7 @@ class TlsSettingsTest {
         Path store = TestKeyStores.selfSigned("tls-settings", "node", "ip:127.0.0.1");
         PropertyReader r = reader("tlsKeyStore", store.toString(), "tlsKeyStorePassword", TestKeyStores.PASSWORD,
                 "tlsTrustStore", store.toString(), "tlsTrustStorePassword", TestKeyStores.PASSWORD);
-        TlsSettings s = TlsSettings.read(r);
+        TlsConfig s = TlsConfig.read(r);
         r.rejectUnknown();
         assertThat(s.configured()).isTrue();
         assertThat(s.context().getProtocol()).isEqualTo("TLS");
@@ -38,7 +38,7 @@ class TlsSettingsTest {
 
     @Test
     void missingStoreFile_namesTheProperty() {
-        assertThatThrownBy(() -> TlsSettings.read(reader("tlsTrustStore", "/no/such/store.p12")))
+        assertThatThrownBy(() -> TlsConfig.read(reader("tlsTrustStore", "/no/such/store.p12")))
                 .isInstanceOf(InvalidConfigurationException.class)
                 .hasMessageContaining("'tlsTrustStore'")
                 .hasMessageContaining("/no/such/store.p12");
@@ -47,7 +47,7 @@ class TlsSettingsTest {
     @Test
     void keyStoreOnly_leavesTrustStoreUnknown() {
         PropertyReader r = reader("tlsTrustStore", "/x.p12");
-        TlsSettings.readKeyStore(r);
+        TlsConfig.readKeyStore(r);
         assertThatThrownBy(r::rejectUnknown).hasMessageContaining("[tlsTrustStore]");
     }
 }

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * frames being read". Only the transport's own listener ({@code jgroups.tcp.server}) of a blocking {@code TCP}
  * transport without JGroups' TLS is bounded; the caller checks that this factory is the one in use. Thread-safe.
  */
-final class InboundSockets extends DefaultSocketFactory {
+final class BoundedSocketFactory extends DefaultSocketFactory {
 
     /** Payloads up to this size are not charged (at most this much per connection, bounded by the connections). */
     static final int CHARGED_ABOVE = 64 * 1024;
@@ -41,7 +41,7 @@ final class InboundSockets extends DefaultSocketFactory {
     /** How long a connection must have been silent to give its slot up to a newcomer. Tests shorten it. */
     static volatile int idleMillis = 60_000;
 
-    private static final Logger LOG = LoggerFactory.getLogger(InboundSockets.class);
+    private static final Logger LOG = LoggerFactory.getLogger(BoundedSocketFactory.class);
 
     /** The service name JGroups' TCP transport gives its listening socket (other protocols' stay JGroups'). */
     static final String TRANSPORT_SERVICE = "jgroups.tcp.server";
@@ -72,7 +72,7 @@ final class InboundSockets extends DefaultSocketFactory {
      * @param node    the CacheManager's name, for log lines
      * @param clock   the node's clock: stalls, idle connections, how long a read waits for the budget
      */
-    InboundSockets(int max, long maxLength, InboundBudget budget, TransportMetrics metrics, String node,
+    BoundedSocketFactory(int max, long maxLength, InboundBudget budget, TransportMetrics metrics, String node,
                    Clock clock) {
         this.clock = clock;
         this.warn = new RateLimitedLog(LOG, 10_000, clock);
