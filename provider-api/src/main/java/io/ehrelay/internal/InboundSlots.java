@@ -11,12 +11,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The connections peers hold open to one node, at most {@code maxInboundConnections}: the one policy every
- * transport's listener follows. When every slot is taken, a newcomer gets the slot of the oldest connection still
- * in its handshake, else of the one silent the longest if silent for the idle time; otherwise the newcomer is
- * turned away. Either way one connection is counted in {@code refusedConnections} and said in a rate-limited
- * WARN. {@link #closeStalled} closes connections stopped in the middle of a frame. Times are the node's
- * {@link Clock}. Thread-safe; connections are closed outside the lock.
+ * At most {@code maxInboundConnections} connections from peers, the one policy of every transport's listener: a
+ * newcomer over the bound takes the slot of the oldest connection still in its handshake, else of the one silent
+ * longest past the idle time, else is refused; counted in {@code refusedConnections}, said in a rate-limited WARN.
+ * {@link #closeStalled} closes connections stopped mid-frame. Times: the node's {@link Clock}. Thread-safe;
+ * connections are closed outside the lock.
  *
  * @param <C> the transport's connection
  */

@@ -15,15 +15,11 @@ import org.jgroups.protocols.AuthHeader;
 import org.jgroups.util.Util;
 
 /**
- * JGroups reads every header of a message as it takes the message off the wire, whatever protocols the stack has:
- * an AUTH header ({@link AuthHeader}) may name its token's class on the wire, and JGroups loads that class and
- * calls its no-argument constructor before anything could check that it is a token. So any process that reaches a
- * member's port — no member, no secret, AUTH not even in the stack, encryption or not — could make the node
- * initialise and construct a class of its choosing. The guard replaces JGroups' reader of AUTH headers (in its
- * JVM-wide table of header types) with one that constructs a token named on the wire only when it is the
- * {@code auth_class} of an AUTH protocol in a stack ehrelay started in this JVM; tokens JGroups registers by
- * number are read as before. A refused header fails the message, which JGroups drops; counted with
- * {@link ObjectMessageGuard#REFUSED}. Installed with {@code refuseSerializedObjects=true} (the default).
+ * Replaces JGroups' JVM-wide reader of AUTH headers, which loads and constructs a token class named on the wire
+ * for any process that reaches a member's port: a class named there is constructed only when it is the
+ * {@code auth_class} of an AUTH protocol in a stack ehrelay started in this JVM; tokens known by number are read as
+ * before. A refused header fails the message, counted with {@link ObjectMessageGuard#REFUSED}. Installed with
+ * {@code refuseSerializedObjects=true} (the default); why: docs/jgroups.md, "Object messages".
  */
 final class AuthHeaderGuard {
 

@@ -12,14 +12,11 @@ import org.jgroups.util.ByteArrayDataInputStream;
 import org.jgroups.util.Util;
 
 /**
- * Reads each frame of an accepted connection whole before JGroups' {@code TCP} transport parses it, so that
- * nothing its parser allocates from the counts and lengths inside a message waits on the socket: the frame goes
- * into an array first ({@link BoundedSocketFactory.Metered#readFrame}: at most {@code max_length}, charged and
- * time-limited above {@link BoundedSocketFactory#CHARGED_ABOVE}); a batch claiming more messages than its frame can
- * hold ({@value #MIN_MESSAGE_BYTES} bytes each at least) is refused, and {@link PayloadGuard} refuses a payload
- * longer than what is left of its frame. A refusal closes the connection and counts in {@code rejected}; frames of
- * connections ehrelay does not bound go to the transport as they are. See docs/jgroups.md, "Connections and
- * frames being read".
+ * Reads each frame of an accepted connection whole before JGroups' {@code TCP} transport parses it, within
+ * {@code max_length} and the node's memory bound ({@link BoundedSocketFactory.Metered#readFrame}); refuses a batch
+ * claiming more messages than its frame holds, and with {@link PayloadGuard} a payload longer than what is left.
+ * A refusal closes the connection, counted in {@code rejected}. See docs/jgroups.md, "Connections and frames being
+ * read".
  */
 final class FrameReader implements Receiver {
 

@@ -6,14 +6,11 @@ import io.ehrelay.provider.EhrelayPeerProviderFactory;
 import io.ehrelay.spi.Transport;
 
 /**
- * {@code cacheManagerPeerProviderFactory} of the JGroups transport, a drop-in for
- * {@code net.sf.ehcache.distribution.jgroups.JGroupsCacheManagerPeerProviderFactory}: the old module's
- * {@code connect} (inline JGroups 3 stack, translated), {@code file} (JGroups 5 XML file, URL or classpath resource,
- * e.g. the shipped {@code ehrelay-jgroups-udp.xml} or {@code ehrelay-jgroups-tcp.xml}) and {@code channelName}
- * (the cluster; default the CacheManager's name, else {@code EH_CACHE}); plus {@code bindAddress}, {@code bindPort},
- * {@code multicastAddress}, {@code multicastPort}, {@code timeToLive}, {@code initialHosts}, {@code callTimeoutMillis},
- * {@code peerOutboundMaxBytes}, {@code retryMaxMillis}, {@code jmxDomain} and the provider-api node properties.
- * Members come from the channel's view: there is no peer list and no {@code peerDiscovery}.
+ * {@code cacheManagerPeerProviderFactory} of the JGroups transport, a drop-in for the old module's
+ * {@code net.sf.ehcache.distribution.jgroups.JGroupsCacheManagerPeerProviderFactory}: its {@code connect},
+ * {@code file} and {@code channelName}, with ehrelay's address, bound and node properties
+ * (docs/configuration.md, "JGroups properties"). The peers are the channel's view: no peer list, no
+ * {@code peerDiscovery}.
  */
 public class JGroupsCacheManagerPeerProviderFactory extends EhrelayPeerProviderFactory {
 

@@ -19,16 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Every socket a JGroups stack listens on, where ehrelay says the node listens: the transport's address.
- * <ul>
- * <li>JGroups' diagnostics (the {@code probe} handler, on by default) join the multicast group 224.0.75.75 on
- * every interface and answer on a UDP socket bound to all addresses: off unless the stack sets
- * {@code diag.enabled} (JGroups 3's {@code enable_diagnostics} in a {@code connect=} stack is read as that);</li>
- * <li>diagnostics switched on deliberately answer over TCP on the transport's address (UDP only when the stack
- * sets {@code diag.enable_udp}, then joined on the transport's interface), unless the stack binds them itself;</li>
- * <li>protocols that open their own listener ({@code FD_SOCK2}, {@code FD_SOCK}, {@code MPING}) and would bind
- * all addresses when their {@code bind_addr} is not set take the transport's.</li>
- * </ul>
+ * Binds every socket a JGroups stack listens on where ehrelay says the node listens, the transport's address:
+ * diagnostics off unless the stack turns them on (then over TCP on that address), and {@code FD_SOCK2},
+ * {@code FD_SOCK} and {@code MPING}, which would bind all addresses without a {@code bind_addr}, on the
+ * transport's. Each listener and why: docs/jgroups.md, "What a node listens on".
  */
 final class JGroupsListeners {
 

@@ -10,16 +10,10 @@ import org.jgroups.Message;
 import org.jgroups.NioMessage;
 
 /**
- * JGroups allocates a message's payload at the length written inside the message — before any protocol (AUTH,
- * ENCRYPT) or membership check, and whatever the frame length in front of it said. So a process that reaches a
- * member's port could make it allocate up to 2 GB per message. The guard replaces JGroups' readers of the three
- * message types that carry an array ({@link BytesMessage}, {@link FragmentedMessage}, {@link NioMessage}): when
- * the message is read from an accepted connection's frame ({@link FrameReader.Frame}), a payload longer than
- * what is left of the frame closes the connection before JGroups allocates. Messages read otherwise (UDP
- * transports, another JGroups application in the JVM, fragments reassembled) are read as JGroups reads them.
- *
- * <p>As {@link ObjectMessageGuard}: with JGroups 5.3/5.4 the readers are installed on ehrelay's channels
- * ({@link GuardedMessageFactory}), with 5.5 and later in JGroups' one table for the JVM.
+ * Replaces JGroups' readers of the message types that carry an array, which allocate the payload at a length
+ * written in the message before any check: read from an accepted connection's frame ({@link FrameReader.Frame}),
+ * a payload longer than what is left of the frame closes the connection before the allocation; other messages are
+ * read as JGroups reads them. Installed as {@link ObjectMessageGuard} is (docs/jgroups.md, "Message size").
  */
 final class PayloadGuard {
 

@@ -21,16 +21,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Says, once a minute per sender, that another node's {@code clusterSecret} differs from this one's, and keeps
- * JGroups from saying it dozens of times a second. Put right below SYM_ENCRYPT (where ehrelay puts SYM_ENCRYPT
- * for {@code clusterSecret}), it drops, before SYM_ENCRYPT sees them, the messages SYM_ENCRYPT would drop with an
- * ERROR of its own for every one ("rejected decryption of … message from non-member …", "received message without
- * encrypt header …"): messages encrypted under another key (their header's key version is not this node's) from a
- * sender outside this node's view, and messages without encryption. On a node without a secret and without
- * encryption in its stack, it goes where SYM_ENCRYPT would be and drops the encrypted messages of nodes that have
- * one (JGroups would pass them up undecrypted). Each drop counts in {@code unauthorized}; the first of a sender
- * is logged at once, then at most one line per sender and {@link #WINDOW_MILLIS}, with the count dropped since.
- * Members' messages, and a member's under another key version, go on to SYM_ENCRYPT as before.
+ * Below SYM_ENCRYPT, drops the messages of a non-member encrypted under another key, and unencrypted ones, which
+ * SYM_ENCRYPT would drop with an ERROR each; on a node without encryption, the encrypted messages of nodes that
+ * have it. Each drop counts in {@code unauthorized}; a sender is said once a minute with its count
+ * ({@link #WINDOW_MILLIS}). Members' messages go on as before. See docs/jgroups.md, "Security". Thread-safe.
  */
 final class SecretMismatchGuard extends Protocol {
 

@@ -11,14 +11,10 @@ import io.ehrelay.internal.codec.SerialStreamWalker;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
- * What RMI reads from an inbound connection, checked before RMI's reader gets it: the JRMP messages
- * (Java RMI specification, chapter 10) are followed, and each call's arguments — a Java serialization stream —
- * walked ahead of the JDK's reader with the node's decoding limits ({@link SerialStreamWalker}), so that the
- * stock {@code CachePeer} calls (stock nodes, hosts in {@code unauthenticatedPeers}) hold the same bounds as
- * ehrelay's frames: a nested-set bomb is refused before the JDK hashes it. Bytes are handed to the reader as
- * soon as they are walked, so large calls stream through. A refused or malformed connection is dead: every
- * later read fails, and RMI closes it. Mark and reset are supported (RMI marks the first bytes). Not thread-safe
- * (one reader, as RMI reads a connection).
+ * What RMI reads from an inbound connection, checked before RMI's reader gets it: the JRMP messages are followed
+ * and each call's arguments walked ahead of the JDK's reader with the node's limits ({@link SerialStreamWalker}),
+ * so stock {@code CachePeer} calls hold the bounds of ehrelay's frames; bytes pass on as soon as walked. A refused
+ * or malformed connection fails every later read. See docs/rmi.md. Not thread-safe (one reader, as RMI reads).
  */
 final class CheckedCalls extends InputStream {
 

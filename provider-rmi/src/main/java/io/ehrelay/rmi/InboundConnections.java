@@ -5,14 +5,11 @@ import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.TransportMetrics;
 
 /**
- * The connections peers hold open to one node, on all its listening sockets together (the registry, the relay
- * and the stock cache peers): at most {@code maxInboundConnections}, by the policy every transport shares
- * ({@link InboundSlots}). The JDK's RMI gives every accepted connection a thread of its own for as long as it is
- * open, and ehrelay's sockets a buffer, so this bounds both. A connection is in its handshake until RMI read a
- * valid JRMP header (with TLS: until the TLS handshake completed): an honest client sends it as soon as it
- * connects. Each connection has {@link #handshakeMillis} for its handshake and, once established, may stay silent
- * at most {@link #idleMillis} while RMI waits for its next call (see {@link BufferedSockets.InboundSocket}).
- * Thread-safe.
+ * The connections peers hold open to one node, on all its listening sockets together: at most
+ * {@code maxInboundConnections} by {@link InboundSlots}' policy, which bounds RMI's thread per connection and
+ * ehrelay's buffers. A connection is in its handshake until RMI read a valid JRMP header (with TLS: the TLS
+ * handshake), with {@link #handshakeMillis} for it, then silent at most {@link #idleMillis} between calls (see
+ * {@link BufferedSockets.InboundSocket}; docs/rmi.md, "Connections and memory"). Thread-safe.
  */
 final class InboundConnections {
 

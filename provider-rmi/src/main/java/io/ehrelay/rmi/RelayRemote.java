@@ -4,15 +4,11 @@ import java.rmi.Remote;
 import java.rmi.RemoteException;
 
 /**
- * The remote object through which two ehrelay RMI nodes talk: event batches and paged state transfer in the
- * provider-api codec's format, as byte arrays and {@link RelayBatch}es (the only objects its export filter lets
- * in; a batch is checked against the caller's session and the node's memory bound before it is read). Names
- * (senders, caches) travel as UTF-8 byte arrays ({@link RelayBatch#name}), so the filter bounds them too: the JDK
- * reads a {@code String} argument of any length before any filter or check sees it. A node that finds
- * this binding in a peer's registry uses it; otherwise the peer is a stock node and gets Ehcache's messages.
- * With a cluster secret, a caller first opens a session ({@link #challenge}, {@link #authenticate}: see
- * {@link io.ehrelay.internal.rpc.RpcSessions}) and names it in every call; without one, {@code session} is
- * {@code null} and only hosts {@code unauthenticatedPeers} admits reach this object at all.
+ * The remote object two ehrelay RMI nodes talk through: batches and paged state transfer in the codec's format,
+ * as byte arrays and {@link RelayBatch}es (all its export filter lets in; names as UTF-8 arrays, which the filter
+ * bounds). A peer without this binding is a stock node. With a cluster secret, a caller opens a session first
+ * ({@link #challenge}, {@link #authenticate}) and names it in every call. The calls and sessions:
+ * docs/wire-format.md, "Sessions of RMI and Hessian calls".
  */
 public interface RelayRemote extends Remote {
 

@@ -33,14 +33,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The TCP transport's peer channel: this node's sender to one peer (every transport names its per-peer sender
- * {@code <Transport>PeerChannel}; TCP's is not a {@link io.ehrelay.internal.rpc.PeerChannel}, as it streams frames instead
- * of making calls). It is one connection: a writer thread that connects (with exponential backoff after a
- * failure), and writes queued frames with gathering writes; and, while connected, a reader thread for the
- * peer's answers (acknowledgements and state chunks). Outbound memory is bounded by
- * {@code peerOutboundMaxBytes}: past it, and while the peer is unreachable, sends fail at once instead of
- * queueing. With TLS, the TLS handshake follows the connect, bounded by {@code connectTimeoutMillis}. Time (the
- * backoff) is read from the given {@link Clock}. Thread-safe.
+ * The TCP transport's sender to one peer (not an {@link io.ehrelay.internal.rpc.PeerChannel}: it streams frames
+ * instead of making calls): one connection, a writer thread that connects (with backoff after a failure, TLS
+ * handshake after the connect) and writes queued frames, and while connected a reader thread for the peer's
+ * answers. At most {@code peerOutboundMaxBytes} wait; past it, and while the peer is unreachable, sends fail at
+ * once. Time: the given {@link Clock}. Thread-safe.
  */
 final class TcpPeerChannel {
 

@@ -16,16 +16,11 @@ import javax.net.ssl.SSLException;
 import io.ehrelay.spi.Clock;
 
 /**
- * TLS on a TCP connection: a blocking {@link ByteChannel} over an {@link SSLEngine}. Underneath, the socket is
- * non-blocking and each direction waits on a selector of its own ({@link TlsSocket}), so that the handshake and
- * the handshake frames have a deadline, and {@link #close} (from any thread) ends every wait and never blocks.
- * {@link #handshake} runs first, on one thread; then one reader and one writer thread may use the channel at the
- * same time: this class unwraps, {@link TlsWriter} wraps, each under a lock of its own, and the answer to a
- * post-handshake message (a TLS 1.3 KeyUpdate) is sent by the reader when the writer is idle, else by the writer
- * before its next record; neither waits for the other. Records are unwrapped straight into the caller's buffer
- * when it has room for one; the network buffers hold a few records each (about 150 KiB per connection in all,
- * whatever the peer sends). Thread-safe in that sense: one reader, one writer, and {@link #close} from any
- * thread.
+ * TLS on a TCP connection: a blocking {@link ByteChannel} over an {@link SSLEngine}, on a non-blocking socket whose
+ * waits have deadlines ({@link TlsSocket}); {@link #close} from any thread ends them and never blocks. After
+ * {@link #handshake}, one reader (this class unwraps) and one writer ({@link TlsWriter} wraps) work at once, each
+ * under its own lock; about 150 KiB of buffers per connection. How: docs/tcp.md, "TLS". Thread-safe in
+ * that sense: one reader, one writer, {@link #close} from any thread.
  */
 final class TlsChannel implements ByteChannel {
 

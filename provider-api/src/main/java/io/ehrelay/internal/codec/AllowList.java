@@ -9,16 +9,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Which classes a serialized cache value may contain. Everything else is rejected before it is instantiated.
- *
- * <p>Patterns: an exact class name ({@code com.acme.Order}), a package ({@code com.acme.*}) or a package and
- * its sub-packages ({@code com.acme.**}). Arrays are judged by their component type; primitive arrays are
- * allowed. {@code java.lang.Object}, {@code java.io.Serializable} and {@code java.util.Map$Entry} are listed for
- * arrays of them ({@code Object[]}, {@code Serializable[]}, {@code Map.Entry[]}, which the JDK's own collections
- * use while they deserialize); none of them can itself be instantiated from a stream. The locks among the
- * defaults are the superclasses of {@code ConcurrentHashMap}'s serialized segments. The defaults cover the JDK's value types: boxed primitives, {@code String}, {@code BigInteger},
- * {@code BigDecimal}, the common {@code java.util} collections, {@code Date}, {@code UUID} and
- * {@code java.time}. Immutable and thread-safe.
+ * Which classes a serialized cache value may contain; everything else is rejected before it is instantiated.
+ * Patterns: a class ({@code com.acme.Order}), a package ({@code com.acme.*}), a package and its sub-packages
+ * ({@code com.acme.**}); arrays are judged by their component type. The defaults (the JDK's value types and
+ * collections) and why each is there: docs/configuration.md, "The classes allowed by default". Immutable and
+ * thread-safe.
  */
 public final class AllowList {
 

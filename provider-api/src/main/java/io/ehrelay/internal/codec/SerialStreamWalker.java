@@ -30,17 +30,11 @@ import io.ehrelay.internal.codec.ClassDescReader.ClassDesc;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
- * {@link SerialStreamCheck}'s limits for a Java serialization stream that arrives on a connection and is read by
- * the JDK as it arrives (RMI's calls): walked one token at a time, ahead of the JDK's reader, so that every byte
- * the reader gets has been checked — the nesting depth, array lengths, the number of objects and references,
- * and the hashing work of hash-based collections. No object is created. Class names are left to the JDK's
- * filter (RMI's own classes pass through here too); class annotations may hold only what RMI writes there (a
- * codebase string or null).
- *
- * <p>Unlike the whole-frame check, a hash-based collection's hashing is charged as each of its members is
- * complete (the JDK hashes a member once it has read it), so the bytes after any token may be handed to the
- * reader: large values (block data, primitive arrays, strings) stream through without being held. Not
- * thread-safe: one instance per serialization stream.
+ * {@link SerialStreamCheck}'s limits for a serialization stream the JDK reads as it arrives (RMI's calls): walked
+ * one token ahead of the JDK's reader, so every byte it gets was checked, and creating no object. Class names are
+ * left to the JDK's filter. Hashing is charged as each member of a hash-based collection completes, so large
+ * values stream through without being held (docs/reliability.md, "Hostile bytes"). Not thread-safe: one
+ * instance per stream.
  */
 public final class SerialStreamWalker {
 

@@ -17,16 +17,11 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * The one place that decides whether a Java-serialized object graph may be read: the allow-list, the graph
- * depth, array length and reference count of {@link CodecLimits}, and a byte budget.
- *
- * <p>Two users, one rule set. The codec checks every serialized value itself, the same way on every Java
- * version ({@link SerialStreamCheck} walks the stream before anything is created, the guarded stream's
- * {@code resolveClass} checks each class before it is loaded). Remote objects a transport exports (RMI) are read
- * by the JDK, not by ehrelay: for them {@link #remoteCallFilter} builds the JVM's own serialization filter —
- * {@code java.io.ObjectInputFilter} on Java 9 and later, {@code sun.misc.ObjectInputFilter} on Java 8 update 121
- * and later — through reflection, since ehrelay's classes are compiled for Java 8, where the former does not
- * exist.
+ * The one place that decides whether a Java-serialized object graph may be read: the allow-list, the limits of
+ * {@link CodecLimits} and a byte budget. The codec checks values itself ({@link SerialStreamCheck}, then each class
+ * in {@code resolveClass}); what the JDK reads for a transport (RMI's calls) gets the same rules as a JVM
+ * serialization filter, {@link #remoteCallFilter} (built by reflection: ehrelay is compiled for Java 8). See
+ * docs/rmi.md. Thread-safe.
  */
 public final class SerializationGuard {
 

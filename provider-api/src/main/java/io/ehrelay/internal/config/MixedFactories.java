@@ -16,15 +16,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Finds, in one CacheManager's configuration, replication factories of different families: stock RMI
- * ({@code net.sf.ehcache.distribution.RMI…}), the old JGroups module ({@code net.sf.ehcache.distribution.jgroups.JGroups…})
- * and each ehrelay transport ({@code io.ehrelay.tcp.Tcp…}, …). Ehcache accepts such a mix and starts without a word:
- * a stock replicator under ehrelay's provider finds no provider of its scheme (a {@code NullPointerException} on every
- * flush), an ehrelay replicator under a stock provider finds no node. Each mismatch is logged once as an ERROR that
- * names the cache, the class found and the class to put there. Each configuration is checked once, by whichever
- * ehrelay factory runs first: the peer provider and listener factories see the CacheManager; the replicator and
- * bootstrap factories find the CacheManager being constructed on their thread ({@code CacheManager.init} is
- * {@code synchronized}, Ehcache 2.6 to 2.10).
+ * Finds replication factories of different families in one CacheManager's configuration (stock RMI, the old
+ * JGroups module, each ehrelay transport), which Ehcache accepts without a word and which then fail at every
+ * flush or find no node; logs each mismatch once as an ERROR naming the cache, the class found and the class to
+ * put there. Each configuration is checked once, by whichever ehrelay factory runs first (docs/migration.md,
+ * "Mixed clusters"). Thread-safe.
  */
 public final class MixedFactories {
 

@@ -9,16 +9,9 @@ import java.util.regex.Pattern;
 import io.ehrelay.config.InvalidConfigurationException;
 
 /**
- * Refuses, at start and in one line naming the separator, a manual peer list ({@code peers}, RMI's stock
- * {@code rmiUrls}) whose peers are separated by something other than {@code |}. Two such lists reach a factory in
- * disguise:
- * <ul>
- *   <li>a comma: Ehcache splits the {@code properties} attribute on commas, so {@code peers=a:1, b:2} hands the
- *       factory {@code peers=a:1} and a property named like b's host ({@code b}, value {@code 2});</li>
- *   <li>a space: {@code peers=a:1 b:2} is one entry naming two peers, which a transport may take for one peer
- *       with an odd host name, or (RMI) for its first peer alone.</li>
- * </ul>
- * Stock Ehcache separates {@code rmiUrls} with {@code |} too.
+ * Refuses at start, in one line naming the separator, a manual peer list ({@code peers}, {@code rmiUrls}) separated
+ * by anything but {@code |}: Ehcache splits {@code properties} on commas (so {@code peers=a:1, b:2} arrives as
+ * {@code peers=a:1} and a property {@code b}), and a space makes one entry of two peers. See docs/configuration.md.
  */
 public final class PeerListSeparator {
 

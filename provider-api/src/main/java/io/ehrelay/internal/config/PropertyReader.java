@@ -19,15 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Strict reader over the {@link Properties} that Ehcache hands to a factory.
- *
- * <p>Every getter records the property name as known. {@link #rejectUnknown()} then fails if the user
- * wrote a property that no part of the factory reads, which turns a typo such as {@code replicatePut=false}
- * into an error instead of a silently ignored setting. A renamed property keeps working under its old name
- * through {@link #alias}. Keys and values are trimmed. An empty (or blank) value means the property's default, as
- * stock Ehcache reads it ({@code socketTimeoutMillis=} in Ehcache's own distributed configurations): a typed
- * property says so in one WARN naming the default used; a text property ({@code hostName=}) is simply not set.
- * Not thread-safe; a reader lives for the duration of one factory call.
+ * Strict reader over the {@link Properties} Ehcache hands to a factory: every getter records its name as known,
+ * and {@link #rejectUnknown()} fails on any other (a typo is an error, not a setting silently ignored); renamed
+ * properties keep working through {@link #alias}. Keys and values are trimmed; an empty value means the default, as
+ * in stock Ehcache (a typed one says so in a WARN). Not thread-safe: one reader per factory call.
  */
 public final class PropertyReader {
 

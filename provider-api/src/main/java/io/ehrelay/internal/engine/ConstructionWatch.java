@@ -5,15 +5,10 @@ import java.util.concurrent.ThreadFactory;
 import net.sf.ehcache.CacheManager;
 
 /**
- * Stops a node whose CacheManager failed to construct. Ehcache starts the node in the middle of the CacheManager's
- * constructor (the peer provider's {@code init()}, before the caches are created) and disposes it only in
- * {@code CacheManager.shutdown()}. When the constructor fails after the start — a cache's factory class misspelt, a
- * bad property of a cache's replicator — Ehcache forgets the CacheManager without shutting it down, and nothing would
- * stop the node: its threads would run on and its port stay bound, so that a retry in the same JVM could not listen
- * there. The constructor runs under the CacheManager's monitor ({@code CacheManager.init} is {@code synchronized},
- * Ehcache 2.6 to 2.10): one thread waits for that monitor, then stops the node if the CacheManager is not among
- * {@code CacheManager.ALL_CACHE_MANAGERS} any more (which it joins before its peer providers start, and leaves after
- * they were disposed by a shutdown, or when its constructor failed). It ends as soon as the constructor has.
+ * Stops a node whose CacheManager failed to construct after the node started (Ehcache then forgets the
+ * CacheManager without disposing it, and the node's threads and port would stay): one thread waits for the
+ * CacheManager's monitor, held by its constructor, and stops the node if the CacheManager is not in
+ * {@code CacheManager.ALL_CACHE_MANAGERS}. How and why: docs/architecture.md, "Lifecycle, as Ehcache runs it".
  */
 final class ConstructionWatch {
 

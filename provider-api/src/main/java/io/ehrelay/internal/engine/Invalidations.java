@@ -17,16 +17,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a node does with a received event it cannot apply, so that it never goes on serving data another node
- * changed: it removes the event's key from the local cache (keeping the write's version, so that anti-entropy does
- * not fetch it again) without replicating the removal, counts it in {@code invalidated}, and says why. When not
- * even the key could be decoded nothing is removed: anti-entropy finds the key that differs.
- *
- * <p>A class the allow-list refused is logged at WARN <b>once per class and cache</b>, never rate-limited away,
- * with the exact {@code allowedClasses} setting that admits it (a preset where one does). The distinct messages
- * are bounded ({@value #MAX_DISTINCT}): past that, a peer sending ever new class names only reaches the
- * rate-limited log. Other causes (a limit, a class missing here, a damaged value, the cache refusing the
- * element) go to the rate-limited log. Thread-safe.
+ * What a node does with a received event it cannot apply, so that it never serves data another node changed: it
+ * removes the key here without replicating that (keeping the write's version), counts it in {@code invalidated} and
+ * says why; when not even the key was decoded, anti-entropy finds it. A refused class is logged once per class and
+ * cache with the {@code allowedClasses} that admits it (at most {@value #MAX_DISTINCT} messages), other causes in
+ * the rate-limited log (docs/reliability.md, "Missed events"). Thread-safe.
  */
 final class Invalidations {
 

@@ -16,14 +16,11 @@ import io.ehrelay.spi.Clock;
 import net.sf.ehcache.Element;
 
 /**
- * The asynchronous replication queue of one CacheManager: bounded in bytes and in events, split into lanes
- * (one per dispatcher thread; a cache always maps to the same lane, which keeps its events in order).
- *
- * <p>When full, {@link OverflowPolicy#DROP} refuses the event at once and {@link OverflowPolicy#BLOCK} waits
- * up to a timeout first — but only while the event's lane is being drained (its dispatcher took events within
- * that timeout); a refused event is counted by the caller. An event larger than the whole byte bound
- * is always refused. Lifecycle: {@link #close()} stops accepting and wakes every waiter; what is still queued
- * can then be drained by {@link #take} or discarded by {@link #clear}. Thread-safe.
+ * One CacheManager's asynchronous replication queue: bounded in bytes and events, in lanes (one per dispatcher
+ * thread; a cache always in the same lane, so its events stay in order). When full, {@link OverflowPolicy#DROP}
+ * refuses at once, {@link OverflowPolicy#BLOCK} waits up to its timeout while the lane is being drained; the caller
+ * counts a refusal. {@link #close()} stops accepting and wakes every waiter; then {@link #take} drains or
+ * {@link #clear} discards. Thread-safe.
  */
 final class ReplicationQueue {
 

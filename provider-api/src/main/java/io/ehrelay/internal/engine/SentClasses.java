@@ -12,15 +12,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sending side's view of the classes it serializes, per cache. At the first event of a cache that holds a
- * class this node's own allow-list does not admit, it logs an ERROR — once per class and cache, with the
- * {@code allowedClasses} setting that admits it — so a missing entry shows on the node that writes, in the
- * first seconds of a deployment, and not only as counts on the receivers (which invalidate such events).
- *
- * <p>With {@code learnAllowedClasses=true} it also records every class it sends beyond the JDK defaults and
- * offers them as one ready-to-paste setting ({@link #learnedSetting()}): the classes are the application's own
- * objects, so learning on the sending side admits nothing a peer made up. Receivers never relax. Thread-safe;
- * the cost per value is one set lookup per class written.
+ * The classes this node serializes, per cache: the first class its own allow-list refuses is an ERROR on the
+ * writing node (once per class and cache, with the {@code allowedClasses} that admits it); with
+ * {@code learnAllowedClasses=true} every class sent beyond the JDK defaults is recorded and offered as one setting
+ * ({@link #learnedSetting()}). Receivers never relax (docs/configuration.md). Thread-safe; one set lookup per
+ * class written.
  */
 final class SentClasses {
 

@@ -22,14 +22,11 @@ import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 
 /**
- * The sending side of one peer for a request/response transport: sends in order on one sender thread (which
- * ends when idle), at most {@code outboundMaxBytes} waiting; connects (looks the peer up) once and keeps what
- * it found; after a failure that says the peer went away it disconnects, and does not try again before a
- * backoff (100 ms doubling to {@code retryMaxMillis}) has passed — sends in between fail at once. While the
- * peer cannot be reached after {@link #connectAhead}, it keeps trying in the background, so that
- * {@link #isReachable()} tells the truth. A synchronous send finding nothing queued runs on the caller's
- * thread (one hand-off less). Time (backoff, deadlines) is read from the given {@link Clock}. A subclass supplies
- * the calls; each transport names its own {@code <Transport>PeerChannel}.
+ * A request/response transport's sender to one peer: sends in order on one thread (ending when idle), at most
+ * {@code outboundMaxBytes} waiting; looks the peer up once, and after it went away waits a backoff before trying
+ * again (sends fail at once meanwhile, {@link #isReachable()} stays true to the facts). A synchronous send with
+ * nothing queued runs on the caller's thread. Time: the given {@link Clock}. Each transport's subclass makes the
+ * calls ({@code <Transport>PeerChannel}; docs/writing-a-transport.md). Thread-safe.
  */
 public abstract class PeerChannel {
 

@@ -26,15 +26,11 @@ import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.MalformedFrameException;
 
 /**
- * The receiving side of the relay protocol. Batches from one sender are applied in arrival order: posted ones
- * by a pool of at most {@value #APPLY_THREADS} apply threads shared by every sender (idle ones end), one
- * sender's batches never two at a time; a delivered one on the calling thread when nothing of that sender is
- * pending, else behind what is. Batches not yet applied are bounded: {@value #POSTED_MAX_BYTES} bytes per sender
- * and {@value #NODE_POSTED_MAX_BYTES} for all senders together (a post waits for room up to the post timeout,
- * so a slow receiver slows its senders down). What is kept per sender is freed as soon as nothing of it is
- * pending, so senders claiming ever new names cost neither threads nor memory that stays. At most
- * {@value #MAX_TRANSFERS} state transfers are open at once; one idle for {@value #TRANSFER_IDLE_SECONDS} s is
- * dropped (the requester then fails and tries another peer). Thread-safe.
+ * The callee's side of the calls: one sender's batches applied in arrival order, posted ones by at most
+ * {@value #APPLY_THREADS} shared apply threads, a delivered one on the calling thread when nothing of its sender
+ * waits; unapplied batches bounded per sender ({@value #POSTED_MAX_BYTES} B) and in all
+ * ({@value #NODE_POSTED_MAX_BYTES} B), nothing kept per sender once idle; at most {@value #MAX_TRANSFERS} state
+ * transfers open (docs/wire-format.md, "The callee's side"). Thread-safe.
  */
 public final class RpcService {
 
