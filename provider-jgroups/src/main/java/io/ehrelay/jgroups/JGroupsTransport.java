@@ -310,9 +310,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
         }
         if (h == null || !(msg instanceof BytesMessage)) {
             context.metrics().markMalformedFrame();
-            REFUSALS.warn("not-relay:" + clusterName, "ehrelay: refused a request from {} that is not a relay call "
+            REFUSALS.warn("not-a-call:" + clusterName, "ehrelay: refused a request from {} that is not an ehrelay call "
                     + "(counted in malformedFrames)", from);
-            return Replies.error("not an ehrelay relay call");
+            return Replies.error("not an ehrelay call");
         }
         try {
             switch (h.op) {
@@ -339,12 +339,12 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                     return Replies.value(relay.nextState(h.transferId, h.maxChunkBytes));
                 default:
                     context.metrics().markMalformedFrame();
-                    return Replies.error("unknown relay call " + h.op);
+                    return Replies.error("unknown ehrelay call " + h.op);
             }
         } catch (RpcException e) {
             return Replies.error(e.getMessage());
         } catch (RuntimeException e) {
-            LOG.warn("ehrelay: relay call {} from {} failed", h, from, e);
+            LOG.warn("ehrelay: call {} from {} failed", h, from, e);
             return Replies.error(e.toString());
         }
     }

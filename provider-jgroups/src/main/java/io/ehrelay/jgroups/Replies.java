@@ -50,7 +50,7 @@ final class Replies {
     static byte[] read(Object reply, String peer) throws RpcException {
         if (!(reply instanceof byte[]) || ((byte[]) reply).length == 0) {
             throw new RpcException("member " + peer + " answered "
-                    + (reply == null ? "nothing" : reply.getClass().getSimpleName()) + " instead of a relay reply");
+                    + (reply == null ? "nothing" : reply.getClass().getSimpleName()) + " instead of an ehrelay reply");
         }
         byte[] r = (byte[]) reply;
         switch (r[0]) {

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A hostile member of the group (no AUTH/ENCRYPT in this stack): relay posts whose batches are hostile, requests
- * that are not relay calls, and a serialized gadget. Each is counted, none touches a cache, and the node keeps
+ * that are not ehrelay calls, and a serialized gadget. Each is counted, none touches a cache, and the node keeps
  * replicating with honest members.
  */
 @Timeout(240)
