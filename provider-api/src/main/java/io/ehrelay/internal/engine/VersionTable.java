@@ -38,7 +38,7 @@ final class VersionTable {
     static final int ABSENT = 1;
     static final int SUPERSEDED = 2;
 
-    private final Map<Object, Version> versions = new ConcurrentHashMap<>(1024);
+    private final ConcurrentHashMap<Object, Version> versions = new ConcurrentHashMap<>(1024);
     /** XOR of the digests of each leaf's versions; written under the leaf's stripe lock. */
     private final long[] leaves = new long[LEAVES];
     /**
@@ -319,15 +319,15 @@ final class VersionTable {
     List<Map.Entry<Object, Version>> entries(boolean[] leafSet, int firstLeaf) {
         @SuppressWarnings({"unchecked", "rawtypes"})
         List<Map.Entry<Object, Version>>[] byLeaf = new List[LEAVES];
-        for (Map.Entry<Object, Version> e : versions.entrySet()) {
-            int leaf = leafOf(e.getValue().keyHash);
+        versions.forEach((key, v) -> {
+            int leaf = leafOf(v.keyHash);
             if (leafSet[leaf]) {
                 if (byLeaf[leaf] == null) {
                     byLeaf[leaf] = new ArrayList<>(2);
                 }
-                byLeaf[leaf].add(new AbstractMap.SimpleImmutableEntry<>(e.getKey(), e.getValue()));
+                byLeaf[leaf].add(new AbstractMap.SimpleImmutableEntry<>(key, v));
             }
-        }
+        });
         List<Map.Entry<Object, Version>> out = new ArrayList<>();
         for (int i = 0; i < LEAVES; i++) {
             List<Map.Entry<Object, Version>> leaf = byLeaf[(firstLeaf + i) & (LEAVES - 1)];
@@ -346,11 +346,11 @@ final class VersionTable {
     /** The keys whose encoded bytes hash to {@code keyHash} (usually one; a scan of the table). */
     List<Object> keysWithHash(int keyHash) {
         List<Object> out = new ArrayList<>(1);
-        for (Map.Entry<Object, Version> e : versions.entrySet()) {
-            if (e.getValue().keyHash == keyHash) {
-                out.add(e.getKey());
+        versions.forEach((key, v) -> {
+            if (v.keyHash == keyHash) {
+                out.add(key);
             }
-        }
+        });
         return out;
     }
 
@@ -374,21 +374,21 @@ final class VersionTable {
      * @return how many versions were dropped
      */
     int sweep(long horizon, int max, Predicate<Object> held, int heldCount) {
-        int dropped = 0;
+        int[] dropped = {0};
         List<Object> spare = new ArrayList<>();
         List<Long> spareStamps = new ArrayList<>();
         // versions beyond the keys held are tombstones or ghosts: only when they may exceed the bound is each
         // key looked up in the cache
         boolean lookUp = versions.size() - Math.max(0, heldCount) > max;
-        for (Map.Entry<Object, Version> e : versions.entrySet()) {
-            Version v = e.getValue();
+        // forEach, not entrySet(): no entry object per version on every round
+        versions.forEach((key, v) -> {
             if (v.removed && v.stamp < horizon) {
-                dropped += drop(e.getKey(), v);
-            } else if (v.removed || lookUp && !held.test(e.getKey())) {
-                spare.add(e.getKey());
+                dropped[0] += drop(key, v);
+            } else if (v.removed || lookUp && !held.test(key)) {
+                spare.add(key);
                 spareStamps.add(v.stamp);
             }
-        }
+        });
         if (spare.size() > max) {
             long[] stamps = new long[spareStamps.size()];
             for (int i = 0; i < stamps.length; i++) {
@@ -399,11 +399,11 @@ final class VersionTable {
             for (Object key : spare) {
                 Version v = versions.get(key);
                 if (v != null && v.stamp < below && (v.removed || !held.test(key))) {
-                    dropped += drop(key, v);
+                    dropped[0] += drop(key, v);
                 }
             }
         }
-        return dropped;
+        return dropped[0];
     }
 
     private int drop(Object key, Version v) {

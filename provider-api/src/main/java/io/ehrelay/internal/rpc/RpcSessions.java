@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
@@ -13,8 +12,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.spi.Clock;
@@ -59,7 +56,7 @@ public final class RpcSessions {
     public static final String UNAUTHORIZED = "ehrelay: unauthorized: ";
 
     private final ClusterSecret secret;
-    private final SecretKeySpec nonceKey;
+    private final Hmac nonceKey;
     private final Clock clock;
     private final Refusals refusals;
     private final Map<ByteBuffer, Session> sessions = new ConcurrentHashMap<>();
@@ -71,7 +68,7 @@ public final class RpcSessions {
         this.refusals = refusals;
         byte[] key = new byte[32];
         RANDOM.nextBytes(key);
-        this.nonceKey = new SecretKeySpec(key, "HmacSHA256");
+        this.nonceKey = new Hmac(key);
     }
 
     /** Why a call was refused, and from where: for the transport's counter and log. */
@@ -82,13 +79,13 @@ public final class RpcSessions {
     private static final class Session {
         final InetAddress host;
         final String from;
-        final SecretKeySpec key;
+        final Hmac key;
         volatile long lastUsed;
         /** The highest counter served, and which of the {@link #WINDOW} below it were (bit i: highest - i). */
         private long highest;
         private long served;
 
-        Session(InetAddress host, String from, SecretKeySpec key, long now) {
+        Session(InetAddress host, String from, Hmac key, long now) {
             this.host = host;
             this.from = from;
             this.key = key;
@@ -121,37 +118,25 @@ public final class RpcSessions {
      */
     public static final class Credentials {
         private final byte[] session;
-        private final SecretKeySpec key;
+        private final Hmac key;
         private final AtomicLong counter = new AtomicLong();
 
         Credentials(byte[] session, byte[] key) {
             this.session = session;
-            this.key = new SecretKeySpec(key, "HmacSHA256");
+            this.key = new Hmac(key);
         }
 
         /** The credential of the next call: {@value RpcSessions#CREDENTIAL_BYTES} bytes, good once. */
         public byte[] next() {
             ByteBuffer b = ByteBuffer.allocate(CREDENTIAL_BYTES);
             b.put(session).putLong(counter.incrementAndGet());
-            b.put(callMac(key, b.array()), 0, CREDENTIAL_BYTES - SESSION_BYTES - 8);
+            b.put(key.of(b.array(), SESSION_BYTES + 8), 0, CREDENTIAL_BYTES - SESSION_BYTES - 8);
             return b.array();
         }
 
         /** The session these credentials name (for tests). */
         public byte[] session() {
             return session.clone();
-        }
-    }
-
-    /** The MAC of a credential's session and counter. */
-    private static byte[] callMac(SecretKeySpec key, byte[] credential) {
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(key);
-            mac.update(credential, 0, SESSION_BYTES + 8);
-            return mac.doFinal();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("this JVM has no HmacSHA256", e);
         }
     }
 
@@ -180,20 +165,10 @@ public final class RpcSessions {
         byte[] random = new byte[RANDOM_BYTES];
         RANDOM.nextBytes(random);
         b.put(random).putLong(clock.nanoTime());
-        b.put(nonceMac(b.array(), RANDOM_BYTES + 8), 0, ClusterSecret.NONCE_BYTES - RANDOM_BYTES - 8);
+        b.put(nonceKey.of(b.array(), RANDOM_BYTES + 8), 0, ClusterSecret.NONCE_BYTES - RANDOM_BYTES - 8);
         return b.array();
     }
 
-    private byte[] nonceMac(byte[] bytes, int length) {
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(nonceKey);
-            mac.update(bytes, 0, length);
-            return mac.doFinal();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("this JVM has no HmacSHA256", e);
-        }
-    }
 
     /**
      * Opens a session for a caller that proved the secret.
@@ -211,7 +186,7 @@ public final class RpcSessions {
                 || response.length != ClusterSecret.NONCE_BYTES + ClusterSecret.PROOF_BYTES) {
             throw refuse(host, "a malformed authentication");
         }
-        byte[] mac = nonceMac(challenge, RANDOM_BYTES + 8);
+        byte[] mac = nonceKey.of(challenge, RANDOM_BYTES + 8);
         if (!MessageDigest.isEqual(Arrays.copyOf(mac, ClusterSecret.NONCE_BYTES - RANDOM_BYTES - 8),
                 Arrays.copyOfRange(challenge, RANDOM_BYTES + 8, ClusterSecret.NONCE_BYTES))) {
             throw refuse(host, "a challenge this node did not issue");
@@ -237,7 +212,7 @@ public final class RpcSessions {
         byte[] session = new byte[SESSION_BYTES];
         RANDOM.nextBytes(session);
         byte[] key = secret.proof(CALL_KEY, challenge, clientNonce, name(from), session);
-        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, name, new SecretKeySpec(key, "HmacSHA256"),
+        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, name, new Hmac(key),
                 now));
         return ByteBuffer.allocate(ClusterSecret.PROOF_BYTES + SESSION_BYTES)
                 .put(secret.proof(SERVER, challenge, clientNonce, name(from), session)).put(session).array();
@@ -260,7 +235,7 @@ public final class RpcSessions {
         if (!s.host.equals(host)) {
             throw refuse(host, "a session opened from " + s.host.getHostAddress());
         }
-        byte[] mac = callMac(s.key, credential);
+        byte[] mac = s.key.of(credential, SESSION_BYTES + 8);
         if (!MessageDigest.isEqual(Arrays.copyOf(mac, CREDENTIAL_BYTES - SESSION_BYTES - 8),
                 Arrays.copyOfRange(credential, SESSION_BYTES + 8, CREDENTIAL_BYTES))) {
             throw refuse(host, "a call whose credential is not its session's (forged)");
