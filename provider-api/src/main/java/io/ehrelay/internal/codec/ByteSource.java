@@ -20,7 +20,12 @@ public final class ByteSource {
 
     /** Reads {@code buffer}'s bytes from its position to its limit; the buffer itself is not moved. */
     public ByteSource(ByteBuffer buffer) {
-        this.buf = buffer.slice();
+        this(buffer.slice(), true);
+    }
+
+    /** Over {@code own}, a buffer no one else reads or moves (one slice per event, not two). */
+    private ByteSource(ByteBuffer own, boolean owned) {
+        this.buf = own;
     }
 
     public ByteSource(byte[] bytes, int offset, int length) {
@@ -40,7 +45,7 @@ public final class ByteSource {
         ByteBuffer s = buf.slice();
         s.limit(n);
         buf.position(buf.position() + n);
-        return new ByteSource(s);
+        return new ByteSource(s, true);
     }
 
     private void need(int n, String what) throws MalformedFrameException {
@@ -72,7 +77,10 @@ public final class ByteSource {
 
     /** Reads a length field and checks that that many bytes follow. */
     public int readLength(String what) throws MalformedFrameException {
-        int n = readInt(what + " length");
+        if (buf.remaining() < 4) {
+            need(4, what + " length"); // the message is made only when it is thrown: this runs twice per event
+        }
+        int n = buf.getInt();
         if (n < 0) {
             throw new MalformedFrameException("negative length " + n + " for " + what);
         }
@@ -137,9 +145,14 @@ public final class ByteSource {
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + from, to - from);
         } else {
-            ByteBuffer d = buf.duplicate();
-            d.limit(to).position(from);
-            crc.update(d);
+            // the range is read in place (no duplicate per key hashed), then the buffer is put back as it was
+            int position = buf.position();
+            int limit = buf.limit();
+            buf.limit(to);
+            buf.position(from);
+            crc.update(buf);
+            buf.limit(limit);
+            buf.position(position);
         }
         return (int) crc.getValue();
     }

@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.stream.Collectors;
 
 import io.ehrelay.contract.AllowedValue;
 import io.ehrelay.contract.Gadget;
@@ -103,6 +104,30 @@ class EventCodecTest {
         assertThat(back.getTimeToIdle()).isEqualTo(120);
         assertThat(back.usesCacheDefaultLifespan()).isFalse();
         assertThat(events.get(1).key()).isEqualTo(7L);
+    }
+
+    @Test
+    void aBatchInDirectMemory_decodesAsFromAnArray_hashesIncluded_andTheBufferIsNotMoved() throws Exception {
+        Element put = new Element("direct-key", new byte[] {1, 2, 3, 4, 5});
+        byte[] b = batch(EventCodec.encodePut("c", put), EventCodec.encodeKey(Op.REMOVE, "c", 77L),
+                EventCodec.encodePut("c", new Element(12345, "a value")));
+        // the batch in the middle of a larger direct buffer, as a transport's read buffer holds it
+        ByteBuffer direct = ByteBuffer.allocateDirect(b.length + 40);
+        direct.position(17);
+        direct.put(b);
+        direct.limit(17 + b.length).position(17);
+        List<ReplicationEvent> fromDirect = EventDecoder.decodeBatch(direct, LIMITS).events();
+        assertThat(direct.position()).isEqualTo(17);
+        assertThat(direct.limit()).isEqualTo(17 + b.length);
+        List<ReplicationEvent> fromArray = decode(b);
+        assertThat(fromDirect).extracting(ReplicationEvent::op, ReplicationEvent::key, ReplicationEvent::keyHash,
+                ReplicationEvent::valueHash).containsExactlyElementsOf(
+                        fromArray.stream().map(e -> tuple(e.op(), e.key(), e.keyHash(), e.valueHash()))
+                                .collect(Collectors.toList()));
+        assertThat(fromDirect.get(0).keyHash()).isEqualTo(EventCodec.hashOf("direct-key"));
+        assertThat(fromDirect.get(0).valueHash()).isEqualTo(EventCodec.hashOf(new byte[] {1, 2, 3, 4, 5}));
+        assertThat(fromDirect.get(1).keyHash()).isEqualTo(EventCodec.hashOf(77L));
+        assertThat(fromDirect.get(2).valueHash()).isEqualTo(EventCodec.hashOf("a value"));
     }
 
     @Test
