@@ -48,6 +48,25 @@ public final class ByteSource {
         return new ByteSource(s, true);
     }
 
+    /**
+     * Narrows reading to the next {@code n} bytes (an event, read in place: no slice per event); every read then
+     * ends at their end. {@link #endWindow} skips what is left of them and restores the wider limit.
+     *
+     * @return the limit to give back to {@link #endWindow}
+     */
+    public int window(int n, String what) throws MalformedFrameException {
+        need(n, what);
+        int outer = buf.limit();
+        buf.limit(buf.position() + n);
+        return outer;
+    }
+
+    /** Ends the window {@link #window} opened: reading goes on after its last byte, to {@code outer}. */
+    public void endWindow(int outer) {
+        buf.position(buf.limit());
+        buf.limit(outer);
+    }
+
     private void need(int n, String what) throws MalformedFrameException {
         if (n < 0 || n > buf.remaining()) {
             throw new MalformedFrameException("truncated frame: " + what + " needs " + n + " bytes, "

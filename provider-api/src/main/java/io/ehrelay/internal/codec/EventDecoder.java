@@ -77,43 +77,47 @@ public final class EventDecoder {
         Object[] key = new Object[1];
         int[] hashes = new int[2];
         for (int i = 0; i < count; i++) {
-            ByteSource ev = in.slice(in.readLength("event"), "event");
-            int rawOp = ev.readByte("operation");
-            Op op = Op.of(rawOp & ~EventCodec.STAMPED);
-            String cache = ev.readUtf8(ev.readShort("cache name length"), "cache name", lastNameUtf8, lastName);
-            if (cache != lastName) {
-                lastName = cache;
-                lastNameUtf8 = cache.getBytes(StandardCharsets.UTF_8);
-            }
-            long stamp = 0;
-            long origin = 0;
-            int valueHash = 0;
-            if ((rawOp & EventCodec.STAMPED) != 0) {
-                stamp = ev.readLong("stamp");
-                origin = ev.readLong("origin");
-                valueHash = ev.readInt("value hash");
-                if (stamp <= 0) {
-                    throw new MalformedFrameException("impossible stamp " + stamp + " in " + op + " event for cache "
-                            + cache);
-                }
-            }
-            key[0] = null;
-            hashes[0] = 0;
-            hashes[1] = 0;
+            int outer = in.window(in.readLength("event"), "event");
             try {
-                ReplicationEvent decodedEvent = decodeEvent(op, cache, ev, limits, key, hashes, stamp == 0);
-                events.add(decodedEvent.stamped(stamp, origin, stamp != 0 ? valueHash : hashes[1], hashes[0]));
-            } catch (MalformedFrameException e) {
-                // the event's own bytes are delimited: the rest of the batch is still in step. The key's write is
-                // recorded without its value (a ghost, when stamped); when not even the key decoded, nothing is
-                // changed here: anti-entropy finds the key that differs
-                ReplicationEvent instead = ReplicationEvent.ofKey(Op.INVALIDATE, cache, key[0])
-                        .stamped(stamp, origin, valueHash, hashes[0]);
-                if (rejections.isEmpty()) {
-                    rejections = new ArrayList<>(2);
+                int rawOp = in.readByte("operation");
+                Op op = Op.of(rawOp & ~EventCodec.STAMPED);
+                String cache = in.readUtf8(in.readShort("cache name length"), "cache name", lastNameUtf8, lastName);
+                if (cache != lastName) {
+                    lastName = cache;
+                    lastNameUtf8 = cache.getBytes(StandardCharsets.UTF_8);
                 }
-                rejections.add(new Rejection(cache, op, instead, e));
-                events.add(instead);
+                long stamp = 0;
+                long origin = 0;
+                int valueHash = 0;
+                if ((rawOp & EventCodec.STAMPED) != 0) {
+                    stamp = in.readLong("stamp");
+                    origin = in.readLong("origin");
+                    valueHash = in.readInt("value hash");
+                    if (stamp <= 0) {
+                        throw new MalformedFrameException("impossible stamp " + stamp + " in " + op + " event for cache "
+                                + cache);
+                    }
+                }
+                key[0] = null;
+                hashes[0] = 0;
+                hashes[1] = 0;
+                try {
+                    ReplicationEvent decodedEvent = decodeEvent(op, cache, in, limits, key, hashes, stamp == 0);
+                    events.add(decodedEvent.stamped(stamp, origin, stamp != 0 ? valueHash : hashes[1], hashes[0]));
+                } catch (MalformedFrameException e) {
+                    // the event's own bytes are delimited: the rest of the batch is still in step. The key's write is
+                    // recorded without its value (a ghost, when stamped); when not even the key decoded, nothing is
+                    // changed here: anti-entropy finds the key that differs
+                    ReplicationEvent instead = ReplicationEvent.ofKey(Op.INVALIDATE, cache, key[0])
+                            .stamped(stamp, origin, valueHash, hashes[0]);
+                    if (rejections.isEmpty()) {
+                        rejections = new ArrayList<>(2);
+                    }
+                    rejections.add(new Rejection(cache, op, instead, e));
+                    events.add(instead);
+                }
+            } finally {
+                in.endWindow(outer);
             }
         }
         if (in.remaining() != 0) {
