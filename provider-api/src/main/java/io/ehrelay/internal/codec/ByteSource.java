@@ -157,10 +157,16 @@ public final class ByteSource {
         return crc(buf, from, to);
     }
 
-    /** The CRC-32 of {@code buf}'s bytes from {@code from} to {@code to} (positions), not moving it. */
-    static int crc(ByteBuffer buf, int from, int to) {
+    /** This thread's CRC-32, reset. */
+    static CRC32 threadCrc() {
         CRC32 crc = CRC.get();
         crc.reset();
+        return crc;
+    }
+
+    /** The CRC-32 of {@code buf}'s bytes from {@code from} to {@code to} (positions), not moving it. */
+    static int crc(ByteBuffer buf, int from, int to) {
+        CRC32 crc = threadCrc();
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + from, to - from);
         } else {

@@ -140,7 +140,7 @@ public final class EventCodec {
     public static int hashOf(Object v) throws IOException {
         if (v instanceof byte[]) {
             byte[] b = (byte[]) v;
-            CRC32 crc = new CRC32();
+            CRC32 crc = ByteSource.threadCrc();
             crc.update(ValueCodec.BYTES);
             crc.update(b.length >>> 24);
             crc.update(b.length >>> 16);
