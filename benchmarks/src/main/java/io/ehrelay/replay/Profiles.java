@@ -67,6 +67,11 @@ public final class Profiles {
         return !RAW.equals(transport);
     }
 
+    /** Whether {@code transport} runs a JGroups series (ehrelay's or the old module's) on its UDP stack. */
+    static boolean isUdpStack(String transport) {
+        return JGROUPS_UDP.equals(transport) || STOCK_JGROUPS_UDP.equals(transport);
+    }
+
     /** Whether {@code transport} is a {@code -sync} variant of a cache transport (E1/E2 with synchronous puts). */
     static boolean isSyncVariant(String transport) {
         if (!transport.endsWith(SYNC_SUFFIX)) {

@@ -172,8 +172,9 @@ class ReplayOptions {
             throw new UsageException("--full and --quick: choose one set");
         }
         if (!full && !quick && !given.contains("--transports")) {
-            // the verdict set: stock's synchronous variant (half a minute at E2 alone) is the sets' to run
-            transports.removeIf(Profiles::isSyncVariant);
+            // the verdict set: stock's synchronous variant (half a minute at E2 alone) and the UDP stacks of both
+            // JGroups series (100 s of 5 min 30 s on 2026-11-27; the TCP stacks stand for JGroups) are the sets'
+            transports.removeIf(t -> Profiles.isSyncVariant(t) || Profiles.isUdpStack(t));
         }
         if (full || quick) {
             // a set's steps, unless given: options narrow a set, whatever their order on the line
@@ -283,7 +284,7 @@ class ReplayOptions {
                 "                           'threads' for the threads-per-region probe: 10/100/1,000 caches)",
                 "  (no set)                 a verdict in minutes: E1 at 10240,40960 B, E2 at 40000,160000",
                 "                           elements, E3 at payloads 0,4096,16384 x 1000 puts, default profile,",
-                "                           every transport but the -sync variants",
+                "                           every transport but the -sync variants and the JGroups UDP stacks",
                 "  --quick                  the quick set: E1 and E2 at 4 steps each, E3 at 6 payloads x 2000",
                 "                           puts, under both profiles",
                 "  --full                   the full set: all 9 steps of E1 and E2 (heap 6g), E3, E4 with 2, 4 and",
