@@ -20,12 +20,7 @@ public final class ByteSource {
 
     /** Reads {@code buffer}'s bytes from its position to its limit; the buffer itself is not moved. */
     public ByteSource(ByteBuffer buffer) {
-        this(buffer.slice(), true);
-    }
-
-    /** Over {@code own}, a buffer no one else reads or moves (one slice per event, not two). */
-    private ByteSource(ByteBuffer own, boolean owned) {
-        this.buf = own;
+        this.buf = buffer.slice();
     }
 
     public ByteSource(byte[] bytes, int offset, int length) {
@@ -39,18 +34,10 @@ public final class ByteSource {
         return buf.remaining();
     }
 
-    /** The next {@code n} bytes as a source of their own, skipping them here. */
-    public ByteSource slice(int n, String what) throws MalformedFrameException {
-        need(n, what);
-        ByteBuffer s = buf.slice();
-        s.limit(n);
-        buf.position(buf.position() + n);
-        return new ByteSource(s, true);
-    }
-
     /**
-     * Narrows reading to the next {@code n} bytes (an event, read in place: no slice per event); every read then
-     * ends at their end. {@link #endWindow} skips what is left of them and restores the wider limit.
+     * Narrows reading to the next {@code n} bytes (an event or a membership entry, read in place: no slice of
+     * its own); every read then ends at their end. {@link #endWindow} skips what is left of them and restores
+     * the wider limit.
      *
      * @return the limit to give back to {@link #endWindow}
      */

@@ -130,14 +130,18 @@ public final class EventDecoder {
             throws MalformedFrameException {
         Set<String> names = new LinkedHashSet<>();
         for (int i = 0; i < count; i++) {
-            ByteSource entry = in.slice(in.readLength("membership entry"), "membership entry");
-            int op = entry.readByte("operation");
-            if (op != EventCodec.MEMBER_OP && op != EventCodec.REMOVED_OP) {
-                throw new MalformedFrameException("operation code " + op + " in a membership announcement");
+            int outer = in.window(in.readLength("membership entry"), "membership entry");
+            try {
+                int op = in.readByte("operation");
+                if (op != EventCodec.MEMBER_OP && op != EventCodec.REMOVED_OP) {
+                    throw new MalformedFrameException("operation code " + op + " in a membership announcement");
+                }
+                String name = in.readUtf8(in.readShort("cache name length"), "cache name");
+                (op == EventCodec.MEMBER_OP ? names : removed).add(name);
+                end(in);
+            } finally {
+                in.endWindow(outer);
             }
-            String name = entry.readUtf8(entry.readShort("cache name length"), "cache name");
-            (op == EventCodec.MEMBER_OP ? names : removed).add(name);
-            end(entry);
         }
         if (in.remaining() != 0) {
             throw new MalformedFrameException(in.remaining() + " trailing bytes after " + count + " cache names");

@@ -169,7 +169,6 @@ public final class RpcSessions {
         return b.array();
     }
 
-
     /**
      * Opens a session for a caller that proved the secret.
      *
@@ -212,8 +211,7 @@ public final class RpcSessions {
         byte[] session = new byte[SESSION_BYTES];
         RANDOM.nextBytes(session);
         byte[] key = secret.proof(CALL_KEY, challenge, clientNonce, name(from), session);
-        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, name, new Hmac(key),
-                now));
+        sessions.put(ByteBuffer.wrap(session.clone()), new Session(host, name, new Hmac(key), now));
         return ByteBuffer.allocate(ClusterSecret.PROOF_BYTES + SESSION_BYTES)
                 .put(secret.proof(SERVER, challenge, clientNonce, name(from), session)).put(session).array();
     }
