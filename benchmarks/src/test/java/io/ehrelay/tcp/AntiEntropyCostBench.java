@@ -18,7 +18,13 @@ import net.sf.ehcache.Element;
  * the same 100,000 entries of 1,280 B; the bench runs {@code checkNow} (a round with the peer over every
  * replicated cache, as the schedule does) 200 times and prints, per round, the bytes fetched and the process
  * CPU (both nodes: the asking and the serving side), median of the rounds. Run:
- * {@code benchmarks/run AntiEntropyCostBench [entries]}.
+ * {@code benchmarks/run AntiEntropyCostBench [entries] [differing]}.
+ *
+ * <p>With {@code differing}, every key's version differs between the nodes, as under steady writes, where every
+ * leaf holds a write still in flight: the nodes run {@code -Dehrelay.ordering=arrival} (the reader stamps each
+ * write anew on arrival), and the rounds run within one interval of the writes, so that none is settled enough to
+ * repair. It then runs 20 rounds and also prints the heap both nodes allocated per round: what listing the
+ * differing leaves costs.
  */
 public final class AntiEntropyCostBench {
 
@@ -32,6 +38,12 @@ public final class AntiEntropyCostBench {
 
     public static void main(String[] args) throws Exception {
         int entries = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+        boolean differing = args.length > 1 && args[1].equals("differing");
+        if (differing) {
+            System.setProperty("ehrelay.ordering", "arrival");
+        }
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) // qualified: HotSpot's
+                ManagementFactory.getThreadMXBean();
         try (ContractCluster cluster = new ContractCluster(TCP)) {
             CacheManager a = cluster.start("ae-a", "antiEntropyIntervalMillis=0");
             CacheManager b = cluster.start("ae-b", "antiEntropyIntervalMillis=0");
@@ -49,27 +61,34 @@ public final class AntiEntropyCostBench {
                     ManagementFactory.getOperatingSystemMXBean();
             List<Long> cpuMicros = new ArrayList<>();
             List<Long> bytes = new ArrayList<>();
+            List<Long> allocated = new ArrayList<>();
             String result = "";
-            for (int round = 0; round < 200; round++) {
+            for (int round = 0; round < (differing ? 20 : 200); round++) {
                 long bytes0 = ja.managerGauge("antiEntropyBytes").longValue();
                 long cpu0 = os.getProcessCpuTime();
+                long heap0 = threads.getTotalThreadAllocatedBytes();
                 result = (String) ManagementFactory.getPlatformMBeanServer().invoke(convergence, "checkNow",
                         new Object[0], new String[0]);
+                allocated.add(threads.getTotalThreadAllocatedBytes() - heap0);
                 cpuMicros.add((os.getProcessCpuTime() - cpu0) / 1000);
                 bytes.add(ja.managerGauge("antiEntropyBytes").longValue() - bytes0);
             }
+            allocated.sort(null);
             long totalCpu = 0;
             for (long c : cpuMicros) {
                 totalCpu += c;
             }
             cpuMicros.sort(null);
             bytes.sort(null);
-            System.out.println("anti-entropy round, " + entries + " equal entries in one cache (+" + (a.getCacheNames()
+            System.out.println("anti-entropy round, " + entries + (differing ? " entries whose versions all differ"
+                    : " equal entries") + " in one cache (+" + (a.getCacheNames()
                     .length - 1) + " other replicated caches), one peer, TCP: median " + bytes.get(bytes.size() / 2)
                     + " bytes fetched; process CPU " + totalCpu / cpuMicros.size() + " us per round on average over "
                     + cpuMicros.size() + " rounds (the CPU clock ticks in 10 ms here: median " + cpuMicros.get(cpuMicros.size() / 2)
                     + ", max " + cpuMicros.get(cpuMicros.size() - 1) + "); last check: " + result
-                    + "; keysRepaired " + ja.cacheCount("async", "keysRepaired"));
+                    + "; keysRepaired " + ja.cacheCount("async", "keysRepaired") + "; heap allocated per round "
+                    + "(both nodes): median " + allocated.get(allocated.size() / 2) / 1024 + " KB, max "
+                    + allocated.get(allocated.size() - 1) / 1024 + " KB");
         }
     }
 }
