@@ -49,4 +49,40 @@ class AntiEntropyPaceTest {
             assertThat(a.getEhcache("async").get("lost-2999").getObjectValue()).isEqualTo(value + 2999);
         }
     }
+
+    /**
+     * Every leaf differs and the asking node holds far more keys in them than one round lists (20,000 keys
+     * against 1,024 per round at 64 KB): each round takes a run of the differing leaves from a random one on, and
+     * the rounds together reach every leaf. b holds newer settled writes of 2,000 keys spread over all leaves.
+     */
+    @Test
+    void roundsThatListABoundedShareOfTheDifferingLeaves_togetherReachEveryLeaf() throws Exception {
+        String props = "antiEntropyIntervalMillis=1000, antiEntropyMaxBytesPerRound=64k, "
+                + "tombstoneRetentionMillis=60000";
+        try (ContractCluster cluster = new ContractCluster(LoopbackContractTest.FIXTURE)) {
+            CacheManager a = cluster.start("a", props);
+            CacheManager b = cluster.start("b", props);
+            for (int i = 0; i < 20_000; i++) {
+                a.getEhcache("async").put(new Element("k" + i, "a" + i));
+            }
+            Await.until(Duration.ofSeconds(30), () -> b.getEhcache("async").getSize() == 20_000,
+                    () -> "b holds " + b.getEhcache("async").getSize());
+            Thread.sleep(2500); // b's writes below are newer than a's, and settled (older than an interval)
+            long stamp = (System.currentTimeMillis() - 1200) << 16;
+            for (int i = 0; i < 20_000; i += 10) {
+                cluster.injectFromVanishedPeer(b, "async", "k" + i, "b" + i, stamp + i);
+            }
+            Await.until(Duration.ofSeconds(30), () -> {
+                for (int i = 0; i < 20_000; i += 10) {
+                    Element e = a.getEhcache("async").get("k" + i);
+                    if (e == null || !e.getObjectValue().equals("b" + i)) {
+                        return false;
+                    }
+                }
+                return true;
+            }, () -> "a lacks some of b's 2,000 newer writes");
+            ConvergenceWorkload.awaitEqual(List.of(a.getEhcache("async"), b.getEhcache("async")),
+                    Duration.ofSeconds(10));
+        }
+    }
 }

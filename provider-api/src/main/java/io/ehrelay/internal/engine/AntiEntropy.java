@@ -3,6 +3,7 @@ package io.ehrelay.internal.engine;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -302,22 +303,33 @@ final class AntiEntropy implements ConvergenceMBean {
             return differing;
         }
         m.onRangesDifferent(different.size());
-        boolean[] leafSet = new boolean[VersionTable.LEAVES];
+        boolean[] differ = new boolean[VersionTable.LEAVES];
         for (int leaf : different) {
-            leafSet[leaf] = true;
+            differ[leaf] = true;
         }
+        // a bounded share of them, from a random leaf on: the others are taken by the next rounds
+        long maxBytes = config.antiEntropyMaxBytes();
+        long maxKeys = keysPerRound(maxBytes);
+        boolean[] leafSet = binding.versions.boundedLeaves(differ, ThreadLocalRandom.current().nextInt(
+                VersionTable.LEAVES), maxKeys);
+        boolean allAsked = Arrays.equals(leafSet, differ);
         Map<Object, Version> local = new HashMap<>();
         for (Map.Entry<Object, Version> e : binding.versions.entries(leafSet)) {
             local.put(e.getKey(), e.getValue());
         }
-        long[] counts = new long[2]; // differing keys the peer sent, keys repaired
-        String request = AntiEntropyServer.ENTRIES + config.antiEntropyMaxBytes() + "\u0000" + bitmap(leafSet) + "\u0000" + name;
+        // differing keys the peer sent, keys repaired, bytes and entries received
+        long[] counts = new long[4];
+        boolean[] leavesSent = new boolean[VersionTable.LEAVES];
+        String request = AntiEntropyServer.ENTRIES + maxBytes + "\u0000" + bitmap(leafSet) + "\u0000" + name;
         Throwable failure = SendRound.await(request(peer, request, chunk -> {
+            counts[2] += chunk.length;
             DecodedBatch batch = StateTransfer.decodeChunk(chunk, limits, metrics);
             for (ReplicationEvent ev : batch.events()) {
                 if (!ev.cacheName().equals(name) || ev.op() == Op.REMOVE_ALL) {
                     throw new MalformedFrameException("anti-entropy entries hold " + ev);
                 }
+                counts[3]++;
+                leavesSent[VersionTable.leafOf(ev.keyHash())] = true;
                 if (ev.key() == null || ev.stamp() == 0) {
                     continue; // a key this node cannot decode (counted by the codec's rejection), or not stamped
                 }
@@ -352,22 +364,38 @@ final class AntiEntropy implements ConvergenceMBean {
             throw failure instanceof Exception ? (Exception) failure : new RuntimeException(failure);
         }
         // keys of those leaves this node knows and the peer sent nothing for: the peer lacks them (its own round
-        // pulls them), unless they are settled tombstones
+        // pulls them), unless they are settled tombstones. When the peer may have stopped early (its byte or key
+        // bound), only in the leaves it sent entries of.
+        boolean whole = counts[2] < maxBytes && counts[3] < maxKeys;
         long theyLack = 0;
         for (Version v : local.values()) {
-            if (!v.removed || v.stamp >= ordering.horizon()) {
+            if ((whole || leavesSent[VersionTable.leafOf(v.keyHash)]) && (!v.removed || v.stamp >= ordering.horizon())) {
                 theyLack++;
             }
         }
         m.onRepaired(counts[1]);
         repaired.addAndGet(counts[1]);
         differing += counts[0] + theyLack;
+        if (differing == 0 && !(whole && allAsked)) {
+            differing = 1; // the digests differ in leaves this round did not reach: at least one key does
+        }
         if (counts[1] > 0) {
             warn.warn("ae-repaired:" + name, "ehrelay: anti-entropy repaired {} keys of cache {} of CacheManager {} "
                     + "from {} ({} leaves of {} differed; counted in keysRepaired)", counts[1], name,
                     cacheManagerName, peer, different.size(), VersionTable.LEAVES);
         }
         return differing;
+    }
+
+    /**
+     * Most versions one round lists of the asking node's table for a bound of {@code maxBytes} per round (the
+     * serving node lists at most twice as many): one per 128 bytes, so that entries of 128 bytes and more fill the
+     * byte bound, and the memory a round takes follows the bound, not the cache (under steady writes every leaf
+     * differs, and a round listed every key on both sides: with 200,000 keys, 55 MB and 0.5 s of CPU per round
+     * against 27 MB and 0.2 s, {@code AntiEntropyCostBench}). Smaller entries take more rounds.
+     */
+    static long keysPerRound(long maxBytes) {
+        return Math.max(1024, maxBytes / 128);
     }
 
     /**

@@ -84,9 +84,11 @@ final class AntiEntropyServer {
             CacheBinding binding = binding(name);
             Ehcache cache = caches.resolve(name);
             CacheMetrics m = binding.metrics;
-            // from a random leaf on: a round stopped by maxBytes is continued elsewhere by the next
-            Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(leafSet,
-                    ThreadLocalRandom.current().nextInt(VersionTable.LEAVES)).iterator();
+            // from a random leaf on: a round stopped by maxBytes is continued elsewhere by the next; the leaves
+            // listed are bounded too (the asker bounds its request by its own versions, this node may hold more)
+            int firstLeaf = ThreadLocalRandom.current().nextInt(VersionTable.LEAVES);
+            Iterator<Map.Entry<Object, Version>> entries = binding.versions.entries(binding.versions.boundedLeaves(
+                    leafSet, firstLeaf, 2 * AntiEntropy.keysPerRound(maxBytes)), firstLeaf).iterator();
             long[] total = {0};
             return maxChunkBytes -> {
                 m.servedByCurrentThread();

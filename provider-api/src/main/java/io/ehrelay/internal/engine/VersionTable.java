@@ -41,6 +41,8 @@ final class VersionTable {
     private final ConcurrentHashMap<Object, Version> versions = new ConcurrentHashMap<>(1024);
     /** XOR of the digests of each leaf's versions; written under the leaf's stripe lock. */
     private final long[] leaves = new long[LEAVES];
+    /** How many versions each leaf holds; written under the leaf's stripe lock. */
+    private final int[] leafCounts = new int[LEAVES];
     /**
      * Per stripe, when a remote write was last applied there ({@link #EHCACHE_TIME}, as Ehcache stamps an
      * element's lastUpdateTime; written under the stripe's lock, after the cache write).
@@ -280,19 +282,49 @@ final class VersionTable {
     /** The counts and the leaf of a version replaced in the map ({@code null}s: none); caller holds the lock. */
     private void account(Version old, Version v, int keyHash) {
         long delta = 0;
+        int count = 0;
         if (old != null) {
             delta ^= old.digest();
+            count--;
             if (old.removed) {
                 tombstones.decrementAndGet();
             }
         }
         if (v != null) {
             delta ^= v.digest();
+            count++;
             if (v.removed) {
                 tombstones.incrementAndGet();
             }
         }
-        leaves[leafOf(keyHash)] ^= delta; // under the leaf's stripe lock
+        int leaf = leafOf(keyHash);
+        leaves[leaf] ^= delta; // under the leaf's stripe lock
+        leafCounts[leaf] += count;
+    }
+
+    /**
+     * Of {@code leafSet}, the leaves from {@code firstLeaf} on (wrapping around) whose versions number at most
+     * {@code maxKeys} together, and always the first of them: what one anti-entropy round takes, so that a round
+     * lists a bounded share of the table however many leaves differ (under steady writes, all of them).
+     */
+    boolean[] boundedLeaves(boolean[] leafSet, int firstLeaf, long maxKeys) {
+        boolean[] out = new boolean[LEAVES];
+        long keys = 0;
+        boolean any = false;
+        for (int i = 0; i < LEAVES; i++) {
+            int leaf = (firstLeaf + i) & (LEAVES - 1);
+            if (!leafSet[leaf]) {
+                continue;
+            }
+            int n = leafCounts[leaf]; // a racy read: a bound, not an account
+            if (any && keys + n > maxKeys) {
+                break;
+            }
+            out[leaf] = true;
+            keys += n;
+            any = true;
+        }
+        return out;
     }
 
     /** A copy of the leaves. */

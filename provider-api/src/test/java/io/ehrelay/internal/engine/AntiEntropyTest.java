@@ -75,4 +75,29 @@ class AntiEntropyTest {
         assertThat(d.events().get(0).origin()).isEqualTo(ordering.self());
         assertThat(d.events().get(0).value()).isEqualTo("v");
     }
+
+    @Test
+    void entries_listAtMostTwiceTheKeysOfARound_howeverManyDiffer() throws Exception {
+        CacheBinding a = caches.bind("a");
+        for (int i = 0; i < 40_000; i++) {
+            String key = "k" + i;
+            a.versions.offer(key, new Version(1000 + i, 7, EventCodec.hashOf(key), 0, true), ordering.self(), 0,
+                    () -> { });
+        }
+        char[] bits = new char[VersionTable.LEAVES / 4];
+        Arrays.fill(bits, 'f');
+        int maxBytes = 1 << 20;
+        InboundHandler.StateCursor c = server.open(AntiEntropyServer.PREFIX + "entries\u0000" + maxBytes + "\u0000"
+                + new String(bits) + "\u0000a");
+        int events = 0;
+        long bytes = 0;
+        for (byte[] chunk = c.next(1 << 16); chunk != null; chunk = c.next(1 << 16)) {
+            events += EventDecoder.decodeBatch(chunk, 0, chunk.length, kit.config.limits()).events().size();
+            bytes += chunk.length;
+        }
+        long bound = 2 * AntiEntropy.keysPerRound(maxBytes);
+        assertThat(bytes).as("the byte bound did not stop it").isLessThan(maxBytes);
+        assertThat(events).as("a run of leaves holding at most %d versions, of 40,000", bound)
+                .isLessThanOrEqualTo((int) bound).isGreaterThan((int) bound - 200);
+    }
 }

@@ -210,6 +210,47 @@ class VersionTableTest {
     }
 
     @Test
+    void boundedLeaves_takeARunOfLeavesFromTheFirst_byTheVersionsEachHolds_followingEveryWrite() {
+        VersionTable t = new VersionTable();
+        // a key hash below 65,536 is its own leaf's number plus a multiple of 1,024
+        int[][] perLeaf = {{5, 3}, {6, 1}, {7, 4}, {1000, 2}};
+        for (int[] leaf : perLeaf) {
+            for (int j = 0; j < leaf[1]; j++) {
+                int keyHash = leaf[0] + 1024 * j;
+                assertThat(VersionTable.leafOf(keyHash)).isEqualTo(leaf[0]);
+                t.offer("k" + keyHash, new Version(100 + keyHash, 2, keyHash, 0, j == 0 && leaf[0] == 5), SELF, 0,
+                        () -> { });
+            }
+        }
+        boolean[] set = new boolean[VersionTable.LEAVES];
+        for (int leaf : new int[] {5, 6, 7, 8, 1000}) {
+            set[leaf] = true;
+        }
+        assertThat(leavesOf(t.boundedLeaves(set, 5, 4))).as("3 + 1 fit, 4 more do not").containsExactly(5, 6);
+        assertThat(leavesOf(t.boundedLeaves(set, 5, 3))).containsExactly(5);
+        assertThat(leavesOf(t.boundedLeaves(set, 7, 1))).as("the first leaf always").containsExactly(7);
+        assertThat(leavesOf(t.boundedLeaves(set, 900, 100))).as("wrapping around").containsExactly(5, 6, 7, 8, 1000);
+        assertThat(leavesOf(t.boundedLeaves(set, 6, 100))).as("only leaves of the set").containsExactly(5, 6, 7, 8,
+                1000);
+        // the tombstone of leaf 5 expires: 2 + 1 fit in 3
+        assertThat(t.sweep(1000, 100, key -> true, 10)).isEqualTo(1);
+        assertThat(leavesOf(t.boundedLeaves(set, 5, 3))).containsExactly(5, 6);
+        // a removeAll newer than every write empties every leaf
+        t.clear(new Version(1_000_000, 3, 0, 0, true), Collections.emptyList(), key -> { });
+        assertThat(leavesOf(t.boundedLeaves(set, 5, 0))).containsExactly(5, 6, 7, 8, 1000);
+    }
+
+    private static List<Integer> leavesOf(boolean[] leaves) {
+        List<Integer> out = new ArrayList<>();
+        for (int i = 0; i < leaves.length; i++) {
+            if (leaves[i]) {
+                out.add(i);
+            }
+        }
+        return out;
+    }
+
+    @Test
     void tombstonesAndGhosts_beyondTheBound_goOldestFirst() {
         VersionTable t = new VersionTable();
         for (int i = 1; i <= 100; i++) {
