@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Anti-entropy, the pulling side: every {@code antiEntropyIntervalMillis} this node compares each replicated cache
  * with each peer that holds it — first the peer's digest (its last removeAll and {@value VersionTable#LEAVES}
- * leaves), then the entries of the leaves that differ — and keeps each newer write at least one interval old
+ * leaves), then the versions in the leaves that differ, then the entries of those leaves that hold a newer
+ * write — and keeps each newer write at least one interval old
  * ({@link AntiEntropyServer} answers the peers' rounds). A round that repaired keys is followed after a fifth of
  * the interval. How and why: docs/reliability.md, "Missed events: resync at once, anti-entropy always". Rounds
  * run on the node's background thread; before each, tombstones past their retention are dropped. Thread-safe.
@@ -50,6 +51,8 @@ final class AntiEntropy implements ConvergenceMBean {
     private static final Logger LOG = LoggerFactory.getLogger(AntiEntropy.class);
 
     private static final long REQUEST_TIMEOUT_MILLIS = 30_000;
+    /** How long a peer that refused a request for versions is asked for entries at once. */
+    private static final long VERSIONS_RETRY_MILLIS = 600_000;
 
     private final String cacheManagerName;
     private final NodeConfig config;
@@ -68,6 +71,8 @@ final class AntiEntropy implements ConvergenceMBean {
     /** Per peer endpoint: when its every cache was last found equal (wall-clock ms). */
     private final Map<String, Long> lastAgreement = new ConcurrentHashMap<>();
     private final AtomicLong bytesFetched = new AtomicLong();
+    /** Per peer endpoint: when it last refused a request for versions (an older ehrelay), wall-clock ms. */
+    private final Map<String, Long> versionsRefused = new ConcurrentHashMap<>();
 
     private volatile long differingKeys;
     /** Keys repaired by this node's rounds so far. */
@@ -313,22 +318,82 @@ final class AntiEntropy implements ConvergenceMBean {
         boolean[] leafSet = binding.versions.boundedLeaves(differ, ThreadLocalRandom.current().nextInt(
                 VersionTable.LEAVES), maxKeys);
         boolean allAsked = Arrays.equals(leafSet, differ);
+        // first the peer's versions only (no values): under steady writes leaves differ by writes in flight, and
+        // the values of the equal entries beside them need not travel; then the entries of the leaves that hold
+        // a newer settled write. A peer that does not know the request (an older ehrelay) gets the entries at once.
+        Pull pull = null;
+        Long refused = versionsRefused.get(peer.endpoint());
+        if (refused == null || clock.currentTimeMillis() - refused > VERSIONS_RETRY_MILLIS) {
+            try {
+                pull = pull(peer, AntiEntropyServer.VERSIONS, leafSet, cache, binding, false);
+                versionsRefused.remove(peer.endpoint());
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                pull = null; // tried again below with the entries: a failure of both is the round's
+            }
+        }
+        if (pull == null) {
+            pull = pull(peer, AntiEntropyServer.ENTRIES, leafSet, cache, binding, true);
+            if (refused == null || clock.currentTimeMillis() - refused > VERSIONS_RETRY_MILLIS) {
+                versionsRefused.put(peer.endpoint(), clock.currentTimeMillis());
+            }
+        } else if (pull.needed) {
+            pull.repaired = pull(peer, AntiEntropyServer.ENTRIES, pull.needLeaves, cache, binding, true).repaired;
+        }
+        m.onRepaired(pull.repaired);
+        repaired.addAndGet(pull.repaired);
+        differing += pull.differing;
+        if (differing == 0 && !(pull.whole && allAsked)) {
+            differing = 1; // the digests differ in leaves this round did not reach: at least one key does
+        }
+        if (pull.repaired > 0) {
+            warn.warn("ae-repaired:" + name, "ehrelay: anti-entropy repaired {} keys of cache {} of CacheManager {} "
+                    + "from {} ({} leaves of {} differed; counted in keysRepaired)", pull.repaired, name,
+                    cacheManagerName, peer, different.size(), VersionTable.LEAVES);
+        }
+        return differing;
+    }
+
+    /** What one request of a round found. */
+    private static final class Pull {
+        /** keys that differ (both ways) in the leaves asked */
+        long differing;
+        /** keys repaired */
+        long repaired;
+        /** whether the peer answered for every leaf asked (it did not stop at its byte or key bound) */
+        boolean whole;
+        /** leaves with a write of the peer's that is newer and settled: their entries are to be fetched */
+        final boolean[] needLeaves = new boolean[VersionTable.LEAVES];
+        boolean needed;
+    }
+
+    /**
+     * Asks {@code peer} for its {@code request} ({@link AntiEntropyServer#ENTRIES} or
+     * {@link AntiEntropyServer#VERSIONS}) of {@code leafSet}, and compares each with this node's version: with
+     * {@code apply}, keeps each newer write at least one interval old.
+     */
+    private Pull pull(Peer peer, String kind, boolean[] leafSet, Ehcache cache, CacheBinding binding, boolean apply)
+            throws Exception {
+        String name = cache.getName();
+        long maxBytes = config.antiEntropyMaxBytes();
+        long maxKeys = keysPerRound(maxBytes);
         Map<Object, Version> local = new HashMap<>();
         for (Map.Entry<Object, Version> e : binding.versions.entries(leafSet)) {
             local.put(e.getKey(), e.getValue());
         }
-        // differing keys the peer sent, keys repaired, bytes and entries received
-        long[] counts = new long[4];
+        Pull out = new Pull();
+        long[] received = new long[2]; // bytes, entries
         boolean[] leavesSent = new boolean[VersionTable.LEAVES];
-        String request = AntiEntropyServer.ENTRIES + maxBytes + "\u0000" + bitmap(leafSet) + "\u0000" + name;
+        String request = kind + maxBytes + "\u0000" + bitmap(leafSet) + "\u0000" + name;
         Throwable failure = SendRound.await(request(peer, request, chunk -> {
-            counts[2] += chunk.length;
+            received[0] += chunk.length;
             DecodedBatch batch = StateTransfer.decodeChunk(chunk, limits, metrics);
             for (ReplicationEvent ev : batch.events()) {
                 if (!ev.cacheName().equals(name) || ev.op() == Op.REMOVE_ALL) {
                     throw new MalformedFrameException("anti-entropy entries hold " + ev);
                 }
-                counts[3]++;
+                received[1]++;
                 leavesSent[VersionTable.leafOf(ev.keyHash())] = true;
                 if (ev.key() == null || ev.stamp() == 0) {
                     continue; // a key this node cannot decode (counted by the codec's rejection), or not stamped
@@ -339,23 +404,29 @@ final class AntiEntropy implements ConvergenceMBean {
                 if (ours != null && ours.compareTo(theirs) == 0) {
                     continue;
                 }
-                counts[0]++;
+                out.differing++;
                 // a write younger than one interval may still be on its way here live: left to the next round
                 boolean settled = clock.currentTimeMillis() - Hlc.millisOf(theirs.stamp) >= periodMillis();
-                if (settled && theirs.newerThan(ours)) {
+                if (!settled || !theirs.newerThan(ours)) {
+                    continue;
+                }
+                if (!apply) {
+                    out.needLeaves[VersionTable.leafOf(ev.keyHash())] = true;
+                    out.needed = true;
+                    continue;
+                }
+                try {
+                    if (ordering.apply(binding, cache, batch.rejectionOf(ev) != null
+                            ? ReplicationEvent.ofKey(Op.INVALIDATE, name, ev.key()).stamped(ev.stamp(),
+                                    ev.origin(), ev.valueHash(), ev.keyHash()) : ev)
+                            == VersionTable.Outcome.APPLIED) {
+                        out.repaired++;
+                    }
+                } catch (RuntimeException e) {
                     try {
-                        if (ordering.apply(binding, cache, batch.rejectionOf(ev) != null
-                                ? ReplicationEvent.ofKey(Op.INVALIDATE, name, ev.key()).stamped(ev.stamp(),
-                                        ev.origin(), ev.valueHash(), ev.keyHash()) : ev)
-                                == VersionTable.Outcome.APPLIED) {
-                            counts[1]++;
-                        }
-                    } catch (RuntimeException e) {
-                        try {
-                            cache.remove(ev.key(), true);
-                        } catch (RuntimeException ignored) {
-                            // the key keeps its version; the next round tries again
-                        }
+                        cache.remove(ev.key(), true);
+                    } catch (RuntimeException ignored) {
+                        // the key keeps its version; the next round tries again
                     }
                 }
             }
@@ -366,25 +437,14 @@ final class AntiEntropy implements ConvergenceMBean {
         // keys of those leaves this node knows and the peer sent nothing for: the peer lacks them (its own round
         // pulls them), unless they are settled tombstones. When the peer may have stopped early (its byte or key
         // bound), only in the leaves it sent entries of.
-        boolean whole = counts[2] < maxBytes && counts[3] < maxKeys;
-        long theyLack = 0;
+        out.whole = received[0] < maxBytes && received[1] < maxKeys;
         for (Version v : local.values()) {
-            if ((whole || leavesSent[VersionTable.leafOf(v.keyHash)]) && (!v.removed || v.stamp >= ordering.horizon())) {
-                theyLack++;
+            if ((out.whole || leavesSent[VersionTable.leafOf(v.keyHash)])
+                    && (!v.removed || v.stamp >= ordering.horizon())) {
+                out.differing++;
             }
         }
-        m.onRepaired(counts[1]);
-        repaired.addAndGet(counts[1]);
-        differing += counts[0] + theyLack;
-        if (differing == 0 && !(whole && allAsked)) {
-            differing = 1; // the digests differ in leaves this round did not reach: at least one key does
-        }
-        if (counts[1] > 0) {
-            warn.warn("ae-repaired:" + name, "ehrelay: anti-entropy repaired {} keys of cache {} of CacheManager {} "
-                    + "from {} ({} leaves of {} differed; counted in keysRepaired)", counts[1], name,
-                    cacheManagerName, peer, different.size(), VersionTable.LEAVES);
-        }
-        return differing;
+        return out;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.ehrelay.internal.engine;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -11,12 +12,14 @@ import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Op;
 import net.sf.ehcache.Ehcache;
 
 /**
  * The serving side of anti-entropy ({@link AntiEntropy}): a peer's round asks for a cache's digest (its last
- * removeAll and its {@value VersionTable#LEAVES} leaves) or for the entries of a set of leaves, as state requests
- * whose name starts with {@link #PREFIX}, so every transport carries them unchanged. Thread-safe.
+ * removeAll and its {@value VersionTable#LEAVES} leaves), for the versions in a set of leaves, or for their
+ * entries, as state requests whose name starts with {@link #PREFIX}, so every transport carries them unchanged.
+ * Thread-safe.
  */
 final class AntiEntropyServer {
 
@@ -24,6 +27,8 @@ final class AntiEntropyServer {
     static final String PREFIX = "\u0000ehrelay-ae\u0000";
     static final String DIGEST = PREFIX + "digest\u0000";
     static final String ENTRIES = PREFIX + "entries\u0000";
+    /** As {@link #ENTRIES}, but each entry's version alone: a stamped remove or invalidation of its key. */
+    static final String VERSIONS = PREFIX + "versions\u0000";
     static final int DIGEST_FORMAT = 1;
 
     private final String cacheManagerName;
@@ -68,8 +73,9 @@ final class AntiEntropyServer {
                 return bytes;
             };
         }
-        if (request.startsWith(ENTRIES)) {
-            String[] parts = request.substring(ENTRIES.length()).split("\u0000", 3);
+        boolean versionsOnly = request.startsWith(VERSIONS);
+        if (versionsOnly || request.startsWith(ENTRIES)) {
+            String[] parts = request.substring((versionsOnly ? VERSIONS : ENTRIES).length()).split("\u0000", 3);
             if (parts.length != 3) {
                 throw new IllegalArgumentException("malformed anti-entropy request");
             }
@@ -95,8 +101,9 @@ final class AntiEntropyServer {
                 List<byte[]> parts2 = new ArrayList<>();
                 int size = 0;
                 while (entries.hasNext() && size < maxChunkBytes && total[0] < maxBytes) {
-                    byte[] ev = StateTransfer.entry(name, cache, binding.versions, entries.next().getKey(), m,
-                            warn);
+                    Map.Entry<Object, Version> e = entries.next();
+                    byte[] ev = versionsOnly ? version(name, e.getKey(), e.getValue(), m)
+                            : StateTransfer.entry(name, cache, binding.versions, e.getKey(), m, warn);
                     if (ev != null) {
                         parts2.add(ev);
                         size += ev.length;
@@ -107,6 +114,20 @@ final class AntiEntropyServer {
             };
         }
         throw new IllegalArgumentException("unknown anti-entropy request");
+    }
+
+    /** {@code key}'s version alone: a stamped remove (a tombstone) or invalidation (a put, or a version without value). */
+    private byte[] version(String cacheName, Object key, Version v, CacheMetrics m) {
+        try {
+            byte[] ev = EventCodec.encodeKey(v.removed ? Op.REMOVE : Op.INVALIDATE, cacheName, key, null, new int[2]);
+            EventCodec.stamp(ev, v.stamp, v.origin, v.valueHash);
+            return ev;
+        } catch (IOException | RuntimeException | Error ex) {
+            m.onUnencodableInSnapshot();
+            warn.warn("ae-encode:" + cacheName, "ehrelay: key {} of cache {} cannot be encoded for a peer's "
+                    + "anti-entropy round and is skipped (counted in unencodable): {}", key, cacheName, ex.toString());
+            return null;
+        }
     }
 
     private CacheBinding binding(String name) {

@@ -2,17 +2,28 @@ package io.ehrelay.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyInt;
+import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.when;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
+import io.ehrelay.internal.Futures;
 import io.ehrelay.internal.codec.DecodedBatch;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
+import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.Transport;
+import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -99,5 +110,84 @@ class AntiEntropyTest {
         assertThat(bytes).as("the byte bound did not stop it").isLessThan(maxBytes);
         assertThat(events).as("a run of leaves holding at most %d versions, of 40,000", bound)
                 .isLessThanOrEqualTo((int) bound).isGreaterThan((int) bound - 200);
+    }
+
+    /**
+     * A round asks for the peer's versions first, then for the entries of the leaves only that hold a newer
+     * settled write: the equal entries beside writes in flight do not travel with their values. A peer that does
+     * not know the request (an older ehrelay refuses it as unknown) gets the request for entries at once, and the
+     * round repairs the same.
+     */
+    @Test
+    void aRound_asksForVersionsFirst_thenForTheEntriesOfTheLeavesToRepair_orAtOnceOfAnOlderPeer() throws Exception {
+        for (boolean olderPeer : new boolean[] {false, true}) {
+            try (EngineTestKit selfKit = new EngineTestKit(); EngineTestKit peerKit = new EngineTestKit()) {
+                CacheBindings selfCaches = new CacheBindings(selfKit.cacheManager, selfKit.metrics, l -> false);
+                CacheBindings peerCaches = new CacheBindings(peerKit.cacheManager, peerKit.metrics, l -> true);
+                AntiEntropyServer peerServer = new AntiEntropyServer("peer", peerCaches, peerKit.warn);
+                CacheBinding mine = selfCaches.bind("a");
+                CacheBinding theirs = peerCaches.bind("a");
+                Ehcache myCache = selfKit.cacheManager.getEhcache("a");
+                long now = System.currentTimeMillis();
+                long old = (now - 120_000) << 16;
+                long settled = (now - 60_000) << 16;
+                long inFlight = now << 16;
+                for (int i = 0; i < 100; i++) {
+                    write(mine, myCache, "k" + i, "v" + i, old + i);
+                    write(theirs, peerKit.cacheManager.getEhcache("a"), "k" + i, "v" + i, old + i);
+                }
+                write(theirs, peerKit.cacheManager.getEhcache("a"), "k7", "newer", settled);
+                for (int i = 50; i < 60; i++) {
+                    write(theirs, peerKit.cacheManager.getEhcache("a"), "k" + i, "in flight", inFlight + i);
+                }
+                List<String> requests = new ArrayList<>();
+                Transport transport = mock(Transport.class);
+                when(transport.requestState(any(), anyString(), anyInt(), any())).thenAnswer(call -> {
+                    String request = call.getArgument(1);
+                    requests.add(request);
+                    if (olderPeer && request.startsWith(AntiEntropyServer.VERSIONS)) {
+                        return Futures.failed(new IllegalArgumentException("unknown anti-entropy request"));
+                    }
+                    InboundHandler.StateCursor c = peerServer.open(request);
+                    InboundHandler.ChunkSink sink = call.getArgument(3);
+                    for (byte[] chunk = c.next(1 << 16); chunk != null; chunk = c.next(1 << 16)) {
+                        sink.accept(chunk);
+                    }
+                    return CompletableFuture.completedFuture(null);
+                });
+                AntiEntropy round = new AntiEntropy("self", selfKit.config, transport, selfCaches,
+                        name -> Collections.singletonList(new Peer("peer:1")), null,
+                        new Ordering(Clock.SYSTEM, 600_000, selfKit.warn), selfKit.metrics, Clock.SYSTEM, () -> true,
+                        selfKit.warn);
+                Map<String, Long> found = round.round(false);
+                assertThat(found).as("older peer: %s", olderPeer).containsEntry("peer:1", 11L);
+                assertThat(myCache.get("k7").getObjectValue()).isEqualTo("newer");
+                assertThat(myCache.get("k55").getObjectValue()).as("in flight: left to replication").isEqualTo("v55");
+                List<String> kinds = new ArrayList<>();
+                for (String r : requests) {
+                    kinds.add(r.substring(AntiEntropyServer.PREFIX.length(), r.indexOf('\u0000',
+                            AntiEntropyServer.PREFIX.length())));
+                }
+                assertThat(kinds).containsExactly("digest", "versions", "entries");
+                String entries = requests.get(2);
+                boolean[] asked = AntiEntropyServer.leavesOf(entries.split("\u0000")[4]);
+                int leafOfK7 = VersionTable.leafOf(EventCodec.hashOf("k7"));
+                int askedLeaves = 0;
+                for (boolean leaf : asked) {
+                    askedLeaves += leaf ? 1 : 0;
+                }
+                if (olderPeer) {
+                    assertThat(askedLeaves).as("every differing leaf").isGreaterThan(1);
+                } else {
+                    assertThat(askedLeaves).as("the leaf of the one settled newer write").isEqualTo(1);
+                }
+                assertThat(asked[leafOfK7]).isTrue();
+            }
+        }
+    }
+
+    private void write(CacheBinding b, Ehcache cache, String key, String value, long stamp) throws Exception {
+        Version v = new Version(stamp, 42, EventCodec.hashOf(key), EventCodec.hashOf(value), false);
+        b.versions.offer(key, v, ordering.self(), 0, () -> cache.put(new Element(key, value), true));
     }
 }
