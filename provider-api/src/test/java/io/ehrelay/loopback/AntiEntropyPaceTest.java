@@ -19,6 +19,10 @@ import org.junit.jupiter.api.Test;
  */
 class AntiEntropyPaceTest {
 
+    /** Rounds every second, of at most 64 KB each. */
+    private static final String PROPS = "antiEntropyIntervalMillis=1000, antiEntropyMaxBytesPerRound=64k, "
+            + "tombstoneRetentionMillis=60000";
+
     /**
      * More divergence than one round may fetch (a node that joined while another wrote, a long partition): a round
      * that repaired keys is followed within a fifth of the interval, not an interval later. 3,000 writes only b
@@ -27,11 +31,9 @@ class AntiEntropyPaceTest {
      */
     @Test
     void aRoundThatRepaired_isFollowedSoon_soThatMoreThanOneRoundHoldsIsRepairedInSeconds() throws Exception {
-        String props = "antiEntropyIntervalMillis=1000, antiEntropyMaxBytesPerRound=64k, "
-                + "tombstoneRetentionMillis=60000";
         try (ContractCluster cluster = new ContractCluster(LoopbackContractTest.FIXTURE)) {
-            CacheManager a = cluster.start("a", props);
-            CacheManager b = cluster.start("b", props);
+            CacheManager a = cluster.start("a", PROPS);
+            CacheManager b = cluster.start("b", PROPS);
             a.getEhcache("async").put(new Element("marker", "m"));
             Await.until(() -> b.getEhcache("async").get("marker") != null, () -> "not connected");
             // settled writes (older than an interval) of a peer that told b only, and vanished
@@ -57,11 +59,9 @@ class AntiEntropyPaceTest {
      */
     @Test
     void roundsThatListABoundedShareOfTheDifferingLeaves_togetherReachEveryLeaf() throws Exception {
-        String props = "antiEntropyIntervalMillis=1000, antiEntropyMaxBytesPerRound=64k, "
-                + "tombstoneRetentionMillis=60000";
         try (ContractCluster cluster = new ContractCluster(LoopbackContractTest.FIXTURE)) {
-            CacheManager a = cluster.start("a", props);
-            CacheManager b = cluster.start("b", props);
+            CacheManager a = cluster.start("a", PROPS);
+            CacheManager b = cluster.start("b", PROPS);
             for (int i = 0; i < 20_000; i++) {
                 a.getEhcache("async").put(new Element("k" + i, "a" + i));
             }
