@@ -3,6 +3,9 @@ package io.ehrelay.tcp;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import javax.management.ObjectName;
 
 import com.sun.management.OperatingSystemMXBean;
@@ -24,7 +27,9 @@ import net.sf.ehcache.Element;
  * leaf holds a write still in flight: the nodes run {@code -Dehrelay.ordering=arrival} (the reader stamps each
  * write anew on arrival), and the rounds run within one interval of the writes, so that none is settled enough to
  * repair. It then runs 20 rounds and also prints the heap both nodes allocated per round: what listing the
- * differing leaves costs.
+ * differing leaves costs. With {@code steady <puts/s>}, the peer writes random keys of the cache at that rate
+ * (1,280 B each) while 20 rounds run: the leaves its writes in flight make differ (the heap figure then includes
+ * the writes' own).
  */
 public final class AntiEntropyCostBench {
 
@@ -39,6 +44,7 @@ public final class AntiEntropyCostBench {
     public static void main(String[] args) throws Exception {
         int entries = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
         boolean differing = args.length > 1 && args[1].equals("differing");
+        int steadyRate = args.length > 2 && args[1].equals("steady") ? Integer.parseInt(args[2]) : 0;
         if (differing) {
             System.setProperty("ehrelay.ordering", "arrival");
         }
@@ -63,7 +69,24 @@ public final class AntiEntropyCostBench {
             List<Long> bytes = new ArrayList<>();
             List<Long> allocated = new ArrayList<>();
             String result = "";
-            for (int round = 0; round < (differing ? 20 : 200); round++) {
+            AtomicBoolean writing = new AtomicBoolean(steadyRate > 0);
+            Thread writer = new Thread(() -> {
+                Random random = new Random(1);
+                long start = System.nanoTime();
+                long done = 0;
+                while (writing.get()) {
+                    long due = (System.nanoTime() - start) * steadyRate / 1_000_000_000L;
+                    for (; done < due; done++) {
+                        b.getEhcache("async").put(new Element("k" + random.nextInt(entries), new byte[1280]));
+                    }
+                    LockSupport.parkNanos(1_000_000);
+                }
+            }, "steady-writer");
+            if (steadyRate > 0) {
+                writer.start();
+                Thread.sleep(1000);
+            }
+            for (int round = 0; round < (differing || steadyRate > 0 ? 20 : 200); round++) {
                 long bytes0 = ja.managerGauge("antiEntropyBytes").longValue();
                 long cpu0 = os.getProcessCpuTime();
                 long heap0 = threads.getTotalThreadAllocatedBytes();
@@ -73,6 +96,8 @@ public final class AntiEntropyCostBench {
                 cpuMicros.add((os.getProcessCpuTime() - cpu0) / 1000);
                 bytes.add(ja.managerGauge("antiEntropyBytes").longValue() - bytes0);
             }
+            writing.set(false);
+            writer.join(10_000);
             allocated.sort(null);
             long totalCpu = 0;
             for (long c : cpuMicros) {
@@ -81,9 +106,11 @@ public final class AntiEntropyCostBench {
             cpuMicros.sort(null);
             bytes.sort(null);
             System.out.println("anti-entropy round, " + entries + (differing ? " entries whose versions all differ"
-                    : " equal entries") + " in one cache (+" + (a.getCacheNames()
+                    : steadyRate > 0 ? " entries, the peer writing " + steadyRate + " puts/s," : " equal entries") + " in one cache (+" + (a.getCacheNames()
                     .length - 1) + " other replicated caches), one peer, TCP: median " + bytes.get(bytes.size() / 2)
-                    + " bytes fetched; process CPU " + totalCpu / cpuMicros.size() + " us per round on average over "
+                    + " bytes fetched (mean " + bytes.stream().mapToLong(Long::longValue).sum() / bytes.size() + ", max "
+                    + bytes.get(bytes.size() - 1) + "); process CPU "
+                    + totalCpu / cpuMicros.size() + " us per round on average over "
                     + cpuMicros.size() + " rounds (the CPU clock ticks in 10 ms here: median " + cpuMicros.get(cpuMicros.size() / 2)
                     + ", max " + cpuMicros.get(cpuMicros.size() - 1) + "); last check: " + result
                     + "; keysRepaired " + ja.cacheCount("async", "keysRepaired") + "; heap allocated per round "
