@@ -313,17 +313,16 @@ final class AntiEntropy implements ConvergenceMBean {
             differ[leaf] = true;
         }
         // a bounded share of them, from a random leaf on: the others are taken by the next rounds
-        long maxBytes = config.antiEntropyMaxBytes();
-        long maxKeys = keysPerRound(maxBytes);
         boolean[] leafSet = binding.versions.boundedLeaves(differ, ThreadLocalRandom.current().nextInt(
-                VersionTable.LEAVES), maxKeys);
+                VersionTable.LEAVES), keysPerRound(config.antiEntropyMaxBytes()));
         boolean allAsked = Arrays.equals(leafSet, differ);
         // first the peer's versions only (no values): under steady writes leaves differ by writes in flight, and
         // the values of the equal entries beside them need not travel; then the entries of the leaves that hold
         // a newer settled write. A peer that does not know the request (an older ehrelay) gets the entries at once.
         Pull pull = null;
         Long refused = versionsRefused.get(peer.endpoint());
-        if (refused == null || clock.currentTimeMillis() - refused > VERSIONS_RETRY_MILLIS) {
+        boolean askVersions = refused == null || clock.currentTimeMillis() - refused > VERSIONS_RETRY_MILLIS;
+        if (askVersions) {
             try {
                 pull = pull(peer, AntiEntropyServer.VERSIONS, leafSet, cache, binding, false);
                 versionsRefused.remove(peer.endpoint());
@@ -335,10 +334,10 @@ final class AntiEntropy implements ConvergenceMBean {
         }
         if (pull == null) {
             pull = pull(peer, AntiEntropyServer.ENTRIES, leafSet, cache, binding, true);
-            if (refused == null || clock.currentTimeMillis() - refused > VERSIONS_RETRY_MILLIS) {
+            if (askVersions) {
                 versionsRefused.put(peer.endpoint(), clock.currentTimeMillis());
             }
-        } else if (pull.needed) {
+        } else if (pull.needLeaves != null) {
             pull.repaired = pull(peer, AntiEntropyServer.ENTRIES, pull.needLeaves, cache, binding, true).repaired;
         }
         m.onRepaired(pull.repaired);
@@ -363,9 +362,8 @@ final class AntiEntropy implements ConvergenceMBean {
         long repaired;
         /** whether the peer answered for every leaf asked (it did not stop at its byte or key bound) */
         boolean whole;
-        /** leaves with a write of the peer's that is newer and settled: their entries are to be fetched */
-        final boolean[] needLeaves = new boolean[VersionTable.LEAVES];
-        boolean needed;
+        /** leaves with a write of the peer's that is newer and settled, whose entries are to be fetched; null: none */
+        boolean[] needLeaves;
     }
 
     /**
@@ -394,7 +392,8 @@ final class AntiEntropy implements ConvergenceMBean {
                     throw new MalformedFrameException("anti-entropy entries hold " + ev);
                 }
                 received[1]++;
-                leavesSent[VersionTable.leafOf(ev.keyHash())] = true;
+                int leaf = VersionTable.leafOf(ev.keyHash());
+                leavesSent[leaf] = true;
                 if (ev.key() == null || ev.stamp() == 0) {
                     continue; // a key this node cannot decode (counted by the codec's rejection), or not stamped
                 }
@@ -411,8 +410,10 @@ final class AntiEntropy implements ConvergenceMBean {
                     continue;
                 }
                 if (!apply) {
-                    out.needLeaves[VersionTable.leafOf(ev.keyHash())] = true;
-                    out.needed = true;
+                    if (out.needLeaves == null) {
+                        out.needLeaves = new boolean[VersionTable.LEAVES];
+                    }
+                    out.needLeaves[leaf] = true;
                     continue;
                 }
                 try {

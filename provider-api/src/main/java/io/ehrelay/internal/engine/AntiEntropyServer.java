@@ -1,6 +1,5 @@
 package io.ehrelay.internal.engine;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -12,7 +11,6 @@ import io.ehrelay.internal.RateLimitedLog;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.InboundHandler;
-import io.ehrelay.spi.Op;
 import net.sf.ehcache.Ehcache;
 
 /**
@@ -102,7 +100,7 @@ final class AntiEntropyServer {
                 int size = 0;
                 while (entries.hasNext() && size < maxChunkBytes && total[0] < maxBytes) {
                     Map.Entry<Object, Version> e = entries.next();
-                    byte[] ev = versionsOnly ? version(name, e.getKey(), e.getValue(), m)
+                    byte[] ev = versionsOnly ? StateTransfer.version(name, e.getKey(), e.getValue(), m, warn)
                             : StateTransfer.entry(name, cache, binding.versions, e.getKey(), m, warn);
                     if (ev != null) {
                         parts2.add(ev);
@@ -114,20 +112,6 @@ final class AntiEntropyServer {
             };
         }
         throw new IllegalArgumentException("unknown anti-entropy request");
-    }
-
-    /** {@code key}'s version alone: a stamped remove (a tombstone) or invalidation (a put, or a version without value). */
-    private byte[] version(String cacheName, Object key, Version v, CacheMetrics m) {
-        try {
-            byte[] ev = EventCodec.encodeKey(v.removed ? Op.REMOVE : Op.INVALIDATE, cacheName, key, null, new int[2]);
-            EventCodec.stamp(ev, v.stamp, v.origin, v.valueHash);
-            return ev;
-        } catch (IOException | RuntimeException | Error ex) {
-            m.onUnencodableInSnapshot();
-            warn.warn("ae-encode:" + cacheName, "ehrelay: key {} of cache {} cannot be encoded for a peer's "
-                    + "anti-entropy round and is skipped (counted in unencodable): {}", key, cacheName, ex.toString());
-            return null;
-        }
     }
 
     private CacheBinding binding(String name) {

@@ -168,10 +168,7 @@ final class StateTransfer {
                 if (e != null && v.removed) {
                     return null; // an application write not stamped yet: it will be replicated itself
                 }
-                byte[] ev = EventCodec.encodeKey(v.removed ? Op.REMOVE : Op.INVALIDATE, cacheName, key, null,
-                        new int[2]);
-                EventCodec.stamp(ev, v.stamp, v.origin, v.valueHash);
-                return ev;
+                return versionOf(cacheName, key, v);
             }
             int[] hashes = new int[2];
             byte[] ev = EventCodec.encodePut(cacheName, e, null, hashes);
@@ -182,12 +179,36 @@ final class StateTransfer {
             EventCodec.stamp(ev, v.stamp, v.origin, v.valueHash);
             return ev;
         } catch (IOException | RuntimeException | Error ex) {
-            m.onUnencodableInSnapshot();
-            warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded "
-                    + "for a peer's state transfer and is skipped (counted in unencodable): {}", key, cacheName,
-                    ex.toString());
-            return null;
+            return unencodable(cacheName, key, m, warn, ex);
         }
+    }
+
+    /**
+     * {@code key}'s version {@code v} alone, encoded as a stamped remove (a tombstone) or invalidation (a put, or
+     * a version without the value): what anti-entropy's request for versions gets. {@code null} when the key
+     * cannot be encoded.
+     */
+    static byte[] version(String cacheName, Object key, Version v, CacheMetrics m, RateLimitedLog warn) {
+        try {
+            return versionOf(cacheName, key, v);
+        } catch (IOException | RuntimeException | Error ex) {
+            return unencodable(cacheName, key, m, warn, ex);
+        }
+    }
+
+    private static byte[] versionOf(String cacheName, Object key, Version v) throws IOException {
+        byte[] ev = EventCodec.encodeKey(v.removed ? Op.REMOVE : Op.INVALIDATE, cacheName, key, null, new int[2]);
+        EventCodec.stamp(ev, v.stamp, v.origin, v.valueHash);
+        return ev;
+    }
+
+    private static byte[] unencodable(String cacheName, Object key, CacheMetrics m, RateLimitedLog warn,
+                                      Throwable ex) {
+        m.onUnencodableInSnapshot();
+        warn.warn("bootstrap-encode:" + cacheName, "ehrelay: element {} of cache {} cannot be encoded "
+                + "for a peer's state transfer and is skipped (counted in unencodable): {}", key, cacheName,
+                ex.toString());
+        return null;
     }
 
     // ---- loading ---------------------------------------------------------------------------------------------
