@@ -1,6 +1,10 @@
 package io.ehrelay.internal.engine;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -102,7 +106,7 @@ final class Inbound implements InboundHandler {
                     + "skipped (counted in duplicateBatches)", decoded.seq(), fromPeer, sequencer.last(stream));
             return;
         }
-        Tally tally = new Tally();
+        Tally tally = new Tally(decoded.rejections());
         try {
             for (ReplicationEvent ev : decoded.events()) {
                 apply(fromPeer, ev, stream, decoded.seq(), decoded.rejectionOf(ev), tally);
@@ -159,7 +163,8 @@ final class Inbound implements InboundHandler {
 
     /** An event that arrived alone, counted at once. */
     private void applyOne(String fromPeer, ReplicationEvent ev, Rejection rejection) {
-        Tally tally = new Tally();
+        Tally tally = new Tally(rejection == null ? Collections.<Rejection>emptyList()
+                : Collections.singletonList(rejection));
         try {
             apply(fromPeer, ev, 0, 0, rejection, tally);
         } finally {
@@ -173,10 +178,46 @@ final class Inbound implements InboundHandler {
      * ticks and latency samples cost the apply thread more than small events' own work.
      */
     private static final class Tally {
+        private final List<Rejection> rejections;
+        /** per cache, the keys of this node whose bytes hash like a key of the batch it could not read */
+        private Map<String, Map<Integer, List<Object>>> unreadKeys;
         private CacheMetrics cache;
         private int received;
         private int applied;
         private long applyNanos;
+
+        Tally(List<Rejection> rejections) {
+            this.rejections = rejections;
+        }
+
+        /**
+         * The keys of {@code binding}'s cache whose encoded bytes hash to {@code keyHash}: the first time the batch
+         * asks for a cache, one scan of its version table finds those of every key of the batch (in that cache)
+         * that this node could not read, so that a batch of them costs one scan, not one per event.
+         */
+        List<Object> keysWithHash(CacheBinding binding, int keyHash) {
+            if (unreadKeys == null) {
+                unreadKeys = new HashMap<>(2);
+            }
+            Map<Integer, List<Object>> byHash = unreadKeys.get(binding.cacheName);
+            if (byHash == null) {
+                int[] hashes = new int[rejections.size() + 1];
+                int n = 0;
+                hashes[n++] = keyHash;
+                for (Rejection r : rejections) {
+                    ReplicationEvent instead = r.invalidation();
+                    if (instead.key() == null && instead.keyHash() != 0 && r.cacheName().equals(binding.cacheName)) {
+                        hashes[n++] = instead.keyHash();
+                    }
+                }
+                hashes = Arrays.copyOf(hashes, n);
+                Arrays.sort(hashes);
+                byHash = binding.versions.keysWithHashes(hashes);
+                unreadKeys.put(binding.cacheName, byHash);
+            }
+            List<Object> keys = byHash.get(keyHash);
+            return keys == null ? Collections.emptyList() : keys;
+        }
 
         /** The metrics of {@code m}'s cache from now on; those of the previous cache are recorded. */
         void switchTo(CacheMetrics m) {
@@ -234,7 +275,7 @@ final class Inbound implements InboundHandler {
             // not even the key decoded: the keys this node wrote whose bytes hash alike are invalidated (the key
             // itself, unless two keys collide); a key this node never wrote it cannot hold
             if (ev.keyHash() != 0) {
-                for (Object key : binding.versions.keysWithHash(ev.keyHash())) {
+                for (Object key : tally.keysWithHash(binding, ev.keyHash())) {
                     applyNow(fromPeer, binding, cache, m, ReplicationEvent.ofKey(Op.INVALIDATE,
                             ev.cacheName(), key).stamped(ev.stamp(), ev.origin(), ev.valueHash(), ev.keyHash()),
                             false, tally);

@@ -3,11 +3,13 @@ package io.ehrelay.internal.engine;
 import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -51,6 +53,8 @@ final class VersionTable {
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final AtomicInteger tombstones = new AtomicInteger();
     private volatile Version cleared;
+    /** scans by {@link #keysWithHashes} */
+    private final AtomicLong scans = new AtomicLong();
 
     VersionTable() {
         for (int i = 0; i < STRIPES; i++) {
@@ -375,15 +379,25 @@ final class VersionTable {
         return entries(leafSet, 0);
     }
 
-    /** The keys whose encoded bytes hash to {@code keyHash} (usually one; a scan of the table). */
-    List<Object> keysWithHash(int keyHash) {
-        List<Object> out = new ArrayList<>(1);
+    /**
+     * The keys whose encoded bytes hash to one of {@code sortedKeyHashes}, by hash (usually one key per hash): one
+     * scan of the table for all of them, so that a batch of events whose keys this node cannot read costs one scan,
+     * not one per event.
+     */
+    Map<Integer, List<Object>> keysWithHashes(int[] sortedKeyHashes) {
+        scans.incrementAndGet();
+        Map<Integer, List<Object>> out = new HashMap<>();
         versions.forEach((key, v) -> {
-            if (v.keyHash == keyHash) {
-                out.add(key);
+            if (Arrays.binarySearch(sortedKeyHashes, v.keyHash) >= 0) {
+                out.computeIfAbsent(v.keyHash, h -> new ArrayList<>(1)).add(key);
             }
         });
         return out;
+    }
+
+    /** How many times {@link #keysWithHashes} scanned the table (for tests). */
+    long scans() {
+        return scans.get();
     }
 
     /** The keys this table holds a version of (a weakly consistent view). */

@@ -122,6 +122,40 @@ class InboundTest {
     }
 
     @Test
+    void keysThisNodeCannotRead_costOneScanPerBatch_andInvalidateOnlyTheKeysTheyName() throws Exception {
+        // keys of a class this node's allow-list refuses, written here by the application (their versions known)
+        CacheBinding binding = caches.bind("a");
+        Ordering local = new Ordering(Clock.SYSTEM, 600_000, kit.warn);
+        Gadget[] held = {new Gadget("held-0"), new Gadget("held-1"), new Gadget("held-2")};
+        for (int i = 0; i < held.length; i++) {
+            Element e = new Element(held[i], "v" + i);
+            a.put(e, true);
+            assertThat(local.localPut(binding, a, held[i], e, EventCodec.hashOf(held[i]), EventCodec.hashOf("v" + i)))
+                    .isNotNull();
+        }
+        for (int i = 0; i < 500; i++) { // (the cache holds 1,000)
+            a.put(new Element("s" + i, "x"), true);
+            local.localPut(binding, a, "s" + i, a.get("s" + i), EventCodec.hashOf("s" + i), EventCodec.hashOf("x"));
+        }
+        long scans = binding.versions.scans();
+        // a peer's batch: two of those keys, two this node never held, and readable events between them
+        receive(7, 1, 0, put("a", "r1", "y"), EventCodec.encodePut("a", new Element(held[0], "remote")),
+                EventCodec.encodeKey(Op.REMOVE, "a", new Gadget("never-held")), put("a", "r2", "y"),
+                EventCodec.encodePut("a", new Element(held[1], "remote")),
+                EventCodec.encodePut("a", new Element(new Gadget("never-held-2"), "remote")));
+        assertThat(binding.versions.scans() - scans).as("scans of the version table for the batch").isEqualTo(1);
+        assertThat(a.get(held[0])).isNull();
+        assertThat(a.get(held[1])).isNull();
+        assertThat(a.get(held[2]).getObjectValue()).isEqualTo("v2");
+        assertThat(a.get("s7").getObjectValue()).isEqualTo("x");
+        assertThat(a.get("r1").getObjectValue()).isEqualTo("y");
+        assertThat(a.get("r2").getObjectValue()).isEqualTo("y");
+        assertThat(kit.metrics.cache("a").rejectedCount()).isEqualTo(4);
+        assertThat(kit.metrics.cache("a").invalidatedCount()).as("the two keys held").isEqualTo(2);
+        assertThat(Gadget.readObjectRan).isFalse();
+    }
+
+    @Test
     void aDamagedBatch_appliesNothing_andIsCounted() throws Exception {
         byte[] good = EngineTestKit.batch(5, 1, 0, put("a", "k", "v"), put("a", "k2", "v2"));
         byte[] cut = Arrays.copyOf(good, good.length - 3);
