@@ -403,12 +403,14 @@ public final class ReplayNode {
     static void markCost() {
         costCpuNanos = processCpuNanos();
         costAllocBytes = allocatedBytes();
+        WindowProfile.start();
     }
 
     /** This process's CPU nanoseconds and heap bytes allocated since {@link #markCost()} (-1: unknown). */
     private static String cost() {
         long cpu = processCpuNanos();
         long alloc = allocatedBytes();
+        WindowProfile.stop();
         return (cpu < 0 ? -1 : cpu - costCpuNanos) + " " + (alloc < 0 ? -1 : alloc - costAllocBytes);
     }
 
