@@ -32,10 +32,13 @@ final class WindowProfile {
         }
         try {
             Class<?> c = Class.forName("one.profiler.AsyncProfiler");
-            profiler = c.getMethod("getInstance", String.class).invoke(null, parts[0]);
-            execute = c.getMethod("execute", String.class);
+            Object instance = c.getMethod("getInstance", String.class).invoke(null, parts[0]);
+            Method exec = c.getMethod("execute", String.class);
+            exec.invoke(instance, "start," + parts[1]);
+            // kept only once it runs: a failed start leaves nothing for stop() to stop
+            profiler = instance;
+            execute = exec;
             stopOptions = parts[2];
-            execute.invoke(profiler, "start," + parts[1]);
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot start async-profiler for " + PROPERTY + "=" + spec, e);
         }
