@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import io.ehrelay.replay.ReplayNode;
@@ -177,14 +178,10 @@ class PrometheusIT {
                         .allSatisfy(s -> assertThat(s.value).isZero());
             }
 
-            // names: only well-formed ehrelay_ metrics, none from the text gauge, every one labelled
-            List<Sample> all = query(api, "{__name__=~\"ehrelay_.+\"}");
-            for (Sample s : all) {
-                assertThat(s.labels.get("__name__")).matches("ehrelay_[a-z0-9]+(_[a-z0-9]+)*")
-                        .doesNotContain("learned").doesNotContain("rate");
-                assertThat(s.labels).containsKeys("cache_manager", "transport").doesNotContainKey("_objectname");
-            }
-            assertThat(all).extracting(s -> s.labels.get("__name__")).contains("ehrelay_queue_events",
+            // names: only well-formed ehrelay_ metrics, none from the text gauge, every one labelled; read once both
+            // nodes' series are there (a scrape that timed out on a loaded machine leaves a node's series stale
+            // until its next one)
+            List<String> expected = List.of("ehrelay_queue_events",
                     "ehrelay_sent_total", "ehrelay_send_latency_microseconds", "ehrelay_dropped_total",
                     "ehrelay_failed_total", "ehrelay_peers_known", "ehrelay_peers_reachable",
                     "ehrelay_queue_capacity_events", "ehrelay_threads_per_region", "ehrelay_bootstraps_total",
@@ -192,6 +189,16 @@ class PrometheusIT {
                     "ehrelay_overflow_waits_total", "ehrelay_overflow_wait_milliseconds_total",
                     "ehrelay_connections_in", "ehrelay_connections_out", "ehrelay_connect_failures_total",
                     "ehrelay_refused_connections_total", "ehrelay_inbound_buffer_bytes");
+            List<Sample> all = await(api, "{__name__=~\"ehrelay_.+\"}", deadline,
+                    s -> s.stream().map(x -> x.labels.get("instance")).distinct().count() == 2
+                            && s.stream().map(x -> x.labels.get("__name__")).collect(Collectors.toSet())
+                            .containsAll(expected), promLog);
+            for (Sample s : all) {
+                assertThat(s.labels.get("__name__")).matches("ehrelay_[a-z0-9]+(_[a-z0-9]+)*")
+                        .doesNotContain("learned").doesNotContain("rate");
+                assertThat(s.labels).containsKeys("cache_manager", "transport").doesNotContainKey("_objectname");
+            }
+            assertThat(all).extracting(s -> s.labels.get("__name__")).containsAll(expected);
 
             // every alerting rule loaded and evaluated against these series without an error
             String rules = awaitBody(api + "/api/v1/rules?type=alert", deadline,
