@@ -8,6 +8,8 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.Serializable;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -149,15 +151,27 @@ public final class Attacker {
 
     /** A node of the honest pair's transport and group, third of three, with these provider settings. */
     private static CacheManager node(String transport, int[] ports, String settings) throws IOException {
-        int own = ReplayNode.freePort();
-        // a JGroups group is named after its lowest port: the attacker's must not be lower than the honest ones
-        for (int i = 0; i < 100 && own < Math.max(ports[0], ports[1]); i++) {
-            own = ReplayNode.freePort();
-        }
+        int own = portAbove(Math.max(ports[0], ports[1]));
         int[] all = {ports[0], ports[1], own};
         String xml = Profiles.faultXml(transport, "attacker-" + ProcessHandle.current().pid(), 2, all, all, settings,
                 hosts);
         return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * A free port above {@code floor}. A JGroups group is named after its lowest port ({@link Profiles}): an
+     * attacker's port below the honest ones' put it in a group of its own, and it never met them (a random free
+     * port, tried up to 100 times, left that to chance when the honest ports were near the top of the range).
+     */
+    private static int portAbove(int floor) throws IOException {
+        for (int p = floor + 1; p <= 65_535; p++) {
+            try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException taken) {
+                // the next one
+            }
+        }
+        throw new IllegalStateException("no free port above " + floor + " for the attacker's node");
     }
 
     private static void outsider(String transport, int[] ports) throws Exception {
@@ -340,15 +354,18 @@ public final class Attacker {
         CacheManager cm = node(transport, ports, "clusterSecret=" + secret + ", maxHashWork=9000000000000000000");
         try {
             ReplicationNode node = ReplicationNode.all(cm).get(0);
-            FaultNode.awaitReachablePeers(node, 2);
+            int reachable = FaultNode.awaitReachablePeers(node, 2);
             Meter sent = Ehrelay.metricRegistry(cm).getMeters().get(
                     ObjectNames.cacheMetric(cm.getName(), node.metrics().transport(), "replay", "sent"));
             // until both honest nodes were handed it (at most twice, 10 s each): a send that went nowhere would
             // leave the suite nothing to measure
             int puts = 0;
             long until = 0;
-            while (puts < 2 && (sent == null || sent.getCount() < 2)) {
+            while (sent == null || sent.getCount() < 2) {
                 if (System.nanoTime() - until >= 0) {
+                    if (puts == 2) {
+                        break;
+                    }
                     cm.getCache("replay").put(new Element("bomb", (Serializable) SetBombs.bomb(25)));
                     puts++;
                     until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -356,7 +373,8 @@ public final class Attacker {
                 Thread.sleep(50);
             }
             Thread.sleep(1000);
-            ReplayNode.say("RESULT puts=" + puts + " handedToPeers=" + (sent == null ? "?" : sent.getCount()));
+            ReplayNode.say("RESULT reachable=" + reachable + " puts=" + puts + " handedToPeers="
+                    + (sent == null ? "?" : sent.getCount()));
         } finally {
             cm.shutdown();
         }

@@ -289,6 +289,8 @@ class AttackSuiteTest {
         // a nested-set bomb from a peer that holds the secret: refused, the key invalidated, little CPU spent
         before = security(a);
         r = attack(transport, "bomb");
+        assertThat(r.get("handedToPeers")).as("honest nodes the bomb was sent to (%s); the nodes' log:%n%s", r,
+                Files.readString(log)).isEqualTo("2");
         stillReplicating();
         after = security(a);
         for (long until = deadline(15); after.rejected == before.rejected && System.nanoTime() < until; ) {
