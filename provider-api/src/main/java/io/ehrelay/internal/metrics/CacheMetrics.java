@@ -20,7 +20,7 @@ public final class CacheMetrics {
 
     private final ReplicationMetrics node;
     private final String cacheName;
-    private final Meter enqueued;
+    private final DeferredMeter enqueued;
     private final Meter sent;
     private final Meter received;
     private final Meter applied;
@@ -53,7 +53,7 @@ public final class CacheMetrics {
         this.node = node;
         this.cacheName = cacheName;
         MetricRegistry r = node.registry();
-        enqueued = r.meter(name("enqueued"));
+        enqueued = ReplicationMetrics.deferredMeter(r, name("enqueued"));
         sent = r.meter(name("sent"));
         received = r.meter(name("received"));
         applied = r.meter(name("applied"));
@@ -130,7 +130,7 @@ public final class CacheMetrics {
         node.registry().register(n, gauge);
     }
 
-    private String name(String metric) {
+    String name(String metric) {
         return ObjectNames.cacheMetric(node.cacheManagerName(), node.transport(), cacheName, metric);
     }
 
@@ -159,10 +159,13 @@ public final class CacheMetrics {
         node.queueBytes.inc(bytes);
     }
 
-    /** The queue accepted the event. */
+    /**
+     * The queue accepted the event: counted on the writing thread with one add per meter, handed to the meters'
+     * rates when the dispatcher takes the event ({@link #queueRemove(int, long)}) or a reader reads them.
+     */
     public void onEnqueued() {
-        enqueued.mark();
-        node.enqueued.mark();
+        enqueued.markLater();
+        node.enqueued.markLater();
     }
 
     /** Counts an event out of the queue depth (taken by the dispatcher, refused, or discarded at shutdown). */
@@ -172,6 +175,8 @@ public final class CacheMetrics {
 
     /** Counts {@code events} of {@code bytes} in all out of the queue depth at once (a dispatcher's batch). */
     public void queueRemove(int events, long bytes) {
+        enqueued.flush();
+        node.enqueued.flush();
         queueEvents.dec(events);
         queueBytes.dec(bytes);
         node.queueEvents.dec(events);

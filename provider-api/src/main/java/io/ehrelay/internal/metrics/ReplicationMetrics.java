@@ -36,7 +36,7 @@ public final class ReplicationMetrics implements TransportMetrics {
     private final Map<String, CacheMetrics> caches = new ConcurrentHashMap<>();
     private final Map<MBeanServer, JmxExport> reporters = new ConcurrentHashMap<>();
 
-    final Meter enqueued;
+    final DeferredMeter enqueued;
     final Meter sent;
     final Meter received;
     final Meter applied;
@@ -68,7 +68,7 @@ public final class ReplicationMetrics implements TransportMetrics {
     public ReplicationMetrics(String cacheManager, String transport) {
         this.cacheManager = cacheManager;
         this.transport = transport;
-        enqueued = registry.meter(name("enqueued"));
+        enqueued = deferredMeter(registry, name("enqueued"));
         sent = registry.meter(name("sent"));
         received = registry.meter(name("received"));
         applied = registry.meter(name("applied"));
@@ -104,6 +104,11 @@ public final class ReplicationMetrics implements TransportMetrics {
     }
 
     /** A timer whose count and rates are of events, and whose samples may each stand for several. */
+    /** A meter marked once per event on the application's thread ({@link DeferredMeter}). */
+    static DeferredMeter deferredMeter(MetricRegistry registry, String name) {
+        return registry.register(name, new DeferredMeter());
+    }
+
     static EventTimer eventTimer(MetricRegistry registry, String name) {
         return registry.register(name, new EventTimer());
     }
