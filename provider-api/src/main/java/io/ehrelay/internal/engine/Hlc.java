@@ -35,12 +35,19 @@ final class Hlc {
         }
     }
 
-    /** A stamp of another node was seen: later stamps issued here are greater. */
-    void observe(long stamp) {
+    /**
+     * A stamp of another node was seen: later stamps issued here are greater.
+     *
+     * @return whether it is of a later millisecond than every stamp issued or seen before
+     */
+    boolean observe(long stamp) {
         while (true) {
             long prev = last.get();
-            if (stamp <= prev || last.compareAndSet(prev, stamp)) {
-                return;
+            if (stamp <= prev) {
+                return false;
+            }
+            if (last.compareAndSet(prev, stamp)) {
+                return millisOf(stamp) > millisOf(prev);
             }
         }
     }

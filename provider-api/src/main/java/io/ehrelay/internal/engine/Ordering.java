@@ -34,6 +34,36 @@ final class Ordering {
      * does, never compared. Only for the convergence suite's negative control, which shows what ordering prevents.
      */
     static final String ARRIVAL_PROPERTY = "ehrelay.ordering";
+    /**
+     * What the cache holds of a put when it is stamped (see {@link VersionTable#local}); one instance, so that a
+     * put allocates no check.
+     */
+    private static final VersionTable.StoreCheck<Ehcache, Element> PUT_HELD = (cache, key, element) -> {
+        Element now = cache == null || element == null ? null : cache.getQuiet(key);
+        if (now == null) {
+            return cache == null || element == null ? VersionTable.CURRENT : VersionTable.ABSENT;
+        }
+        return now == element || sameValue(now.getObjectValue(), element.getObjectValue())
+                ? VersionTable.CURRENT : VersionTable.SUPERSEDED;
+    };
+
+    /** Whether the cache still lacks a removed key when the remove is stamped (a remote put may be back). */
+    private static final VersionTable.StoreCheck<Ehcache, Void> REMOVE_HELD = (cache, key, nothing) ->
+            cache == null || cache.getQuiet(key) == null ? VersionTable.CURRENT : VersionTable.SUPERSEDED;
+
+    /** A remote put, written (one instance for every event: applying one allocates nothing). */
+    private static final VersionTable.StoreWrite<Ehcache, ReplicationEvent> PUT_WRITE = (cache, key, ev) ->
+            cache.put(ev.toElement(), true);
+    /**
+     * A remote put of the write the key's version already records, whose value this node lacks (it was told of
+     * the write by an invalidation, or lost the element): the value is stored.
+     */
+    private static final VersionTable.StoreFill<Ehcache, ReplicationEvent> PUT_FILL = (cache, key, ev) ->
+            !cache.isKeyInCache(key) && cache.putIfAbsent(ev.toElement(), true) == null;
+    /** A remote remove or invalidation, written. */
+    private static final VersionTable.StoreWrite<Ehcache, ReplicationEvent> REMOVE_WRITE = (cache, key, ev) ->
+            cache.remove(key, true);
+
     private final boolean arrivalOrder = "arrival".equals(System.getProperty(ARRIVAL_PROPERTY));
 
     Ordering(Clock clock, long retentionMillis, RateLimitedLog warn) {
@@ -83,14 +113,7 @@ final class Ordering {
         // when the cache took it, as Ehcache stamps elements (never later than now, whatever the application set)
         long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(),
                 VersionTable.EHCACHE_TIME.currentTimeMillis());
-        Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, writtenAt, () -> {
-            Element now = cache == null || element == null ? null : cache.getQuiet(key);
-            if (now == null) {
-                return cache == null || element == null ? VersionTable.CURRENT : VersionTable.ABSENT;
-            }
-            return now == element || sameValue(now.getObjectValue(), element.getObjectValue())
-                    ? VersionTable.CURRENT : VersionTable.SUPERSEDED;
-        });
+        Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, writtenAt, PUT_HELD, cache, element);
         if (v == null) {
             b.metrics.onLocalWriteSuperseded();
         }
@@ -99,8 +122,7 @@ final class Ordering {
 
     /** A remove: a tombstone, unless a remote write put the key back before this node was told. */
     Version localRemove(CacheBinding b, Ehcache cache, Object key, int keyHash) {
-        Version v = b.versions.local(key, keyHash, 0, true, hlc, self,
-                () -> cache == null || cache.getQuiet(key) == null);
+        Version v = b.versions.local(key, keyHash, 0, true, hlc, self, 0, REMOVE_HELD, cache, null);
         if (v == null) {
             b.metrics.onLocalWriteSuperseded();
         }
@@ -157,8 +179,9 @@ final class Ordering {
                 ev.stamped(0, 0, ev.op() == Op.PUT ? hashOrZero(ev.value()) : 0, hashOrZero(ev.key()));
             }
         } else {
-            hlc.observe(stamp);
-            long ahead = hlc.aheadMillis(stamp);
+            // the clock is read when the stamp is of a later millisecond than any seen: a stamp no newer
+            // cannot be further ahead
+            long ahead = hlc.observe(stamp) ? hlc.aheadMillis(stamp) : 0;
             if (ahead > 60_000) {
                 warn.warn("clockskew", "ehrelay: a write of cache {} carries a stamp {} s ahead of this node's clock "
                         + "(origin {}): check the clocks of the nodes; writes here are now ordered after it",
@@ -181,9 +204,8 @@ final class Ordering {
             // a put of the write this node already records, whose value it lacks (it was told of the write by an
             // invalidation, or lost the element), stores the value
             outcome = ev.op() == Op.PUT
-                    ? t.offer(key, v, self, horizon(), () -> cache.put(ev.toElement(), true),
-                            () -> !cache.isKeyInCache(key) && cache.putIfAbsent(ev.toElement(), true) == null)
-                    : t.offer(key, v, self, horizon(), () -> cache.remove(key, true));
+                    ? t.offer(key, v, self, Long.MIN_VALUE, PUT_WRITE, PUT_FILL, cache, ev)
+                    : t.offer(key, v, self, removed ? horizon() : Long.MIN_VALUE, REMOVE_WRITE, null, cache, ev);
         }
         count(b.metrics, outcome);
         return outcome;

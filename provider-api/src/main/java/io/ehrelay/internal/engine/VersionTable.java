@@ -13,7 +13,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 
 import io.ehrelay.spi.Clock;
@@ -102,7 +101,8 @@ final class VersionTable {
      * lock.
      *
      * @param self this node's origin id: an older write against one of its own counts as {@link Outcome#LOCAL_WON}
-     * @param horizon stamps below it are past the tombstone retention: such a tombstone is not recorded anew
+     * @param horizon stamps below it are past the tombstone retention: such a tombstone is not recorded anew (only
+     *                a removal's is looked at)
      * @param storeWrite writes the cache; if it throws, {@code v} is still recorded (the caller removes the key
      *                   from the cache instead, leaving a ghost) and the exception propagates
      */
@@ -118,6 +118,27 @@ final class VersionTable {
      */
     Outcome offer(Object key, Version v, long self, long horizon, Runnable storeWrite,
                   BooleanSupplier fillIfAbsent) {
+        return offer(key, v, self, horizon, (write, k, fill) -> write.run(),
+                fillIfAbsent == null ? null : (write, k, fill) -> fill.getAsBoolean(), storeWrite, fillIfAbsent);
+    }
+
+    /** Writes a remote write into the cache ({@code store}), given the key and the write ({@code event}). */
+    interface StoreWrite<S, E> {
+        void write(S store, Object key, E event);
+    }
+
+    /** Stores a remote put's value if the cache lacks the key, and says whether it did. */
+    interface StoreFill<S, E> {
+        boolean fill(S store, Object key, E event);
+    }
+
+    /**
+     * As above, with the cache's writes as functions of the cache, the key and the write ({@code store},
+     * {@code event}) passed apart: one instance of each serves every event, so applying one allocates none.
+     * {@code fillIfAbsent} may be {@code null}.
+     */
+    <S, E> Outcome offer(Object key, Version v, long self, long horizon, StoreWrite<S, E> storeWrite,
+                         StoreFill<S, E> fillIfAbsent, S store, E event) {
         int stripe = stripeOf(v.keyHash);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
@@ -135,14 +156,15 @@ final class VersionTable {
             }
             if (refused != null) {
                 restore(key, cur);
-                if (refused == Outcome.SAME && fillIfAbsent != null && !v.removed && fillIfAbsent.getAsBoolean()) {
+                if (refused == Outcome.SAME && fillIfAbsent != null && !v.removed
+                        && fillIfAbsent.fill(store, key, event)) {
                     lastRemoteMillis[stripe] = EHCACHE_TIME.currentTimeMillis();
                     return Outcome.APPLIED;
                 }
                 return refused;
             }
             try {
-                storeWrite.run();
+                storeWrite.write(store, key, event);
             } finally {
                 account(cur, v, v.keyHash);
                 lastRemoteMillis[stripe] = EHCACHE_TIME.currentTimeMillis();
@@ -171,7 +193,16 @@ final class VersionTable {
     Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self,
                   BooleanSupplier stillCurrent) {
         return local(key, keyHash, valueHash, removed, hlc, self, 0,
-                () -> stillCurrent.getAsBoolean() ? CURRENT : SUPERSEDED);
+                (s, k, w) -> s.getAsBoolean() ? CURRENT : SUPERSEDED, stillCurrent, null);
+    }
+
+    /**
+     * Asks the cache what it holds of a local write ({@link #CURRENT}, {@link #ABSENT} or {@link #SUPERSEDED}),
+     * given the cache (or what stands for it), the key and what was written: passed apart so that one instance
+     * serves every write and a put allocates no check.
+     */
+    interface StoreCheck<S, W> {
+        int held(S store, Object key, W written);
     }
 
     /**
@@ -179,14 +210,15 @@ final class VersionTable {
      * unknown). The cache is asked ({@code check}) only when another write of the key may have come after it: a
      * remote write applied in the key's stripe, a clear, or a version of the key recorded, since that millisecond;
      * otherwise nothing was written after it but by writers whose own stamping comes later and checks.
-     * {@code check} answers {@link #CURRENT} (the cache holds the write), {@link #SUPERSEDED} (it holds another
-     * write of the key, recorded or about to be: nothing is recorded, {@code null} returned) or {@link #ABSENT}
+     * {@code check} (given {@code store}, the key and {@code written}) answers {@link #CURRENT} (the cache holds
+     * the write), {@link #SUPERSEDED} (it holds another write of the key, recorded or about to be: nothing is
+     * recorded, {@code null} returned) or {@link #ABSENT}
      * (the key was removed meanwhile — by a removeAll, a remove, or eviction: the write is recorded as a version
      * without value, {@code valueHash} 0, and the caller replicates an invalidation, so that no node holds what
      * this one does not).
      */
-    Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self, long writtenAtMillis,
-                  IntSupplier check) {
+    <S, W> Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self,
+                         long writtenAtMillis, StoreCheck<S, W> check, S store, W written) {
         int stripe = stripeOf(keyHash);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
@@ -197,7 +229,7 @@ final class VersionTable {
             boolean mayBeSuperseded = removed || writtenAtMillis <= 0 || lastRemoteMillis[stripe] >= since
                     || cur != null && Hlc.millisOf(cur.stamp) >= since;
             if (mayBeSuperseded) {
-                int held = check.getAsInt();
+                int held = check.held(store, key, written);
                 if (held == SUPERSEDED) {
                     restore(key, cur);
                     return null;

@@ -10,6 +10,7 @@ import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Op;
 import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.testing.CacheKeys;
+import io.ehrelay.testing.LogCapture;
 import net.sf.ehcache.Ehcache;
 import net.sf.ehcache.Element;
 import org.junit.jupiter.api.AfterEach;
@@ -139,5 +140,40 @@ class OrderingTest {
                 .isEqualTo(v.valueHash);
         assertThat(kit.metrics.cache("a").meterCount("localWritesSuperseded")
                 + kit.metrics.cache("a").meterCount("conflictsLocalWon")).as("the two writers met").isPositive();
+    }
+
+    @Test
+    void onlyARemovalIsHeldToTheTombstoneRetention_aPutOrInvalidationAsOldIsApplied() throws Exception {
+        long pastRetention = at(-700_000); // the ordering keeps tombstones 600 s
+        assertThat(ordering.apply(binding, cache, ReplicationEvent.ofKey(Op.REMOVE, "a", "gone")
+                .stamped(pastRetention, 9, 0, EventCodec.hashOf("gone"))))
+                .as("a tombstone older than the retention is not recorded anew").isEqualTo(VersionTable.Outcome.STALE);
+        assertThat(binding.versions.get("gone")).isNull();
+        assertThat(ordering.apply(binding, cache, remotePut("p", "v", pastRetention, 9)))
+                .isEqualTo(VersionTable.Outcome.APPLIED);
+        assertThat(cache.get("p").getObjectValue()).isEqualTo("v");
+        cache.put(new Element("i", "held"), true);
+        assertThat(ordering.apply(binding, cache, ReplicationEvent.ofKey(Op.INVALIDATE, "a", "i")
+                .stamped(pastRetention, 9, 0, EventCodec.hashOf("i")))).isEqualTo(VersionTable.Outcome.APPLIED);
+        assertThat(cache.get("i")).isNull();
+        assertThat(binding.versions.get("i")).as("a ghost").isNotNull();
+    }
+
+    @Test
+    void aStampFarAheadOfThisNodesClock_isAppliedAndWarnedOf_andLocalWritesAreOrderedAfterIt() throws Exception {
+        long ahead = at(120_000);
+        try (LogCapture log = LogCapture.start()) {
+            assertThat(ordering.apply(binding, cache, remotePut("k", "future", ahead, 9)))
+                    .isEqualTo(VersionTable.Outcome.APPLIED);
+            // more of that writer's stamps within its millisecond: nothing new to check, and still applied
+            assertThat(ordering.apply(binding, cache, remotePut("k2", "future", ahead + 1, 9)))
+                    .isEqualTo(VersionTable.Outcome.APPLIED);
+            assertThat(log.lines("s ahead of this node's clock")).as("warned of the skew").hasSize(1);
+            assertThat(log.lines("s ahead of this node's clock").get(0)).containsPattern(" 1[12][09] s ahead");
+        }
+        Element mine = new Element("k", "mine");
+        cache.put(mine, true);
+        Version v = ordering.localPut(binding, cache, "k", mine, EventCodec.hashOf("k"), EventCodec.hashOf("mine"));
+        assertThat(v.stamp).as("ordered after the stamp it saw").isGreaterThan(ahead + 1);
     }
 }
