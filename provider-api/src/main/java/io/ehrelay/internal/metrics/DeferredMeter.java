@@ -33,15 +33,13 @@ final class DeferredMeter extends Meter {
     }
 
     /** Hands the meter what was marked later since the last flush. */
-    void flush() {
-        synchronized (this) {
-            // the adder only grows, so its sum never falls below what an earlier flush saw
-            long total = pending.sum();
-            long n = total - flushed;
-            if (n > 0) {
-                flushed = total;
-                super.mark(n);
-            }
+    synchronized void flush() {
+        // the adder only grows, so its sum never falls below what an earlier flush saw
+        long total = pending.sum();
+        long n = total - flushed;
+        if (n > 0) {
+            flushed = total;
+            super.mark(n);
         }
     }
 

@@ -103,12 +103,12 @@ public final class ReplicationMetrics implements TransportMetrics {
         return registry.register(name, new Timer(new SlidingWindowReservoir(WINDOW)));
     }
 
-    /** A timer whose count and rates are of events, and whose samples may each stand for several. */
     /** A meter marked once per event on the application's thread ({@link DeferredMeter}). */
     static DeferredMeter deferredMeter(MetricRegistry registry, String name) {
         return registry.register(name, new DeferredMeter());
     }
 
+    /** A timer whose count and rates are of events, and whose samples may each stand for several. */
     static EventTimer eventTimer(MetricRegistry registry, String name) {
         return registry.register(name, new EventTimer());
     }
