@@ -29,6 +29,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import javax.management.ObjectName;
@@ -210,6 +211,34 @@ public abstract class ReplicationContractTest {
         assertThat(cache(b, "async").get("k1")).isNotNull();
         cache(a, "async").removeAll();
         Await.until(() -> cache(b, "async").getSize() == 0, () -> "removeAll left " + cache(b, "async").getSize());
+    }
+
+    /**
+     * Each put reaches the peers as a put, as with stock Ehcache, even when the application removes the keys at
+     * once (the puts still queued): the peers' listeners see every one, then the removals. Puts of fast-path types
+     * (Long keys, byte arrays), which the dispatcher encodes from the queue.
+     */
+    @Test
+    void putsRemovedAtOnce_stillReachThePeersListenersAsPuts() {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        AtomicInteger puts = new AtomicInteger();
+        cache(b, "async").getCacheEventNotificationService().registerListener(new CacheEventListenerAdapter() {
+            @Override
+            public void notifyElementPut(Ehcache cache, Element element) {
+                puts.incrementAndGet();
+            }
+        });
+        int n = 2000;
+        for (long k = 0; k < n; k++) {
+            cache(a, "async").put(new Element(k, new byte[] {(byte) k, 1}));
+            if (k % 2 == 0) {
+                cache(a, "async").remove(k);
+            }
+        }
+        cache(a, "async").removeAll();
+        Await.until(() -> puts.get() == n, () -> "b's listeners saw " + puts.get() + " of " + n + " puts");
+        Await.until(() -> cache(b, "async").getSize() == 0, () -> "b holds " + cache(b, "async").getSize());
     }
 
     @Test
