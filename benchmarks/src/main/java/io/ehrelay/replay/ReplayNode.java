@@ -16,10 +16,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -168,10 +171,37 @@ public final class ReplayNode {
         return sum;
     }
 
-    /** A free port on 127.0.0.1 (a stock RMI reader's listener; the tests' nodes and servers). */
+    /**
+     * A free port on 127.0.0.1 (a stock RMI reader's listener, E4's members; the tests' nodes and servers), chosen
+     * below the kernel's range of ephemeral ports: a port from that range can be taken by any outgoing connection
+     * between its choice and the bind of the process it was chosen for (an 8-member E4 step failed so, "Address
+     * already in use"). Falls back to an ephemeral port when no port below the range is free.
+     */
     public static int freePort() throws IOException {
+        int high = ephemeralLow() - 1;
+        int low = 10_000;
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int i = 0; high - low >= 1000 && i < 200; i++) {
+            int port = low + random.nextInt(high - low + 1);
+            try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException taken) {
+                // another port
+            }
+        }
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
+        }
+    }
+
+    /** The lowest ephemeral port (Linux: ip_local_port_range; elsewhere the IANA range's 49152). */
+    private static int ephemeralLow() {
+        try {
+            String range = new String(Files.readAllBytes(Paths.get("/proc/sys/net/ipv4/ip_local_port_range")),
+                    StandardCharsets.US_ASCII).trim();
+            return Integer.parseInt(range.split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 49152;
         }
     }
 

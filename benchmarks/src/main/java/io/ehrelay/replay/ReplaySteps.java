@@ -3,7 +3,6 @@ package io.ehrelay.replay;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -67,8 +66,8 @@ abstract class ReplaySteps extends ReplayOptions {
             return "manual";
         }
         if (multicastPort == null) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                multicastPort = Integer.toString(s.getLocalPort());
+            try {
+                multicastPort = Integer.toString(ReplayNode.freePort());
             } catch (IOException e) {
                 multicastPort = "45588";
             }
