@@ -234,8 +234,9 @@ class FaultsTest {
     /**
      * A partition (both directions cut by proxies) while both nodes write the same keys, then heal: a node that
      * held older writes of some keys pulls the other's (it saw the gap in the other's batches, or anti-entropy
-     * finds them), keeping the newer write of each key, and both end equal: each key holds the write made last. (RMI's stubs carry their real port, so
-     * a proxy cannot stand between RMI nodes; JGroups' partitions are tested with DISCARD in provider-jgroups.)
+     * finds them), keeping the newer write of each key, and both end equal: each key holds the write made last.
+     * (RMI's stubs carry their real port, so a proxy cannot stand between RMI nodes; JGroups' partitions are tested
+     * with DISCARD in provider-jgroups.)
      */
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "hessian"})
