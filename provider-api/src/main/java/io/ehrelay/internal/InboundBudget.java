@@ -49,6 +49,22 @@ public final class InboundBudget {
                 : new Borrowed(null, new byte[length], length);
     }
 
+    /** An array of its own for a batch of {@code length} bytes, outside any pool (giving it back does nothing). */
+    public static Borrowed own(int length) {
+        return new Borrowed(null, new byte[length], length);
+    }
+
+    /**
+     * An array to read a frame of {@code length} bytes into that is parsed at once and given back right after: for
+     * a frame over {@value #REUSED_FROM} bytes the shortest array kept for reuse that holds it, however much longer
+     * (it only moves from the arrays kept to the one being parsed), else a new one; for a smaller frame an array of
+     * its own. A batch may stay in such an array past the parse only when it {@link Borrowed#fits}.
+     */
+    public Borrowed borrowForParse(int length) {
+        return length > REUSED_FROM ? new Borrowed(this, array(length, false), length)
+                : new Borrowed(null, new byte[length], length);
+    }
+
     /**
      * A batch's array from {@link #borrow}: the batch is its first {@link #length()} bytes (a reused array may be
      * longer, and what lies past them is an earlier batch's). Given back once, when nothing reads the batch any
@@ -74,6 +90,14 @@ public final class InboundBudget {
             return length;
         }
 
+        /**
+         * Whether the array is at most an eighth longer than {@link #length()}: what {@link #borrow} gives, and what
+         * a batch held past its frame's parse must sit in (the bounds count its length).
+         */
+        public synchronized boolean fits() {
+            return array != null && array.length - length <= length / 8;
+        }
+
         /** The batch: the array's first {@link #length()} bytes. */
         public synchronized ByteBuffer batch() {
             return ByteBuffer.wrap(array, 0, length);
@@ -95,14 +119,33 @@ public final class InboundBudget {
      * lies past {@code length} in a reused array is an earlier batch's: read only the first {@code length} bytes.
      */
     byte[] array(int length) {
+        return array(length, true);
+    }
+
+    /** As {@link #array(int)}; with {@code fit} false, the shortest array kept that holds {@code length} bytes. */
+    private byte[] array(int length, boolean fit) {
         synchronized (pool) {
-            for (Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
-                byte[] a = it.next();
-                if (a.length >= length && a.length - length <= length / 8) {
-                    it.remove();
-                    pooled -= a.length;
-                    return a;
+            byte[] best = null;
+            for (byte[] a : pool) {
+                if (a.length < length) {
+                    continue;
                 }
+                if (fit ? a.length - length <= length / 8 : best == null || a.length < best.length) {
+                    best = a;
+                    if (fit) {
+                        break;
+                    }
+                }
+            }
+            if (best != null) {
+                for (Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
+                    if (it.next() == best) {
+                        it.remove();
+                        break;
+                    }
+                }
+                pooled -= best.length;
+                return best;
             }
         }
         long rounded = ((long) length + ARRAY_STEP - 1) / ARRAY_STEP * ARRAY_STEP;

@@ -66,4 +66,29 @@ class InboundBudgetTest {
         }
         assertThat(budget.pooled()).isEqualTo(16L << 20);
     }
+
+    @Test
+    void borrowForParse_takesTheShortestArrayKeptThatHoldsTheFrame_howeverLonger() {
+        InboundBudget budget = new InboundBudget(64L << 20, Clock.SYSTEM);
+        byte[] four = budget.array(4 << 20);
+        byte[] two = budget.array(2 << 20);
+        budget.recycle(four);
+        budget.recycle(two);
+
+        InboundBudget.Borrowed frame = budget.borrowForParse(1 << 20);
+        assertThat(frame.array()).as("the shortest that holds it, though twice as long").isSameAs(two);
+        assertThat(frame.fits()).as("more than an eighth longer than the frame").isFalse();
+        assertThat(budget.borrow(1 << 20).array()).as("a batch never gets a loose array").isNotSameAs(four);
+        frame.giveBack();
+        assertThat(budget.borrowForParse(3 << 20).array()).isSameAs(four);
+        assertThat(budget.borrowForParse(1 << 20).array()).as("given back after its parse").isSameAs(two);
+
+        InboundBudget.Borrowed fresh = budget.borrowForParse(1 << 20);
+        assertThat(fresh.fits()).as("nothing kept: a new array of about its size").isTrue();
+        InboundBudget.Borrowed small = budget.borrowForParse(60_000);
+        assertThat(small.array()).hasSize(60_000);
+        assertThat(small.fits()).isTrue();
+        small.giveBack();
+        assertThat(small.fits()).as("nothing held after giving back").isFalse();
+    }
 }

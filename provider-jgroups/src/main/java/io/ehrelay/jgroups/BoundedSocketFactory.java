@@ -369,11 +369,12 @@ final class BoundedSocketFactory extends DefaultSocketFactory {
          * refused when longer than {@code max_length} (else {@code inboundBufferMaxBytes}); over
          * {@link #CHARGED_ABOVE} it first takes its share of {@code inboundBufferMaxBytes} (waiting up to
          * {@link #budgetWaitMillis}), which {@link #releaseCharge()} gives back, and must arrive with its sender
-         * never stopping for {@link #stallMillis} and within 30 s plus 1 s per MiB.
+         * never stopping for {@link #stallMillis} and within 30 s plus 1 s per MiB. The frame is the returned
+         * array's first {@code length} bytes (an array reused from the node's pool may be longer).
          *
          * @throws IOException (a {@link java.net.SocketException}: JGroups takes it for a closed connection)
          */
-        byte[] readFrame(DataInput in, int length) throws IOException {
+        InboundBudget.Borrowed readFrame(DataInput in, int length) throws IOException {
             long limit = maxLength > 0 ? maxLength : budget.max();
             if (length <= 0 || length > limit || length > budget.max()) {
                 throw refuse("it sent a frame of " + length + " bytes" + (length <= 0 ? ""
@@ -383,14 +384,23 @@ final class BoundedSocketFactory extends DefaultSocketFactory {
             if (length > CHARGED_ABOVE) {
                 charge(length);
             }
+            InboundBudget.Borrowed frame = null;
             try {
-                byte[] frame = new byte[length];
-                in.readFully(frame);
+                frame = budget.borrowForParse(length);
+                in.readFully(frame.array(), 0, length);
                 return frame;
             } catch (IOException | RuntimeException | Error e) {
                 releaseCharge();
+                if (frame != null) {
+                    frame.giveBack();
+                }
                 throw e;
             }
+        }
+
+        /** The node's {@code inboundBufferMaxBytes}, whose pool frames and the batches copied out of them use. */
+        InboundBudget budget() {
+            return budget;
         }
 
         private void charge(int bytes) throws IOException {

@@ -320,11 +320,11 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
                     relay.hello(from);
                     return Replies.OK;
                 case CallHeader.DELIVER:
-                    relay.deliver(from, payload(msg));
+                    relay.deliver(from, payload(msg), PayloadGuard.release(msg));
                     return Replies.OK;
                 case CallHeader.POST:
                     try {
-                        relay.post(from, payload(msg));
+                        relay.post(from, payload(msg), PayloadGuard.release(msg));
                     } catch (RpcException e) {
                         // the sender does not wait for posts: count and log here what it will not hear about
                         postsDropped.mark();

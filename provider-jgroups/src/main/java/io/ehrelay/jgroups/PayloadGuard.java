@@ -3,6 +3,7 @@ package io.ehrelay.jgroups;
 import java.io.DataInput;
 import java.io.IOException;
 
+import io.ehrelay.internal.InboundBudget;
 import org.jgroups.BytesMessage;
 import org.jgroups.FragmentedMessage;
 import org.jgroups.JChannel;
@@ -158,14 +159,28 @@ final class PayloadGuard {
         }
     }
 
+    /**
+     * What to run once the relay no longer reads {@code msg}'s batch (its {@code done}): gives back the pooled
+     * array the batch was read into, if it was ({@link Bytes}); else nothing.
+     */
+    static Runnable release(Message msg) {
+        return msg instanceof Bytes ? ((Bytes) msg).release : FrameReader.Frame.NOTHING;
+    }
+
     static final class Bytes extends BytesMessage {
+        /** Gives back the array this message's batch was read into (once); nothing for other messages. */
+        private Runnable release = FrameReader.Frame.NOTHING;
+
         /**
          * A relay call's batch ({@link CallHeader}: read by ehrelay through its array, offset and length) that
          * takes at least half of its frame stays in the frame, which is its own array: the copy of every received
-         * batch byte is saved, and the frame kept alive with it is at most twice the batch, which is what the
-         * relay's bounds count (so they hold at most twice what they say). Other payloads are
-         * copied out, as JGroups does: {@code getObject()} of a message JGroups did not serialize is its whole
-         * array (offset and length ignored), so e.g. replies must not be left in their frame.
+         * batch byte is saved, and the frame kept alive with it is at most twice the batch (plus the eighth a
+         * reused array may be longer), which is what the relay's bounds count (so they hold at most that much more
+         * than they say). A smaller batch is copied out into an array of the node's pool, as the other transports
+         * read their batches, so that the frame's array can serve the next frame. Either array is given back once
+         * the batch has been applied ({@link #release(Message)}). Other payloads are copied out, as JGroups does:
+         * {@code getObject()} of a message JGroups did not serialize is its whole array (offset and length
+         * ignored), so e.g. replies must not be left in their frame nor in a longer pooled array.
          */
         @Override
         public void readPayload(DataInput in) throws IOException {
@@ -175,11 +190,16 @@ final class PayloadGuard {
                 int length = frame.readInt();
                 if (length > 0) {
                     frame.claim(length);
-                    if (2L * length >= frame.limit()) {
+                    if (2L * length >= frame.limit() && frame.canKeep()) {
                         setArray(frame.buffer(), frame.position(), length);
                         frame.skipBytes(length); // claimed: the frame holds it
+                        release = frame.keep();
                         return;
                     }
+                    InboundBudget.Borrowed copy = frame.copyOut(length);
+                    setArray(copy.array(), 0, length);
+                    release = copy::giveBack;
+                    return;
                 }
                 frame.position(start); // as JGroups reads it, from its length on
             }
