@@ -11,8 +11,9 @@ import io.ehrelay.spi.Clock;
  * ({@code inboundBufferMaxBytes}): a receiver takes a frame's or a body's share before it reads it, and waits when
  * the node's share is spent, so many peers announcing large frames cannot make the node hold more than this
  * between them (the transport's read time-outs end those that stop sending, which frees theirs). The shares count
- * what frames and batches hold; a batch read into a reused array ({@link #borrow}) may sit in up to 1/8 more. Arrays
- * of applied batches are kept for the next ones: at most a quarter of the budget, and at most 16 MB. Thread-safe.
+ * what frames and batches hold; a batch read into a reused array ({@link #borrow}) may sit in up to 1/8 more, and a
+ * frame parsed at once ({@link #borrowForParse}) in any array kept. Arrays of applied batches and parsed frames are
+ * kept for the next ones: at most a quarter of the budget, and at most 16 MB. Thread-safe.
  */
 public final class InboundBudget {
 
@@ -45,8 +46,7 @@ public final class InboundBudget {
      * array of its own. The share of the budget is taken separately ({@link #reserve}).
      */
     public Borrowed borrow(int length) {
-        return length > REUSED_FROM ? new Borrowed(this, array(length), length)
-                : new Borrowed(null, new byte[length], length);
+        return length > REUSED_FROM ? new Borrowed(this, array(length), length) : own(length);
     }
 
     /** An array of its own for a batch of {@code length} bytes, outside any pool (giving it back does nothing). */
@@ -61,8 +61,7 @@ public final class InboundBudget {
      * its own. A batch may stay in such an array past the parse only when it {@link Borrowed#fits}.
      */
     public Borrowed borrowForParse(int length) {
-        return length > REUSED_FROM ? new Borrowed(this, array(length, false), length)
-                : new Borrowed(null, new byte[length], length);
+        return length > REUSED_FROM ? new Borrowed(this, array(length, false), length) : own(length);
     }
 
     /**
