@@ -2,7 +2,6 @@ package io.ehrelay.internal;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
-import java.util.Iterator;
 
 import io.ehrelay.spi.Clock;
 
@@ -137,12 +136,7 @@ public final class InboundBudget {
                 }
             }
             if (best != null) {
-                for (Iterator<byte[]> it = pool.iterator(); it.hasNext(); ) {
-                    if (it.next() == best) {
-                        it.remove();
-                        break;
-                    }
-                }
+                pool.removeFirstOccurrence(best); // arrays compare by identity
                 pooled -= best.length;
                 return best;
             }
