@@ -3,8 +3,6 @@ package io.ehrelay.replay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayInputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -28,12 +26,6 @@ class AdvertisedAddressTest {
     private static final Map<String, String> SCHEMES = Map.of("tcp", "ehrelay-tcp", "rmi", "RMI", "hessian",
             "ehrelay-hessian");
 
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
     private static CacheManager node(String transport, String name, int port, String peer, String advertised) {
         String prefix = Profiles.factoryPrefix(transport);
         String xml = "<ehcache updateCheck=\"false\" monitoring=\"off\" name=\"" + name + "\">\n"
@@ -52,8 +44,8 @@ class AdvertisedAddressTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "rmi", "hessian"})
     void aNodeTellsItsPeersTheAdvertisedAddress_andIsReachedThere(String transport) throws Exception {
-        int portA = freePort();
-        int portB = freePort();
+        int portA = ReplayNode.freePort();
+        int portB = ReplayNode.freePort();
         try (CutProxy toB = new CutProxy(portB)) {
             String advertisedB = "127.0.0.1:" + toB.port();
             CacheManager b = node(transport, "adv-b-" + transport, portB, "127.0.0.1:" + portA,
