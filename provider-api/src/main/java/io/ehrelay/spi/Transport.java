@@ -29,6 +29,16 @@ public interface Transport {
     CompletableFuture<Void> send(Peer peer, Batch batch, boolean acknowledge);
 
     /**
+     * Whether this transport keeps a batch's bytes beyond the send and would rather keep the elements' own value
+     * arrays than a copy of them ({@link Batch#pieces()}): the dispatcher then names, in each batch, the
+     * {@code byte[]} values of at least 1,024 bytes that it holds. {@code false} by default: the batch names none,
+     * and {@link Batch#pieces()} is one array.
+     */
+    default boolean sendsValuesByReference() {
+        return false;
+    }
+
+    /**
      * Asks a peer for a cache's content. Chunks (event batches of PUT events) are handed to {@code sink} in
      * order, on a transport thread; the future completes when the peer has sent everything, or fails.
      */

@@ -50,6 +50,7 @@ class ArchitectureTest {
             "io.ehrelay.metrics.ObjectNames",
             // transport authors
             "io.ehrelay.spi.Batch",
+            "io.ehrelay.spi.Batch$Pieces",
             "io.ehrelay.spi.Clock",
             "io.ehrelay.spi.HeartbeatFormat",
             "io.ehrelay.spi.InboundHandler",

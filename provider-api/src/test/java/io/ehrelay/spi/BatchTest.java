@@ -3,9 +3,11 @@ package io.ehrelay.spi;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
@@ -62,5 +64,78 @@ class BatchTest {
         direct.put(new byte[64]);
         assertArrayEquals(expected, batch.toByteArray());
         assertEquals(40, batch.length());
+    }
+
+    private static byte[] concat(Batch.Pieces p) {
+        byte[] out = new byte[p.length()];
+        int at = 0;
+        for (int i = 0; i < p.count(); i++) {
+            System.arraycopy(p.array(i), p.offset(i), out, at, p.length(i));
+            at += p.length(i);
+        }
+        assertEquals(p.length(), at);
+        return out;
+    }
+
+    @Test
+    void pieces_areTheReferencedValuesThemselves_andOneCopyOfEveryOtherByte() {
+        byte[] v1 = new byte[100];
+        byte[] v2 = new byte[50];
+        Arrays.fill(v1, (byte) 7);
+        Arrays.fill(v2, (byte) 9);
+        ByteBuffer direct = ByteBuffer.allocateDirect(400);
+        byte[] expected = new byte[200];
+        for (int i = 0; i < expected.length; i++) {
+            expected[i] = (byte) (i * 31);
+        }
+        System.arraycopy(v1, 0, expected, 10, 100);
+        System.arraycopy(v2, 0, expected, 110, 50); // right after v1: no bytes between them
+        direct.put(expected).flip();
+        Batch batch = new Batch(direct, 2, new int[] {10, 110}, new byte[][] {v1, v2}, 2);
+
+        Batch.Pieces p = batch.pieces();
+        assertArrayEquals(expected, concat(p));
+        assertEquals(4, p.count(), "before v1, v1, v2, after v2");
+        assertSame(v1, p.array(1));
+        assertSame(v2, p.array(2));
+        assertSame(p.array(0), p.array(3), "the bytes between values share one array");
+        assertEquals(50, p.array(0).length, "that array holds only what the values do not: 200 - 150 bytes");
+        assertSame(p, batch.withDeadline(1).pieces(), "made once for every peer");
+
+        // the dispatcher reuses its buffer once the sends completed: the pieces do not change with it
+        direct.clear();
+        direct.put(new byte[400]);
+        assertArrayEquals(expected, concat(batch.pieces()));
+    }
+
+    @Test
+    void aBatchWithoutReferences_isOnePiece_itsArray() {
+        Batch batch = new Batch(new byte[] {1, 2, 3}, 1);
+        Batch.Pieces p = batch.pieces();
+        assertEquals(1, p.count());
+        assertSame(batch.toByteArray(), p.array(0));
+        assertEquals(3, p.length());
+    }
+
+    @Test
+    void aValueAtTheVeryStartOrEnd_leavesNoEmptyPiece() {
+        byte[] v = {5, 5, 5, 5};
+        Batch batch = new Batch(ByteBuffer.wrap(new byte[] {5, 5, 5, 5, 1, 5, 5, 5, 5}), 2, new int[] {0, 5},
+                new byte[][] {v, v}, 2);
+        Batch.Pieces p = batch.pieces();
+        assertEquals(3, p.count());
+        assertArrayEquals(new byte[] {5, 5, 5, 5, 1, 5, 5, 5, 5}, concat(p));
+    }
+
+    @Test
+    void aReferenceOutsideTheBatchOrOverlappingAnother_isRefused() {
+        byte[] v = new byte[4];
+        ByteBuffer b = ByteBuffer.allocate(10);
+        assertThrows(IllegalArgumentException.class,
+                () -> new Batch(b, 1, new int[] {8}, new byte[][] {v}, 1), "runs past the end");
+        assertThrows(IllegalArgumentException.class,
+                () -> new Batch(b, 2, new int[] {0, 2}, new byte[][] {v, v}, 2), "overlaps");
+        assertThrows(IllegalArgumentException.class,
+                () -> new Batch(b, 1, new int[] {-1}, new byte[][] {v}, 1), "before the start");
     }
 }

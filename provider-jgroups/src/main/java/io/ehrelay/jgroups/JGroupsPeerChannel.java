@@ -7,6 +7,7 @@ import java.util.concurrent.TimeoutException;
 
 import io.ehrelay.internal.rpc.PeerChannel;
 import io.ehrelay.internal.rpc.RpcCalls;
+import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import org.jgroups.Address;
@@ -71,6 +72,22 @@ final class JGroupsPeerChannel extends PeerChannel implements RpcCalls {
         }
         Replies.read(invokeOrThrow(new CallHeader(CallHeader.DELIVER), batch, callTimeoutMillis(timeoutMillis)),
                 endpoint());
+    }
+
+    /**
+     * As {@link #transmit(byte[], boolean)}; a post goes as the batch's pieces ({@link PiecesMessage}): the
+     * message JGroups keeps until the member acknowledges it then holds the elements' value arrays, not a copy of
+     * the batch.
+     */
+    @Override
+    protected void transmit(Batch batch, boolean acknowledge) throws Exception {
+        if (acknowledge) {
+            transmit(batch.toByteArray(), true);
+            return;
+        }
+        Message m = new PiecesMessage(address, batch.pieces()).putHeader(CallHeader.ID,
+                new CallHeader(CallHeader.POST));
+        dispatcher.sendMessage(m, new RequestOptions(ResponseMode.GET_NONE, timeoutMillis));
     }
 
     @Override

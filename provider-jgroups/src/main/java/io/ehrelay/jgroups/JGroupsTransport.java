@@ -180,6 +180,12 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
     }
 
     /** Members are the channel's view: {@code registerPeer}/{@code unregisterPeer} are ignored (as stock's). */
+    /** Posted batches are kept by JGroups until acknowledged: as the values' own arrays ({@link PiecesMessage}). */
+    @Override
+    public boolean sendsValuesByReference() {
+        return true;
+    }
+
     @Override
     public boolean registersPeers() {
         return false;

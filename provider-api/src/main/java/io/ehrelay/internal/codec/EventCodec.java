@@ -76,9 +76,14 @@ public final class EventCodec {
         return keySize < 0 || valueSize < 0 ? -1 : PUT_OVERHEAD + cacheNameUtf8.length + keySize + valueSize;
     }
 
-    /** Appends a put event for {@code e} (length prefix included) to {@code out}, e.g. a batch being built. */
-    public static void writePut(ByteSink out, byte[] cacheNameUtf8, Element e, long stamp, long origin,
-                                int valueHash) throws IOException {
+    /**
+     * Appends a put event for {@code e} (length prefix included) to {@code out}, e.g. a batch being built.
+     *
+     * @return where in {@code out} the value's own bytes begin when the value is a {@code byte[]} (written as it
+     *         is), else -1
+     */
+    public static int writePut(ByteSink out, byte[] cacheNameUtf8, Element e, long stamp, long origin,
+                               int valueHash) throws IOException {
         int start = out.position();
         out.writeInt(0);
         out.write(Op.PUT.code() | STAMPED);
@@ -88,8 +93,10 @@ public final class EventCodec {
         out.writeLong(origin);
         out.writeInt(valueHash);
         ValueCodec.write(out, e.getObjectKey());
+        int valueAt = out.position() + ValueCodec.BYTES_PREFIX;
         writeValueAndMetadata(out, e, null);
         out.putInt(start, out.position() - start - 4);
+        return e.getObjectValue() instanceof byte[] ? valueAt : -1;
     }
 
     /** Encodes a put or update carrying the element. */

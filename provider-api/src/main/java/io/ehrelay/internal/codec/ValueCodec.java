@@ -24,6 +24,9 @@ import io.ehrelay.spi.MalformedFrameException;
  */
 public final class ValueCodec {
 
+    /** How many bytes precede a {@code byte[]}'s own bytes in its encoding (a tag and a length). */
+    public static final int BYTES_PREFIX = 5;
+
     static final int NULL = 0;
     static final int BYTES = 1;
     static final int STRING = 2;

@@ -65,6 +65,11 @@ final class Dispatcher {
     private final AtomicIntegerArray lost;
     /** Per lane, reused batch after batch: where each event of the batch being built starts in its buffer. */
     private final int[][] starts;
+    /**
+     * Per lane, reused: the values of the batch being built that the transport keeps by reference; {@code null}
+     * entries when it copies them ({@link Transport#sendsValuesByReference()}).
+     */
+    private final ValueRefs[] refs;
     /** Per lane: when it last sent an empty batch to a peer that has not confirmed one yet. */
     private final long[] lastBeat;
     /**
@@ -95,6 +100,7 @@ final class Dispatcher {
         this.seqs = new AtomicLongArray(queue.laneCount());
         this.lost = new AtomicIntegerArray(queue.laneCount());
         this.starts = new int[queue.laneCount()][];
+        this.refs = new ValueRefs[queue.laneCount()];
         this.lastBeat = new long[queue.laneCount()];
         @SuppressWarnings({"unchecked", "rawtypes"})
         Set<String>[] u = new Set[queue.laneCount()];
@@ -151,6 +157,9 @@ final class Dispatcher {
      */
     private void run(int lane) {
         long linger = TimeUnit.MILLISECONDS.toNanos(config.batchLingerMillis());
+        if (transport.sendsValuesByReference()) {
+            refs[lane] = new ValueRefs();
+        }
         ArrayDeque<ByteSink> free = new ArrayDeque<>(2);
         free.add(newBuffer());
         free.add(newBuffer());
@@ -247,6 +256,9 @@ final class Dispatcher {
      */
     private InFlight send(int lane, List<ReplicationQueue.Entry> batch, ByteSink buffer) {
         buffer.reset();
+        if (refs[lane] != null) {
+            refs[lane].clear(); // what a turn that threw left
+        }
         buffer.write(EventCodec.batchHeader(0), 0, EventCodec.BATCH_HEADER_BYTES);
         List<ReplicationQueue.Entry> included = new ArrayList<>(batch.size());
         int[] starts = this.starts[lane];
@@ -293,7 +305,10 @@ final class Dispatcher {
             included.add(e);
         } else {
             try {
-                EventCodec.writePut(buffer, e.cacheName, e.element, e.stamp, e.origin, e.valueHash);
+                int valueAt = EventCodec.writePut(buffer, e.cacheName, e.element, e.stamp, e.origin, e.valueHash);
+                if (valueAt >= 0 && refs[lane] != null) {
+                    refs[lane].add(valueAt, (byte[]) e.element.getObjectValue());
+                }
                 included.add(e);
             } catch (IOException | RuntimeException ex) {
                 buffer.truncate(starts[included.size()]);
@@ -313,7 +328,8 @@ final class Dispatcher {
         EventCodec.putBatchHeader(buffer, 0, included.size(), flags, streams[lane], seqs.incrementAndGet(lane));
         starts[included.size()] = buffer.position();
         List<Peer> targets = peers.get();
-        Batch bytes = new Batch(buffer.view(), included.size());
+        Batch bytes = refs[lane] == null ? new Batch(buffer.view(), included.size())
+                : refs[lane].batch(buffer.view(), included.size());
         if (targets.isEmpty()) {
             LOG.debug("no peers: {} events not addressed to anyone", included.size());
         } else {

@@ -2,6 +2,8 @@ package io.ehrelay.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
@@ -17,6 +19,7 @@ import io.ehrelay.internal.codec.DecodedBatch;
 import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.codec.EventDecoder;
 import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.Peer;
 import io.ehrelay.testing.LogCapture;
@@ -99,6 +102,44 @@ class DispatcherTest {
         Await.until(() -> other.sentCount() == 1, () -> "b's event not sent once the peer holds b");
         membership.announced("p:1", 7, 1, Collections.singleton("a"), Collections.singleton("b")); // late
         assertThat(membership.has("p:1", "b")).isTrue();
+    }
+
+    @Test
+    void aTransportThatKeepsValuesByReference_isGivenTheElementsOwnLargeArrays_andTheSameBytes() throws Exception {
+        scripted.failNext(0);
+        scripted.byReference = true;
+        byte[] large = new byte[4096];
+        Arrays.fill(large, (byte) 3);
+        byte[] small = new byte[ValueRefs.MIN_BYTES - 1];
+        byte[] name = "a".getBytes(StandardCharsets.UTF_8);
+        Element[] elements = {new Element("k1", large), new Element("k2", small), new Element("k3", "text"),
+            new Element("k4", large.clone())};
+        for (Element e : elements) {
+            cache.queueAdd(100);
+            assertThat(queue.offer(0, new ReplicationQueue.Entry(cache, name, e, 100, clock.nanoTime(), 5, 9, 0)))
+                    .isTrue();
+        }
+        dispatcher.start();
+        Await.until(() -> cache.sentCount() == 4, () -> "sent " + cache.sentCount());
+        assertThat(scripted.sentPieces).hasSize(1);
+        Batch.Pieces p = scripted.sentPieces.get(0);
+        List<byte[]> arrays = new ArrayList<>();
+        byte[] joined = new byte[p.length()];
+        int at = 0;
+        for (int i = 0; i < p.count(); i++) {
+            arrays.add(p.array(i));
+            System.arraycopy(p.array(i), p.offset(i), joined, at, p.length(i));
+            at += p.length(i);
+        }
+        assertThat(joined).as("the pieces are the batch's bytes").isEqualTo(sentBatches.get(0));
+        assertThat(arrays).as("the large values travel as their own arrays; the small one is copied")
+                .anySatisfy(a -> assertThat(a).isSameAs(large))
+                .anySatisfy(a -> assertThat(a).isSameAs(elements[3].getObjectValue()))
+                .noneSatisfy(a -> assertThat(a).isSameAs(small));
+        assertThat(p.count()).as("copied bytes, large, copied bytes, large, the last element's metadata").isEqualTo(5);
+        DecodedBatch got = EventDecoder.decodeBatch(joined, 0, joined.length, kit.config.limits());
+        assertThat(got.events()).extracting(e -> e.key()).containsExactly("k1", "k2", "k3", "k4");
+        assertThat((byte[]) got.events().get(0).value()).isEqualTo(large);
     }
 
     @Test

@@ -19,6 +19,10 @@ final class RecordingTransport implements Transport {
     final List<String> sentTo = new CopyOnWriteArrayList<>();
     final List<byte[]> sentBytes = new CopyOnWriteArrayList<>();
     final List<Integer> sentEventCounts = new CopyOnWriteArrayList<>();
+    /** Each send's batch as pieces, while {@link #byReference} is set. */
+    final List<Batch.Pieces> sentPieces = new CopyOnWriteArrayList<>();
+    /** Asks the dispatcher to name large values by reference (read when it starts). */
+    volatile boolean byReference;
     /** Every send fails while set. */
     volatile boolean failing;
     private final AtomicInteger failNext = new AtomicInteger();
@@ -43,6 +47,9 @@ final class RecordingTransport implements Transport {
         sentTo.add(peer.endpoint());
         sentBytes.add(batch.toByteArray().clone());
         sentEventCounts.add(batch.eventCount());
+        if (byReference) {
+            sentPieces.add(batch.pieces());
+        }
         CompletableFuture<Void> f = new CompletableFuture<>();
         if (failing || failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             f.completeExceptionally(new IOException("connection reset"));
@@ -54,6 +61,7 @@ final class RecordingTransport implements Transport {
         return f;
     }
 
+    @Override public boolean sendsValuesByReference() { return byReference; }
     @Override public void start(TransportContext context) { }
     @Override public String localEndpoint() { return "self:0"; }
     @Override public CompletableFuture<Void> requestState(Peer p, String c, int m, InboundHandler.ChunkSink s) {
