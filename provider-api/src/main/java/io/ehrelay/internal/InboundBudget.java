@@ -1,7 +1,9 @@
 package io.ehrelay.internal;
 
+import java.lang.ref.SoftReference;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.Iterator;
 
 import io.ehrelay.spi.Clock;
 
@@ -12,14 +14,16 @@ import io.ehrelay.spi.Clock;
  * between them (the transport's read time-outs end those that stop sending, which frees theirs). The shares count
  * what frames and batches hold; a batch read into a reused array ({@link #borrow}) may sit in up to 1/8 more, and a
  * frame parsed at once ({@link #borrowForParse}) in any array kept. Arrays of applied batches and parsed frames are
- * kept for the next ones: at most a quarter of the budget, and at most 16 MB. Thread-safe.
+ * kept for the next ones, as many as the budget itself (at most 64 MB): while peers keep sending, the batches
+ * waiting to be applied hold up to that much, and a pool that kept less made most of them anew. They are kept
+ * softly: an array not reused for a while is the collector's to take back when the heap runs short. Thread-safe.
  */
 public final class InboundBudget {
 
     /** Arrays for batches are made in multiples of this, so that one fits the next batches of about its size. */
     static final int ARRAY_STEP = 4 * 1024;
-    /** The most bytes of arrays kept for reuse: a quarter of the budget, at most this. */
-    static final long POOL_MAX_BYTES = 16L << 20;
+    /** The most bytes of arrays kept for reuse: the budget, at most this. */
+    static final long POOL_MAX_BYTES = 64L << 20;
 
     /** Batches up to this size get an array of their own (cheap to allocate); larger ones a reused one. */
     static final int REUSED_FROM = 64 * 1024;
@@ -27,8 +31,11 @@ public final class InboundBudget {
     private final long max;
     private final long poolMax;
     private long used;
-    /** Arrays given back after their batch was applied, for the next batches ({@link #array}); bounded by poolMax. */
-    private final ArrayDeque<byte[]> pool = new ArrayDeque<>();
+    /**
+     * Arrays given back after their batch was applied, for the next batches ({@link #array}), oldest first; bounded
+     * by poolMax, counting those the collector took back until they are found.
+     */
+    private final ArrayDeque<Kept> pool = new ArrayDeque<>();
     private long pooled;
     private final Clock clock;
 
@@ -36,7 +43,7 @@ public final class InboundBudget {
     public InboundBudget(long max, Clock clock) {
         this.max = max;
         this.clock = clock;
-        this.poolMax = Math.min(POOL_MAX_BYTES, max / 4);
+        this.poolMax = Math.min(POOL_MAX_BYTES, max);
     }
 
     /**
@@ -124,19 +131,28 @@ public final class InboundBudget {
     private byte[] array(int length, boolean fit) {
         synchronized (pool) {
             byte[] best = null;
-            for (byte[] a : pool) {
+            Kept bestKept = null;
+            for (Iterator<Kept> it = pool.iterator(); it.hasNext();) {
+                Kept k = it.next();
+                byte[] a = k.get();
+                if (a == null) { // taken back by the collector
+                    it.remove();
+                    pooled -= k.length;
+                    continue;
+                }
                 if (a.length < length) {
                     continue;
                 }
                 if (fit ? a.length - length <= length / 8 : best == null || a.length < best.length) {
                     best = a;
+                    bestKept = k;
                     if (fit) {
                         break;
                     }
                 }
             }
             if (best != null) {
-                pool.removeFirstOccurrence(best); // arrays compare by identity
+                pool.removeFirstOccurrence(bestKept); // references compare by identity
                 pooled -= best.length;
                 return best;
             }
@@ -147,7 +163,7 @@ public final class InboundBudget {
 
     /**
      * Gives back an array from {@link #array} once nothing reads its batch any more (applied, refused or dropped);
-     * kept for the next batch while the arrays kept hold at most a quarter of the budget (and at most
+     * kept (softly) for the next batch while the arrays kept hold at most the budget (and at most
      * {@value #POOL_MAX_BYTES} bytes), the oldest dropped first.
      */
     void recycle(byte[] array) {
@@ -158,12 +174,31 @@ public final class InboundBudget {
             while (pooled + array.length > poolMax && !pool.isEmpty()) {
                 pooled -= pool.removeFirst().length;
             }
-            pool.addLast(array);
+            pool.addLast(new Kept(array));
             pooled += array.length;
         }
     }
 
-    /** Bytes of arrays kept for reuse. */
+    /** An array kept for reuse, which the collector may take back; its length stays for the count. */
+    private static final class Kept extends SoftReference<byte[]> {
+        final int length;
+
+        Kept(byte[] array) {
+            super(array);
+            this.length = array.length;
+        }
+    }
+
+    /** For tests: what the collector does to arrays kept when the heap runs short (the count stays until looked up). */
+    void clearSoftly() {
+        synchronized (pool) {
+            for (Kept k : pool) {
+                k.clear();
+            }
+        }
+    }
+
+    /** Bytes of arrays kept for reuse (those the collector took back count until a lookup finds them gone). */
     long pooled() {
         synchronized (pool) {
             return pooled;

@@ -24,8 +24,8 @@ class InboundBudgetTest {
     }
 
     @Test
-    void theArraysKept_holdAtMostAQuarterOfTheBudget_oldestDroppedFirst() {
-        InboundBudget budget = new InboundBudget(8L << 20, Clock.SYSTEM); // keeps at most 2 MiB
+    void theArraysKept_holdAtMostTheBudget_oldestDroppedFirst() {
+        InboundBudget budget = new InboundBudget(2L << 20, Clock.SYSTEM); // keeps at most 2 MiB
         byte[] first = budget.array(1 << 20);
         byte[] second = budget.array(1 << 20);
         byte[] third = budget.array(1 << 20);
@@ -38,6 +38,21 @@ class InboundBudgetTest {
         assertThat(budget.array(1 << 20)).isNotSameAs(first);
         budget.recycle(new byte[3 << 20]); // larger than all it may keep
         assertThat(budget.pooled()).isZero();
+    }
+
+    @Test
+    void arraysTheCollectorTookBack_areForgotten_andMadeAnew() {
+        InboundBudget budget = new InboundBudget(8L << 20, Clock.SYSTEM);
+        byte[] a = budget.array(1 << 20);
+        byte[] b = budget.array(1 << 20);
+        budget.recycle(a);
+        budget.recycle(b);
+        budget.clearSoftly(); // as the collector does when the heap runs short
+        byte[] c = budget.array(1 << 20);
+        assertThat(c).isNotSameAs(a).isNotSameAs(b).hasSize(a.length);
+        assertThat(budget.pooled()).as("the arrays taken back no longer count").isZero();
+        budget.recycle(c);
+        assertThat(budget.borrowForParse(1 << 19).array()).isSameAs(c);
     }
 
     @Test
@@ -59,12 +74,12 @@ class InboundBudgetTest {
     }
 
     @Test
-    void theDefaultBound_keepsAtMost16MiB() {
+    void aLargeBound_keepsAtMost64MiB() {
         InboundBudget budget = new InboundBudget(256L << 20, Clock.SYSTEM);
-        for (int i = 0; i < 40; i++) {
+        for (int i = 0; i < 80; i++) {
             budget.recycle(new byte[1 << 20]);
         }
-        assertThat(budget.pooled()).isEqualTo(16L << 20);
+        assertThat(budget.pooled()).isEqualTo(64L << 20);
     }
 
     @Test
