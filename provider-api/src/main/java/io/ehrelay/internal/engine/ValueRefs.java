@@ -33,10 +33,6 @@ final class ValueRefs {
         values[count++] = value;
     }
 
-    int count() {
-        return count;
-    }
-
     /** The batch of {@code bytes} naming the values recorded, which are forgotten here (the batch holds them). */
     Batch batch(ByteBuffer bytes, int eventCount) {
         Batch b = count == 0 ? new Batch(bytes, eventCount)
