@@ -129,6 +129,12 @@ final class RmiPeerChannel extends PeerChannel {
             }
             link = new Link(Kind.EHRELAY, r, s);
         } catch (NotBoundException e) {
+            if (registry.list().length == 0) {
+                // an ehrelay node binds its relay before anything else, a stock node binds its caches: a registry
+                // that holds nothing yet belongs to a node still starting (nodes started together meet this
+                // window), which is tried again rather than taken for a stock node for as long as it runs
+                throw new ConnectException("peer " + endpoint() + " has bound nothing in its RMI registry yet");
+            }
             if (secret != null && !stockGate.admits(InetAddress.getByName(host),
                     "stock RMI peer (this node would send it events)")) {
                 throw new IOException("peer " + endpoint() + " has no ehrelay relay, so it cannot prove the cluster "

@@ -188,7 +188,7 @@ class StockInteropTest {
     }
 
     /** Our node: the user's stock file with the package and class prefixes replaced, nothing else. */
-    private static CacheManager ehrelayNode(String name, int port, int stockPort) {
+    static CacheManager ehrelayNode(String name, int port, int stockPort) {
         String xml = stockStyleXml(name, "io.ehrelay.rmi.Rmi", port, stockPort, "socketTimeoutMillis=10000");
         return new CacheManager(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
     }
