@@ -45,6 +45,15 @@ public interface Transport {
     CompletableFuture<Void> requestState(Peer peer, String cacheName, int maxChunkBytes,
                                          InboundHandler.ChunkSink sink);
 
+    /**
+     * Whether the transport knows {@code peer} to be a stock Ehcache node, which it talks to in Ehcache's own format:
+     * such a node serves no anti-entropy digests and its writes are ordered on arrival, so anti-entropy leaves it
+     * out. A peer not reached yet is not known to be one. {@code false} by default.
+     */
+    default boolean isStockNode(Peer peer) {
+        return false;
+    }
+
     /** Whether the transport currently believes the peer can be reached (e.g. it holds a live connection). */
     boolean isReachable(Peer peer);
 

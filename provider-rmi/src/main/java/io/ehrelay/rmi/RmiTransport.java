@@ -30,6 +30,7 @@ import io.ehrelay.spi.HeartbeatFormat;
 import io.ehrelay.spi.ListenerConfig;
 import io.ehrelay.spi.LocalCachePeer;
 import io.ehrelay.spi.MetricNames;
+import io.ehrelay.spi.Peer;
 import io.ehrelay.spi.PeerGate;
 import io.ehrelay.spi.TransportContext;
 import io.ehrelay.spi.TransportMetrics;
@@ -349,6 +350,13 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
     }
 
     /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
+    /** A peer whose registry holds caches and no relay: a stock node, which anti-entropy leaves out. */
+    @Override
+    public boolean isStockNode(Peer peer) {
+        RmiPeerChannel c = channels().get(peer.endpoint());
+        return c != null && c.kind() == RmiPeerChannel.Kind.STOCK;
+    }
+
     Map<String, RmiPeerChannel.Kind> peerKinds() {
         Map<String, RmiPeerChannel.Kind> out = new TreeMap<>();
         channels().forEach((e, l) -> out.put(e, l.kind()));

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -18,10 +19,14 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import javax.management.ObjectName;
 
 import io.ehrelay.contract.Await;
+import io.ehrelay.contract.Jmx;
 import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.internal.metrics.CacheMetrics;
+import io.ehrelay.metrics.ObjectNames;
+import io.ehrelay.spi.MetricNames;
 import io.ehrelay.spi.Peer;
 import net.sf.ehcache.Cache;
 import net.sf.ehcache.CacheManager;
@@ -83,6 +88,12 @@ class StockInteropTest {
         sync.remove("s");
         assertThat(stock.call("get sync s")).isEqualTo("OK <null>");
         assertThat(transport().peerKinds()).containsEntry("127.0.0.1:" + stockPort, RmiPeerChannel.Kind.STOCK);
+        // anti-entropy compares ehrelay nodes only: a check leaves the stock node out, and nothing failed
+        ObjectName convergence = ObjectNames.of(ObjectNames.convergence("interop-ours", RmiSettings.NAME));
+        assertThat(ManagementFactory.getPlatformMBeanServer().invoke(convergence, "checkNow", new Object[0],
+                new String[0])).isEqualTo("no peers");
+        assertThat(Jmx.attribute(ObjectNames.of(ObjectNames.cacheManagerMetric("interop-ours", RmiSettings.NAME,
+                MetricNames.ANTI_ENTROPY_FAILURES)), "Count")).isEqualTo(0L);
 
         // stock -> ehrelay, asynchronous (stock's RmiEventMessage batches through our CachePeer.send)
         stock.call("put async b 1");

@@ -165,6 +165,7 @@ final class AntiEntropy implements ConvergenceMBean {
         for (String name : caches.replicatedCaches()) {
             out.addAll(peersHolding.apply(name));
         }
+        out.removeIf(transport::isStockNode);
         return new ArrayList<>(out);
     }
 
@@ -193,6 +194,9 @@ final class AntiEntropy implements ConvergenceMBean {
             for (Peer peer : peersHolding.apply(name)) {
                 if (!running.getAsBoolean()) {
                     return differing;
+                }
+                if (transport.isStockNode(peer)) {
+                    continue; // a stock node: nothing to compare with (docs/reliability.md, mixed clusters)
                 }
                 long found;
                 try {
