@@ -349,7 +349,6 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
         return c == null ? 0 : c.size();
     }
 
-    /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
     /** A peer whose registry holds caches and no relay: a stock node, which anti-entropy leaves out. */
     @Override
     public boolean isStockNode(Peer peer) {
@@ -357,6 +356,7 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
         return c != null && c.kind() == RmiPeerChannel.Kind.STOCK;
     }
 
+    /** What each peer turned out to be (for diagnostics and tests): endpoint to kind. */
     Map<String, RmiPeerChannel.Kind> peerKinds() {
         Map<String, RmiPeerChannel.Kind> out = new TreeMap<>();
         channels().forEach((e, l) -> out.put(e, l.kind()));

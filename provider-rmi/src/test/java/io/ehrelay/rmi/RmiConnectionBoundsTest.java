@@ -69,7 +69,7 @@ class RmiConnectionBoundsTest {
         attackers.clear();
     }
 
-    private static RmiTransport transport(CacheManager cm) {
+    static RmiTransport transport(CacheManager cm) {
         return (RmiTransport) ReplicationNode.find(cm, RmiSettings.SCHEME).transport();
     }
 

@@ -10,7 +10,6 @@ import java.rmi.server.RMIServerSocketFactory;
 import java.rmi.server.UnicastRemoteObject;
 
 import io.ehrelay.contract.Await;
-import io.ehrelay.internal.engine.ReplicationNode;
 import io.ehrelay.spi.Peer;
 import net.sf.ehcache.CacheManager;
 import net.sf.ehcache.Element;
@@ -52,25 +51,22 @@ class RmiPeerStartupTest {
         first = StockInteropTest.ehrelayNode("startup-first", firstPort, secondPort);
         Peer peer = new Peer("127.0.0.1:" + secondPort);
         String endpoint = "127.0.0.1:" + secondPort;
+        RmiTransport transport = RmiConnectionBoundsTest.transport(first);
 
-        assertThat(transport(first).isReachableWithin(peer, 10_000)).as("reachable through an empty registry")
+        assertThat(transport.isReachableWithin(peer, 10_000)).as("reachable through an empty registry")
                 .isFalse();
-        assertThat(transport(first).peerKinds().get(endpoint)).isNotEqualTo(RmiPeerChannel.Kind.STOCK);
+        assertThat(transport.peerKinds().get(endpoint)).isNotEqualTo(RmiPeerChannel.Kind.STOCK);
         first.getCache("async").put(new Element("early", "1")); // fails while nobody serves: counted, resynced
-        assertThat(transport(first).peerKinds().get(endpoint)).isNotEqualTo(RmiPeerChannel.Kind.STOCK);
+        assertThat(transport.peerKinds().get(endpoint)).isNotEqualTo(RmiPeerChannel.Kind.STOCK);
 
         // the node now binds its relay: the first node reaches it as an ehrelay node and replicates to it
         UnicastRemoteObject.unexportObject(empty, true);
         empty = null;
         second = StockInteropTest.ehrelayNode("startup-second", secondPort, firstPort);
-        Await.until(() -> transport(first).peerKinds().get(endpoint) == RmiPeerChannel.Kind.EHRELAY,
-                () -> "the second node reached as " + transport(first).peerKinds().get(endpoint));
+        Await.until(() -> transport.peerKinds().get(endpoint) == RmiPeerChannel.Kind.EHRELAY,
+                () -> "the second node reached as " + transport.peerKinds().get(endpoint));
         first.getCache("async").put(new Element("later", "2"));
         Await.until(() -> second.getCache("async").get("later") != null, () -> "the put reaches the second node");
         assertThat(second.getCache("async").get("later").getObjectValue()).isEqualTo("2");
-    }
-
-    private static RmiTransport transport(CacheManager cm) {
-        return (RmiTransport) ReplicationNode.find(cm, RmiSettings.SCHEME).transport();
     }
 }

@@ -163,10 +163,19 @@ final class AntiEntropy implements ConvergenceMBean {
     private List<Peer> allPeers() {
         LinkedHashSet<Peer> out = new LinkedHashSet<>();
         for (String name : caches.replicatedCaches()) {
-            out.addAll(peersHolding.apply(name));
+            out.addAll(comparedPeers(name));
         }
-        out.removeIf(transport::isStockNode);
         return new ArrayList<>(out);
+    }
+
+    /**
+     * The peers holding {@code cacheName} that anti-entropy compares with: not stock nodes, which serve no digests
+     * (docs/reliability.md, mixed clusters).
+     */
+    private List<Peer> comparedPeers(String cacheName) {
+        List<Peer> out = new ArrayList<>(peersHolding.apply(cacheName));
+        out.removeIf(transport::isStockNode);
+        return out;
     }
 
     /** When every cache was last found equal with {@code endpoint}, wall-clock ms, or {@code null}. */
@@ -191,12 +200,9 @@ final class AntiEntropy implements ConvergenceMBean {
                 continue;
             }
             sweep(binding, cache);
-            for (Peer peer : peersHolding.apply(name)) {
+            for (Peer peer : comparedPeers(name)) {
                 if (!running.getAsBoolean()) {
                     return differing;
-                }
-                if (transport.isStockNode(peer)) {
-                    continue; // a stock node: nothing to compare with (docs/reliability.md, mixed clusters)
                 }
                 long found;
                 try {
