@@ -45,8 +45,13 @@ public final class PeerDirectory {
         return snapshot;
     }
 
-    /** Called with the new peer list after every change (and once now); e.g. the transport's connect-ahead. */
-    public void onChange(Consumer<List<Peer>> changes) {
+    /**
+     * Called with the new peer list after every change (and once now); e.g. the transport's connect-ahead. Calls
+     * come one at a time, in the order of the changes, the first with the list as it is when the listener is set:
+     * a change made meanwhile on another thread (a JGroups view as the node starts) is never followed by the list
+     * from before it.
+     */
+    public synchronized void onChange(Consumer<List<Peer>> changes) {
         this.listener = changes;
         changes.accept(snapshot);
     }

@@ -102,7 +102,6 @@ final class Engine {
             membership.peersChanged(peers);
             peerStats.peersChanged(peers);
         });
-        peerStats.peersChanged(directory.peers());
         Dispatcher d = new Dispatcher(queue, config, directory::peers, transport, metrics,
                 threads.factory("dispatcher"), warn, convergence::owe, clock, membership, antiEntropy::tick,
                 peerStats);

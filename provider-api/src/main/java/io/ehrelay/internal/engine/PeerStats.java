@@ -52,8 +52,11 @@ final class PeerStats {
         this.antiEntropy = antiEntropy;
     }
 
-    /** The directory's peers now: gauges for newcomers, removed for those gone. */
-    void peersChanged(List<Peer> now) {
+    /**
+     * The directory's peers now: gauges for newcomers, removed for those gone. One call at a time: a removal
+     * running beside a registration of the same name could leave an MBean whose gauge nothing updates.
+     */
+    synchronized void peersChanged(List<Peer> now) {
         List<String> endpoints = new ArrayList<>();
         for (Peer p : now) {
             endpoints.add(p.endpoint());

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 import io.ehrelay.spi.Peer;
@@ -61,5 +63,40 @@ class PeerDirectoryTest {
         directory.replacePeers(Arrays.asList("m:1", "m:2"));
         directory.replacePeers(Arrays.asList("m:2", "m:3"));
         assertThat(peers()).containsExactly("a:1", "b:2", "m:2", "m:3");
+    }
+
+    /**
+     * A listener installed while the transport reports a member (a JGroups view arriving as the node starts) last
+     * hears the directory's latest list: before, it could be handed the list from before the change after that
+     * change was announced, and kept forgetting the member until the next change.
+     */
+    @Test
+    void aListenerInstalledDuringAChange_endsWithTheLatestList() throws Exception {
+        int stale = 0;
+        for (int round = 0; round < 2000; round++) {
+            PeerDirectory d = new PeerDirectory(Arrays.asList("a:1"), 5000);
+            AtomicReference<List<Peer>> last = new AtomicReference<>();
+            CyclicBarrier start = new CyclicBarrier(2);
+            Thread view = new Thread(() -> {
+                await(start);
+                d.replacePeers(Arrays.asList("m:" + 1, "m:" + 2));
+            });
+            view.start();
+            await(start);
+            d.onChange(last::set);
+            view.join();
+            if (!last.get().equals(d.peers())) {
+                stale++;
+            }
+        }
+        assertThat(stale).as("rounds whose listener last heard a list older than the directory's").isZero();
+    }
+
+    private static void await(CyclicBarrier barrier) {
+        try {
+            barrier.await();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 }
