@@ -211,6 +211,13 @@ final class AntiEntropy implements ConvergenceMBean {
                     Thread.currentThread().interrupt();
                     return differing;
                 } catch (Exception e) {
+                    if (StateTransfer.lacksCache(e)) {
+                        // still adding its caches (it joined before its CacheManager made them), or never has it:
+                        // nothing to compare with, and nothing failed; the next round asks again
+                        LOG.debug("ehrelay: anti-entropy of cache {} of CacheManager {}: {} does not hold it now",
+                                name, cacheManagerName, peer);
+                        continue;
+                    }
                     metrics.meter(MetricNames.ANTI_ENTROPY_FAILURES).mark();
                     warn.warn("ae:" + peer.endpoint(), "ehrelay: anti-entropy of cache {} of CacheManager {} with {} "
                             + "failed (counted in antiEntropyFailures): {}", name, cacheManagerName, peer,

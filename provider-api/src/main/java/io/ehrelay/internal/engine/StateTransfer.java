@@ -355,6 +355,19 @@ final class StateTransfer {
         return false;
     }
 
+    /**
+     * Whether a peer refused a request because it holds no live cache of that name: one it is still adding, or one
+     * it does not replicate.
+     */
+    static boolean lacksCache(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains(NO_LIVE_CACHE)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static String firstLine(String s) {
         int nl = s.indexOf('\n');
         return nl < 0 ? s : s.substring(0, nl).trim();
