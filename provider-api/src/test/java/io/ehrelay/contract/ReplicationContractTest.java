@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
+import javax.management.JMException;
 import javax.management.ObjectName;
 
 import com.codahale.metrics.MetricRegistry;
@@ -839,6 +840,35 @@ public abstract class ReplicationContractTest {
             cache(a, "async").put(new Element("probe", System.nanoTime())); // a send finds out a silent peer
             return remotePeers(a, "async").isEmpty();
         }, () -> "still listed: " + remotePeers(a, "async"));
+    }
+
+    /**
+     * A peer that stops says it leaves: anti-entropy no longer compares with it, so an operator's check names no
+     * peer and nothing is counted in antiEntropyFailures, though the peer stays configured (a round that was
+     * asking it as it stopped: {@code AntiEntropyTest}).
+     */
+    @Test
+    void aPeerThatStops_isNoLongerCompared_andNoAntiEntropyFailureIsCounted() throws Exception {
+        CacheManager a = node("a");
+        CacheManager b = node("b");
+        awaitListed(a, "async", 1);
+        b.shutdown();
+        ObjectName check = ObjectNames.of(ObjectNames.convergence(a.getName(), fixture().transportName()));
+        Object[] report = new Object[1];
+        Await.until(() -> {
+            report[0] = checkNow(check);
+            return "no peers".equals(report[0]);
+        }, () -> "checkNow after the peer stopped: " + report[0]);
+        assertThat(cluster.jmx(a).managerCount("antiEntropyFailures")).isZero();
+    }
+
+    private static Object checkNow(ObjectName convergence) {
+        try {
+            return ManagementFactory.getPlatformMBeanServer().invoke(convergence, "checkNow", new Object[0],
+                    new String[0]);
+        } catch (JMException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test

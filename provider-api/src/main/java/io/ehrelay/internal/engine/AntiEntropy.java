@@ -218,6 +218,12 @@ final class AntiEntropy implements ConvergenceMBean {
                                 name, cacheManagerName, peer);
                         continue;
                     }
+                    if (!comparedPeers(name).contains(peer)) {
+                        // it left (or announced it leaves) while the round asked it: nothing to compare any more
+                        LOG.debug("ehrelay: anti-entropy of cache {} of CacheManager {}: {} left during the round ({})",
+                                name, cacheManagerName, peer, SendRound.describe(e));
+                        continue;
+                    }
                     metrics.meter(MetricNames.ANTI_ENTROPY_FAILURES).mark();
                     warn.warn("ae:" + peer.endpoint(), "ehrelay: anti-entropy of cache {} of CacheManager {} with {} "
                             + "failed (counted in antiEntropyFailures): {}", name, cacheManagerName, peer,
