@@ -240,6 +240,7 @@ final class Dispatcher {
         lost.set(lane, 1);
         for (ReplicationQueue.Entry e : batch) {
             e.cache.onFailed();
+            e.settleUnsent();
         }
         warn.error("lane", "ehrelay: replication of CacheManager " + metrics.cacheManagerName() + " met an "
                 + "unexpected failure; " + batch.size() + " events counted as failed, the peers resync them",
@@ -305,13 +306,15 @@ final class Dispatcher {
             included.add(e);
         } else {
             try {
-                int valueAt = EventCodec.writePut(buffer, e.cacheName, e.element, e.stamp, e.origin, e.valueHash);
+                int valueHash = e.settle(); // before the event leaves: a peer holds the write only once settled
+                int valueAt = EventCodec.writePut(buffer, e.cacheName, e.element, e.stamp, e.origin, valueHash);
                 if (valueAt >= 0 && refs[lane] != null) {
                     refs[lane].add(valueAt, (byte[]) e.element.getObjectValue());
                 }
                 included.add(e);
             } catch (IOException | RuntimeException ex) {
                 buffer.truncate(starts[included.size()]);
+                e.settleWithoutValue();
                 e.cache.onUnencodable();
                 lost.set(lane, 1);
                 warn.warn("encode", "ehrelay: could not encode an event of CacheManager {} (counted in "

@@ -113,7 +113,22 @@ final class Ordering {
         // when the cache took it, as Ehcache stamps elements (never later than now, whatever the application set)
         long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(),
                 VersionTable.EHCACHE_TIME.currentTimeMillis());
-        Version v = b.versions.local(key, keyHash, valueHash, false, hlc, self, writtenAt, PUT_HELD, cache, element);
+        Version v = b.versions.local(key, keyHash, valueHash, false, false, hlc, self, writtenAt, PUT_HELD, cache,
+                element);
+        if (v == null) {
+            b.metrics.onLocalWriteSuperseded();
+        }
+        return v;
+    }
+
+    /**
+     * As {@link #localPut}, for a put whose value the dispatcher hashes as it writes the event: the version is
+     * {@linkplain Version#pending() pending} until {@link VersionTable#settle}, or, when the cache no longer holds
+     * the key, a settled version without value (the caller replicates an invalidation).
+     */
+    Version localPendingPut(CacheBinding b, Ehcache cache, Object key, Element element, int keyHash) {
+        long writtenAt = Math.min(element.getLastUpdateTime(), VersionTable.EHCACHE_TIME.currentTimeMillis());
+        Version v = b.versions.local(key, keyHash, 0, false, true, hlc, self, writtenAt, PUT_HELD, cache, element);
         if (v == null) {
             b.metrics.onLocalWriteSuperseded();
         }
@@ -122,7 +137,7 @@ final class Ordering {
 
     /** A remove: a tombstone, unless a remote write put the key back before this node was told. */
     Version localRemove(CacheBinding b, Ehcache cache, Object key, int keyHash) {
-        Version v = b.versions.local(key, keyHash, 0, true, hlc, self, 0, REMOVE_HELD, cache, null);
+        Version v = b.versions.local(key, keyHash, 0, true, false, hlc, self, 0, REMOVE_HELD, cache, null);
         if (v == null) {
             b.metrics.onLocalWriteSuperseded();
         }

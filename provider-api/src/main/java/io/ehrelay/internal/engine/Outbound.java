@@ -99,23 +99,22 @@ final class Outbound {
             int size = EventCodec.putSize(binding.nameUtf8, element);
             if (size >= 0) {
                 int keyHash;
-                int valueHash;
                 try {
                     keyHash = EventCodec.hashOf(element.getObjectKey());
-                    valueHash = EventCodec.hashOf(element.getObjectValue());
                 } catch (IOException e) {
                     throw new IllegalStateException("fast-path types always encode", e);
                 }
-                Version v = ordering.localPut(binding, cache, element.getObjectKey(), element, keyHash, valueHash);
+                // the value is hashed by the dispatcher as it writes the event, not on the application's thread
+                Version v = ordering.localPendingPut(binding, cache, element.getObjectKey(), element, keyHash);
                 if (v == null) {
                     return;
                 }
-                if (v.valueHash != valueHash) {
+                if (!v.pending()) {
                     invalidateInstead(binding, element.getObjectKey(), v, rc);
                     return;
                 }
                 offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
-                        clock.nanoTime(), v.stamp, v.origin, valueHash));
+                        clock.nanoTime(), v, binding.versions));
                 return;
             }
         }
@@ -241,6 +240,7 @@ final class Outbound {
         }
         m.queueRemove(entry.size);
         m.onDropped();
+        entry.settleUnsent(); // the peers are owed this node's state: a pending version is never served
         if (!started) {
             warn.warn("notstarted", "ehrelay: replication of CacheManager {} is not running; event for cache {} "
                     + "dropped (counted in dropped)", cacheManagerName, binding.cacheName);

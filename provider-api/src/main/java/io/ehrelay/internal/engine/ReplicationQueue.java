@@ -1,5 +1,6 @@
 package io.ehrelay.internal.engine;
 
+import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +12,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongConsumer;
 
 import io.ehrelay.config.OverflowPolicy;
+import io.ehrelay.internal.codec.EventCodec;
 import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.Clock;
 import net.sf.ehcache.Element;
@@ -93,6 +95,12 @@ final class ReplicationQueue {
         final long stamp;
         final long origin;
         final int valueHash;
+        /**
+         * A fast-path put whose value the dispatcher hashes ({@code valueHash} unused): its {@linkplain
+         * Version#pending() pending} version, settled in {@code versions} before the event is written; else null.
+         */
+        final Version version;
+        final VersionTable versions;
 
         Entry(CacheMetrics cache, byte[] bytes, long enqueuedNanos) {
             this.cache = cache;
@@ -104,6 +112,8 @@ final class ReplicationQueue {
             this.stamp = 0;
             this.origin = 0;
             this.valueHash = 0;
+            this.version = null;
+            this.versions = null;
         }
 
         Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, long stamp,
@@ -117,6 +127,57 @@ final class ReplicationQueue {
             this.stamp = stamp;
             this.origin = origin;
             this.valueHash = valueHash;
+            this.version = null;
+            this.versions = null;
+        }
+
+        /** A fast-path put with its pending version, whose value the dispatcher hashes. */
+        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, Version version,
+              VersionTable versions) {
+            this.cache = cache;
+            this.bytes = null;
+            this.element = element;
+            this.cacheName = cacheName;
+            this.size = size;
+            this.enqueuedNanos = enqueuedNanos;
+            this.stamp = version.stamp;
+            this.origin = version.origin;
+            this.valueHash = 0;
+            this.version = version;
+            this.versions = versions;
+        }
+
+        /**
+         * A pending version gets its value hash (read from the element's value, what the event carries): by the
+         * dispatcher before it writes the event, or by the writer when the queue refuses it. The hash, or that of
+         * an entry that had one.
+         */
+        int settle() throws IOException {
+            if (version == null) {
+                return valueHash;
+            }
+            int hash = EventCodec.hashOf(element.getObjectValue());
+            versions.settle(element.getObjectKey(), version, hash);
+            return hash;
+        }
+
+        /** A pending version whose value cannot be hashed becomes one without value: served as an invalidation. */
+        void settleWithoutValue() {
+            if (version != null) {
+                versions.settle(element.getObjectKey(), version, 0);
+            }
+        }
+
+        /**
+         * For an event that will not be written (refused by the queue, or in a turn that failed): its pending
+         * version is settled all the same, so that the peers' resync from this node serves it.
+         */
+        void settleUnsent() {
+            try {
+                settle();
+            } catch (IOException | RuntimeException e) {
+                settleWithoutValue();
+            }
         }
     }
 

@@ -164,6 +164,9 @@ final class StateTransfer {
             if (v == null) {
                 return e == null ? null : EventCodec.encodePut(cacheName, e);
             }
+            if (v.pending()) {
+                return null; // an application write whose event is on its way: it will be replicated itself
+            }
             if (v.removed || e == null || v.valueHash == 0) {
                 if (e != null && v.removed) {
                     return null; // an application write not stamped yet: it will be replicated itself
@@ -189,6 +192,9 @@ final class StateTransfer {
      * cannot be encoded.
      */
     static byte[] version(String cacheName, Object key, Version v, CacheMetrics m, RateLimitedLog warn) {
+        if (v.pending()) {
+            return null; // not served until its event is written (it is on its way)
+        }
         try {
             return versionOf(cacheName, key, v);
         } catch (IOException | RuntimeException | Error ex) {

@@ -4,15 +4,26 @@ package io.ehrelay.internal.engine;
  * The newest write of one key a node knows: its stamp ({@link Hlc}), the id of the node that made it (the
  * tie-break), hashes of the key's and the value's encoded bytes, and whether it removed the key (a tombstone).
  * Every node orders two writes of a key the same way, whatever order they arrive in ({@link #compareTo}): by
- * stamp, then origin, then a tombstone before a put, then value hash. Immutable.
+ * stamp, then origin, then a tombstone before a put, then value hash.
+ *
+ * <p>Immutable, but for one case: a put of this node's application whose value the dispatcher hashes as it
+ * writes the event ({@link #pendingPut}), so that the application's thread does not read a large value twice.
+ * Until then the version is {@linkplain #pending() pending}: it has no value hash (0), is never served to a peer
+ * (the event itself carries the write), and has a digest of its own; {@link VersionTable#settle} gives it its
+ * hash, under the key's lock. A peer can hold the write only after it was settled here.
  */
 final class Version implements Comparable<Version> {
+
+    /** Mixed into a pending version's digest: its leaf differs from a peer's until it is settled. */
+    private static final long PENDING_DIGEST = 0x2545F4914F6CDD1DL;
 
     final long stamp;
     final long origin;
     final int keyHash;
-    final int valueHash;
+    /** Written before {@link #pending} is cleared, read after it is: final but for {@link #settle}. */
+    int valueHash;
     final boolean removed;
+    private volatile boolean pending;
 
     Version(long stamp, long origin, int keyHash, int valueHash, boolean removed) {
         this.stamp = stamp;
@@ -20,6 +31,24 @@ final class Version implements Comparable<Version> {
         this.keyHash = keyHash;
         this.valueHash = valueHash;
         this.removed = removed;
+    }
+
+    /** A local put whose value hash the dispatcher adds when it writes the event ({@link VersionTable#settle}). */
+    static Version pendingPut(long stamp, long origin, int keyHash) {
+        Version v = new Version(stamp, origin, keyHash, 0, false);
+        v.pending = true;
+        return v;
+    }
+
+    /** Whether this is a local put not yet given its value hash (read it before {@link #valueHash}). */
+    boolean pending() {
+        return pending;
+    }
+
+    /** Gives a pending version its value hash; the caller holds the key's lock and accounts the digest. */
+    void settle(int hash) {
+        valueHash = hash;
+        pending = false;
     }
 
     @Override
@@ -48,6 +77,7 @@ final class Version implements Comparable<Version> {
         h ^= Long.rotateLeft(origin * 0xC2B2AE3D27D4EB4FL, 17);
         h ^= ((long) keyHash << 32) ^ (valueHash & 0xffffffffL);
         h ^= removed ? 0x5851F42D4C957F2DL : 0;
+        h ^= pending ? PENDING_DIGEST : 0;
         h ^= h >>> 29;
         h *= 0xBF58476D1CE4E5B9L;
         return h ^ (h >>> 32);

@@ -192,7 +192,7 @@ final class VersionTable {
      */
     Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self,
                   BooleanSupplier stillCurrent) {
-        return local(key, keyHash, valueHash, removed, hlc, self, 0,
+        return local(key, keyHash, valueHash, removed, false, hlc, self, 0,
                 (s, k, w) -> s.getAsBoolean() ? CURRENT : SUPERSEDED, stillCurrent, null);
     }
 
@@ -215,15 +215,17 @@ final class VersionTable {
      * recorded, {@code null} returned) or {@link #ABSENT}
      * (the key was removed meanwhile — by a removeAll, a remove, or eviction: the write is recorded as a version
      * without value, {@code valueHash} 0, and the caller replicates an invalidation, so that no node holds what
-     * this one does not).
+     * this one does not). With {@code pendingHash}, a put is recorded {@linkplain Version#pendingPut pending}
+     * ({@code valueHash} ignored) and the caller has it {@linkplain #settle settled} when the value is hashed.
      */
-    <S, W> Version local(Object key, int keyHash, int valueHash, boolean removed, Hlc hlc, long self,
-                         long writtenAtMillis, StoreCheck<S, W> check, S store, W written) {
+    <S, W> Version local(Object key, int keyHash, int valueHash, boolean removed, boolean pendingHash, Hlc hlc,
+                         long self, long writtenAtMillis, StoreCheck<S, W> check, S store, W written) {
         int stripe = stripeOf(keyHash);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
         try {
-            Version v = new Version(hlc.next(), self, keyHash, valueHash, removed);
+            Version v = pendingHash && !removed ? Version.pendingPut(hlc.next(), self, keyHash)
+                    : new Version(hlc.next(), self, keyHash, valueHash, removed);
             Version cur = versions.put(key, v); // put back below in the rare case the write was superseded
             long since = writtenAtMillis - 1;
             boolean mayBeSuperseded = removed || writtenAtMillis <= 0 || lastRemoteMillis[stripe] >= since
@@ -234,13 +236,35 @@ final class VersionTable {
                     restore(key, cur);
                     return null;
                 }
-                if (held == ABSENT && valueHash != 0) {
+                if (held == ABSENT && (valueHash != 0 || v.pending())) {
                     v = new Version(v.stamp, self, keyHash, 0, false);
                     versions.put(key, v);
                 }
             }
             account(cur, v, keyHash);
             return v;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Gives a {@linkplain Version#pending() pending} version of {@code key} its value hash (or 0: a version
+     * without value, served as an invalidation), and its leaf the settled digest while the table still holds it
+     * (once replaced, it is no longer counted anywhere). Nothing when it was settled already.
+     */
+    void settle(Object key, Version v, int valueHash) {
+        ReentrantLock lock = stripes[stripeOf(v.keyHash)];
+        lock.lock();
+        try {
+            if (!v.pending()) {
+                return;
+            }
+            long before = v.digest();
+            v.settle(valueHash);
+            if (versions.get(key) == v) {
+                leaves[leafOf(v.keyHash)] ^= before ^ v.digest(); // under the leaf's stripe lock
+            }
         } finally {
             lock.unlock();
         }

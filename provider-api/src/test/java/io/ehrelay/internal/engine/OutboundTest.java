@@ -150,6 +150,32 @@ class OutboundTest {
         assertThat(taken.get(0).size).isEqualTo(EventCodec.putSize(binding.nameUtf8, e));
     }
 
+    /**
+     * The application's thread does not hash a fast-path put's value (a large value was read twice on it): its
+     * version is pending, and the dispatcher settles it with the hash of the value it writes. A put the queue
+     * refuses is settled at once — the peers are then owed this node's state, and a pending version is never
+     * served.
+     */
+    @Test
+    void aFastPathPut_leavesItsValueHashToTheDispatcher_unlessTheQueueRefusesIt() throws Exception {
+        byte[] value = {1, 2, 3};
+        outbound.put(binding, null, new Element(1L, value), ASYNC);
+        Version v = binding.versions.get(1L);
+        assertThat(v.pending()).isTrue();
+        outbound.put(binding, null, new Element(2L, new byte[] {4}), ASYNC);
+        byte[] refusedValue = {5, 6};
+        outbound.put(binding, null, new Element(3L, refusedValue), ASYNC); // the queue holds 2 events
+        assertThat(binding.metrics().droppedCount()).isEqualTo(1);
+        Version refused = binding.versions.get(3L);
+        assertThat(refused.pending()).isFalse();
+        assertThat(refused.valueHash).isEqualTo(EventCodec.hashOf(refusedValue));
+        ReplicationQueue.Entry queued = queue.take(0, 10, 1 << 20, 0, 0).get(0);
+        assertThat(queued.version).isSameAs(v);
+        assertThat(queued.settle()).isEqualTo(EventCodec.hashOf(value));
+        assertThat(v.pending()).isFalse();
+        assertThat(v.valueHash).isEqualTo(EventCodec.hashOf(value));
+    }
+
     @Test
     void anAsynchronousPutOfOtherTypes_isQueuedAsItsBytes() throws Exception {
         Element e = new Element("k", "v");

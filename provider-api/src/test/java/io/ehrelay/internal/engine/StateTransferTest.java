@@ -16,10 +16,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.ehrelay.internal.codec.CodecLimits;
 import io.ehrelay.internal.codec.EventCodec;
+import io.ehrelay.internal.codec.EventDecoder;
+import io.ehrelay.internal.metrics.CacheMetrics;
 import io.ehrelay.spi.Clock;
 import io.ehrelay.spi.InboundHandler;
 import io.ehrelay.spi.Peer;
+import io.ehrelay.spi.ReplicationEvent;
 import io.ehrelay.spi.Transport;
 import io.ehrelay.testing.CacheKeys;
 import net.sf.ehcache.Ehcache;
@@ -168,6 +172,28 @@ class StateTransferTest {
 
         assertThat(failure).hasMessageContaining("not an entry of a");
         assertThat(b.cache.getSize()).isZero();
+    }
+
+    /**
+     * A put whose event the dispatcher has not written yet (its version pending the value's hash) is neither
+     * served nor described to a peer — it will be replicated itself; once settled, it is served with its hash.
+     */
+    @Test
+    void aPutWhoseEventIsOnItsWay_isNotServedUntilItsVersionIsSettled() throws Exception {
+        byte[] value = {7, 7, 7};
+        Element e = new Element("k", value);
+        a.cache.put(e);
+        Version v = a.ordering.localPendingPut(a.binding, a.cache, "k", e, EventCodec.hashOf("k"));
+        CacheMetrics m = a.binding.metrics();
+        assertThat(StateTransfer.entry("a", a.cache, a.binding.versions, "k", m, a.kit.warn)).isNull();
+        assertThat(StateTransfer.version("a", "k", v, m, a.kit.warn)).isNull();
+        a.binding.versions.settle("k", v, EventCodec.hashOf(value));
+        byte[] served = StateTransfer.entry("a", a.cache, a.binding.versions, "k", m, a.kit.warn);
+        ReplicationEvent ev = EventDecoder.decodeBatch(EventCodec.singletonBatch(served), 0,
+                EventCodec.BATCH_HEADER_BYTES + served.length, CodecLimits.defaults()).events().get(0);
+        assertThat(ev.stamp()).isEqualTo(v.stamp);
+        assertThat(ev.valueHash()).isEqualTo(EventCodec.hashOf(value));
+        assertThat(StateTransfer.version("a", "k", v, m, a.kit.warn)).isNotNull();
     }
 
     @Test

@@ -170,6 +170,40 @@ class VersionTableTest {
         assertThat(t.local("k", 5, 9, false, hlc, SELF, () -> false)).as("superseded in the cache").isNull();
     }
 
+    /**
+     * A local put whose value the dispatcher hashes is pending until then: its leaf differs from a settled copy's,
+     * it is never served, and once settled the leaf is exactly that of the settled write. Settling a version the
+     * key no longer holds (a newer write replaced it meanwhile) leaves the leaves alone.
+     */
+    @Test
+    void aPendingPut_isSettledToTheDigestOfTheSameWrite_andAReplacedOneChangesNothing() {
+        VersionTable t = new VersionTable();
+        Hlc hlc = new Hlc(new ManualClock());
+        Version pending = t.local("k", 5, 0, false, true, hlc, SELF, 0, (s, k, w) -> VersionTable.CURRENT, null,
+                null);
+        assertThat(pending.pending()).isTrue();
+        int leaf = VersionTable.leafOf(5);
+        Version settledCopy = new Version(pending.stamp, pending.origin, 5, 77, false);
+        assertThat(t.leaves()[leaf]).as("pending: not the settled write's digest").isNotEqualTo(settledCopy.digest());
+        t.settle("k", pending, 77);
+        assertThat(pending.pending()).isFalse();
+        assertThat(pending.valueHash).isEqualTo(77);
+        assertThat(t.leaves()[leaf]).isEqualTo(settledCopy.digest());
+        t.settle("k", pending, 99);
+        assertThat(pending.valueHash).as("settled once").isEqualTo(77);
+
+        Version first = t.local("k", 5, 0, false, true, hlc, SELF, 0, (s, k, w) -> VersionTable.CURRENT, null, null);
+        Version second = t.local("k", 5, 31, false, hlc, SELF, () -> true);
+        long before = t.leaves()[leaf];
+        t.settle("k", first, 12);
+        assertThat(t.leaves()[leaf]).as("the replaced version counts nowhere").isEqualTo(before)
+                .isEqualTo(second.digest());
+        Version absent = t.local("gone", 5, 0, false, true, hlc, SELF, 0, (s, k, w) -> VersionTable.ABSENT, null,
+                null);
+        assertThat(absent.pending()).as("the cache no longer holds it: a settled version without value").isFalse();
+        assertThat(absent.valueHash).isZero();
+    }
+
     @Test
     void digests_areEqualExactlyWhenTheVersionsAre_includingSameStampDifferentValue() {
         VersionTable a = new VersionTable();
