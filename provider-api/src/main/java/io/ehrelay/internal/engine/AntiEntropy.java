@@ -211,6 +211,9 @@ final class AntiEntropy implements ConvergenceMBean {
                     Thread.currentThread().interrupt();
                     return differing;
                 } catch (Exception e) {
+                    if (!running.getAsBoolean()) {
+                        return differing; // this node stopped while the round asked (its channel closed): no failure
+                    }
                     if (StateTransfer.lacksCache(e)) {
                         // still adding its caches (it joined before its CacheManager made them), or never has it:
                         // nothing to compare with, and nothing failed; the next round asks again

@@ -235,6 +235,27 @@ class AntiEntropyTest {
         }
     }
 
+    /** This node stopping while its round asks a peer (its own channel closes under the round) is no failure. */
+    @Test
+    void thisNodeStoppingDuringARound_isNoFailure() throws Exception {
+        try (EngineTestKit selfKit = new EngineTestKit()) {
+            CacheBindings selfCaches = new CacheBindings(selfKit.cacheManager, selfKit.metrics, l -> false);
+            write(selfCaches.bind("a"), selfKit.cacheManager.getEhcache("a"), "k", "v", System.currentTimeMillis() << 16);
+            boolean[] running = {true};
+            Transport transport = mock(Transport.class);
+            when(transport.requestState(any(), anyString(), anyInt(), any())).thenAnswer(call -> {
+                running[0] = false;
+                return Futures.failed(new IOException("channel is not connected"));
+            });
+            AntiEntropy round = new AntiEntropy("self", selfKit.config, transport, selfCaches,
+                    name -> Collections.singletonList(new Peer("peer:1")), null,
+                    new Ordering(Clock.SYSTEM, 600_000, selfKit.warn), selfKit.metrics, Clock.SYSTEM,
+                    () -> running[0], selfKit.warn);
+            round.round(false);
+            assertThat(selfKit.metrics.meter(MetricNames.ANTI_ENTROPY_FAILURES).getCount()).isZero();
+        }
+    }
+
     private void write(CacheBinding b, Ehcache cache, String key, String value, long stamp) throws Exception {
         Version v = new Version(stamp, 42, EventCodec.hashOf(key), EventCodec.hashOf(value), false);
         b.versions.offer(key, v, ordering.self(), 0, () -> cache.put(new Element(key, value), true));
