@@ -116,8 +116,20 @@ final class ReplicationQueue {
             this.versions = null;
         }
 
+        /** A fast-path put whose value hash is known. */
         Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, long stamp,
               long origin, int valueHash) {
+            this(cache, cacheName, element, size, enqueuedNanos, stamp, origin, valueHash, null, null);
+        }
+
+        /** A fast-path put with its pending version, whose value the dispatcher hashes. */
+        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, Version version,
+              VersionTable versions) {
+            this(cache, cacheName, element, size, enqueuedNanos, version.stamp, version.origin, 0, version, versions);
+        }
+
+        private Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos,
+                      long stamp, long origin, int valueHash, Version version, VersionTable versions) {
             this.cache = cache;
             this.bytes = null;
             this.element = element;
@@ -127,22 +139,6 @@ final class ReplicationQueue {
             this.stamp = stamp;
             this.origin = origin;
             this.valueHash = valueHash;
-            this.version = null;
-            this.versions = null;
-        }
-
-        /** A fast-path put with its pending version, whose value the dispatcher hashes. */
-        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, Version version,
-              VersionTable versions) {
-            this.cache = cache;
-            this.bytes = null;
-            this.element = element;
-            this.cacheName = cacheName;
-            this.size = size;
-            this.enqueuedNanos = enqueuedNanos;
-            this.stamp = version.stamp;
-            this.origin = version.origin;
-            this.valueHash = 0;
             this.version = version;
             this.versions = versions;
         }
