@@ -110,15 +110,7 @@ final class Ordering {
      * @return the version, or {@code null} when superseded (nothing is to be replicated)
      */
     Version localPut(CacheBinding b, Ehcache cache, Object key, Element element, int keyHash, int valueHash) {
-        // when the cache took it, as Ehcache stamps elements (never later than now, whatever the application set)
-        long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(),
-                VersionTable.EHCACHE_TIME.currentTimeMillis());
-        Version v = b.versions.local(key, keyHash, valueHash, false, false, hlc, self, writtenAt, PUT_HELD, cache,
-                element);
-        if (v == null) {
-            b.metrics.onLocalWriteSuperseded();
-        }
-        return v;
+        return put(b, cache, key, element, keyHash, valueHash, false);
     }
 
     /**
@@ -127,8 +119,16 @@ final class Ordering {
      * the key, a settled version without value (the caller replicates an invalidation).
      */
     Version localPendingPut(CacheBinding b, Ehcache cache, Object key, Element element, int keyHash) {
-        long writtenAt = Math.min(element.getLastUpdateTime(), VersionTable.EHCACHE_TIME.currentTimeMillis());
-        Version v = b.versions.local(key, keyHash, 0, false, true, hlc, self, writtenAt, PUT_HELD, cache, element);
+        return put(b, cache, key, element, keyHash, 0, true);
+    }
+
+    private Version put(CacheBinding b, Ehcache cache, Object key, Element element, int keyHash, int valueHash,
+                        boolean pendingHash) {
+        // when the cache took it, as Ehcache stamps elements (never later than now, whatever the application set)
+        long writtenAt = element == null ? 0 : Math.min(element.getLastUpdateTime(),
+                VersionTable.EHCACHE_TIME.currentTimeMillis());
+        Version v = b.versions.local(key, keyHash, valueHash, false, pendingHash, hlc, self, writtenAt, PUT_HELD,
+                cache, element);
         if (v == null) {
             b.metrics.onLocalWriteSuperseded();
         }

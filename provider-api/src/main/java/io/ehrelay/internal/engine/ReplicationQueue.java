@@ -146,11 +146,14 @@ final class ReplicationQueue {
         /**
          * A pending version gets its value hash (read from the element's value, what the event carries): by the
          * dispatcher before it writes the event, or by the writer when the queue refuses it. The hash, or that of
-         * an entry that had one.
+         * an entry that had one (a version settled already is not hashed again).
          */
         int settle() throws IOException {
             if (version == null) {
                 return valueHash;
+            }
+            if (!version.pending()) {
+                return version.valueHash;
             }
             int hash = EventCodec.hashOf(element.getObjectValue());
             versions.settle(element.getObjectKey(), version, hash);
