@@ -12,6 +12,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.ehrelay.internal.codec.EventCodec;
@@ -28,10 +30,16 @@ import io.ehrelay.spi.Transport;
 final class Announcements {
 
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * The pauses before an acknowledged announcement is sent again to a peer it failed to reach: longer than the
+     * first steps of a channel's backoff (100 ms, then 200 ms), so that each attempt really connects.
+     */
+    private static final long[] RETRY_PAUSES_MILLIS = {150, 300};
 
     private final Transport transport;
     private final Supplier<Collection<String>> localCaches;
     private final Clock clock;
+    private final Predicate<String> heldNothing;
     private final long run;
     /** Peers whose last announcement from this node was not delivered. */
     private final Set<String> undelivered = ConcurrentHashMap.newKeySet();
@@ -50,9 +58,14 @@ final class Announcements {
     /** The endpoints of {@link #known}: only these are listened to and answered (a sender name is not trusted). */
     private volatile Set<String> knownEndpoints = Collections.emptySet();
 
-    /** @param localCaches the caches this node replicates now (live or bootstrapping ones) */
-    Announcements(Transport transport, Supplier<Collection<String>> localCaches, Clock clock) {
+    /**
+     * @param localCaches the caches this node replicates now (live or bootstrapping ones)
+     * @param heldNothing whether a peer said it holds no cache (it left): an announcement it missed is not retried
+     */
+    Announcements(Transport transport, Supplier<Collection<String>> localCaches, Clock clock,
+                  Predicate<String> heldNothing) {
         this.transport = transport;
+        this.heldNothing = heldNothing;
         this.localCaches = localCaches;
         this.clock = clock;
         this.lastRetry = clock.nanoTime() - RETRY_NANOS;
@@ -153,25 +166,56 @@ final class Announcements {
     /**
      * Sends {@code announcement} acknowledged to {@code to} and waits up to {@code timeoutMillis} in all for the
      * peers to take it; a peer it cannot be handed to is marked undelivered (announced again when reached).
+     *
+     * <p>A send that fails is made again after {@link #RETRY_PAUSES_MILLIS} (while time is left): one failed
+     * connection puts a channel in its backoff, and every send meanwhile fails at once, so a stopping node's
+     * leaving would be lost to a peer that is up, which then keeps waiting for it (a synchronous put fails). A
+     * peer that said it holds nothing (it left) is not tried again; one that crashed costs these pauses once.
      */
     private void sendAndWait(List<Peer> to, byte[] announcement, long timeoutMillis) throws InterruptedException {
         long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         Batch batch = new Batch(announcement, 0).withDeadline(deadline);
+        List<Peer> sendTo = to;
+        for (int attempt = 0; !sendTo.isEmpty(); attempt++) {
+            List<Peer> failed = sendAndWaitOnce(sendTo, batch, deadline);
+            failed.removeIf(p -> heldNothing.test(p.endpoint()));
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
+            if (failed.isEmpty() || attempt == RETRY_PAUSES_MILLIS.length
+                    || left <= RETRY_PAUSES_MILLIS[attempt]) {
+                for (Peer p : failed) {
+                    undelivered.add(p.endpoint());
+                }
+                return;
+            }
+            Thread.sleep(RETRY_PAUSES_MILLIS[attempt]);
+            sendTo = failed;
+        }
+    }
+
+    /** One round of {@link #sendAndWait}: the peers whose send failed (not those still answering at the deadline). */
+    private List<Peer> sendAndWaitOnce(List<Peer> to, Batch batch, long deadline) throws InterruptedException {
+        List<Peer> failed = new ArrayList<>(0);
+        List<Peer> asked = new ArrayList<>(to.size());
         List<CompletableFuture<Void>> sent = new ArrayList<>(to.size());
         for (Peer peer : to) {
             try {
                 sent.add(transport.send(peer, batch, true));
+                asked.add(peer);
             } catch (RuntimeException e) {
-                undelivered.add(peer.endpoint());
+                failed.add(peer);
             }
         }
-        for (CompletableFuture<Void> f : sent) {
+        for (int i = 0; i < sent.size(); i++) {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
             if (left <= 0) {
                 break;
             }
-            SendRound.await(f, left);
+            Throwable failure = SendRound.await(sent.get(i), left);
+            if (failure != null && !(failure instanceof TimeoutException)) {
+                failed.add(asked.get(i));
+            }
         }
+        return failed;
     }
 
     /**

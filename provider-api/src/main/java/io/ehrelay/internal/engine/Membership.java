@@ -71,7 +71,13 @@ final class Membership {
         this.cacheManagerName = cacheManagerName;
         this.transport = transport;
         this.clock = clock;
-        this.announcements = new Announcements(transport, localCaches, clock);
+        this.announcements = new Announcements(transport, localCaches, clock, this::saidItHoldsNothing);
+    }
+
+    /** Whether {@code endpoint}'s last announcement named no cache (it left, or replicates none). */
+    private boolean saidItHoldsNothing(String endpoint) {
+        Announced a = announced.get(endpoint);
+        return a != null && a.holdsNothing();
     }
 
     /** Whether {@code endpoint} holds {@code cacheName} as far as this node knows (yes, unless it said no). */

@@ -80,6 +80,33 @@ class MembershipTest {
     }
 
     @Test
+    void aStoppingNode_sendsItsLeavingAgain_toAPeerWhoseChannelFailedOnce() throws Exception {
+        // one reset puts a channel in its backoff, and a send meanwhile fails at once: the peer, up, kept listing
+        // the stopped node and failed a synchronous put to it (a contract run under -T 2)
+        membership.peersChanged(Collections.singletonList(p));
+        int before = sent().size();
+        transport.failNext(1);
+        membership.leaving(ReplicationNode.LEAVING_MILLIS);
+        assertThat(sent()).as("the leaving, failed, then again").hasSize(before + 2);
+        assertThat(last().members()).as("the leaving: no cache any more").isEmpty();
+    }
+
+    @Test
+    void aStoppingNode_triesAPeerThatDoesNotAnswer_aFewTimes_andOneThatLeft_once() throws Exception {
+        Peer q = new Peer("q:1");
+        membership.peersChanged(Arrays.asList(p, q));
+        membership.announced("q:1", 9, 2, set(), set("a")); // q left
+        int before = sent().size();
+        transport.failing = true;
+        long t0 = System.nanoTime();
+        membership.leaving(ReplicationNode.LEAVING_MILLIS);
+        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        List<String> to = sentTo.subList(before, sentTo.size());
+        assertThat(to).as("p: three attempts; q: one").containsExactly("p:1", "q:1", "p:1", "p:1");
+        assertThat(waited).as("ms a crashed peer holds up the stop").isLessThan(1_500);
+    }
+
+    @Test
     void aNodeStartsWithEveryCache_andNamesItsCachesOnlyOnceItRemovesOne() {
         membership.peersChanged(Collections.singletonList(p));
         assertThat(sent()).hasSize(1);
