@@ -417,6 +417,9 @@ final class JGroupsTransport extends RpcTransport<JGroupsPeerChannel> implements
             relay.close(2000);
         }
         flushPosts();
+        if (channel != null && channel.getUpHandler() != null) {
+            channel.setUpHandler(new ClosingUpHandler(channel.getUpHandler()));
+        }
         if (dispatcher != null) {
             dispatcher.stop();
         }

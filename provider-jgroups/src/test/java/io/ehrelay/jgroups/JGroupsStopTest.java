@@ -60,7 +60,8 @@ class JGroupsStopTest {
 
     /**
      * Below UNICAST3: until an acknowledged call goes by (the stopping node's leave announcement is the only one
-     * in this test) each post is held 20 ms, so that events are still queued when the node stops; after it, each
+     * in this test) each post is held 100 ms, so that events are still queued when the node stops (with 20 ms a
+     * put loop slowed by a loaded machine could see the queue drain before it ended); after it, each
      * post is lost the first time it is sent, as a lossy wire would lose it, and only UNICAST3's retransmission
      * gets it through.
      */
@@ -82,7 +83,7 @@ class JGroupsStopTest {
                     return null;
                 }
                 if (!leaving) {
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
                 }
             }
             return down_prot.down(msg);
