@@ -307,7 +307,8 @@ final class Dispatcher {
         } else {
             try {
                 int valueHash = e.settle(); // before the event leaves: a peer holds the write only once settled
-                int valueAt = EventCodec.writePut(buffer, e.cacheName, e.element, e.stamp, e.origin, valueHash);
+                int valueAt = EventCodec.writePut(buffer, e.cacheName, e.element, e.version.stamp, e.version.origin,
+                        valueHash);
                 if (valueAt >= 0 && refs[lane] != null) {
                     refs[lane].add(valueAt, (byte[]) e.element.getObjectValue());
                 }

@@ -91,13 +91,10 @@ final class ReplicationQueue {
         /** Events of this lane were refused just before this one: its batch tells the peers (FLAG_LOST). */
         boolean lostBefore;
 
-        /** A fast-path put: its stamp, origin and value hash, written by the dispatcher with the element. */
-        final long stamp;
-        final long origin;
-        final int valueHash;
         /**
-         * A fast-path put whose value the dispatcher hashes ({@code valueHash} unused): its {@linkplain
-         * Version#pending() pending} version, settled in {@code versions} before the event is written; else null.
+         * A fast-path put: its version, whose stamp and origin the dispatcher writes with the element; when
+         * {@linkplain Version#pending() pending}, settled in {@code versions} with the value's hash before the event
+         * is written. Null for an encoded event.
          */
         final Version version;
         final VersionTable versions;
@@ -109,49 +106,29 @@ final class ReplicationQueue {
             this.cacheName = null;
             this.size = bytes.length;
             this.enqueuedNanos = enqueuedNanos;
-            this.stamp = 0;
-            this.origin = 0;
-            this.valueHash = 0;
             this.version = null;
             this.versions = null;
         }
 
-        /** A fast-path put whose value hash is known. */
-        Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, long stamp,
-              long origin, int valueHash) {
-            this(cache, cacheName, element, size, enqueuedNanos, stamp, origin, valueHash, null, null);
-        }
-
-        /** A fast-path put with its pending version, whose value the dispatcher hashes. */
+        /** A fast-path put with its version (pending: the dispatcher hashes the value). */
         Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos, Version version,
               VersionTable versions) {
-            this(cache, cacheName, element, size, enqueuedNanos, version.stamp, version.origin, 0, version, versions);
-        }
-
-        private Entry(CacheMetrics cache, byte[] cacheName, Element element, int size, long enqueuedNanos,
-                      long stamp, long origin, int valueHash, Version version, VersionTable versions) {
             this.cache = cache;
             this.bytes = null;
             this.element = element;
             this.cacheName = cacheName;
             this.size = size;
             this.enqueuedNanos = enqueuedNanos;
-            this.stamp = stamp;
-            this.origin = origin;
-            this.valueHash = valueHash;
             this.version = version;
             this.versions = versions;
         }
 
         /**
          * A pending version gets its value hash (read from the element's value, what the event carries): by the
-         * dispatcher before it writes the event, or by the writer when the queue refuses it. The hash, or that of
-         * an entry that had one (a version settled already is not hashed again).
+         * dispatcher before it writes the event, or by the writer when the queue refuses it. Returns the hash; a
+         * version settled already is not hashed again.
          */
         int settle() throws IOException {
-            if (version == null) {
-                return valueHash;
-            }
             if (!version.pending()) {
                 return version.valueHash;
             }
@@ -162,7 +139,7 @@ final class ReplicationQueue {
 
         /** A pending version whose value cannot be hashed becomes one without value: served as an invalidation. */
         void settleWithoutValue() {
-            if (version != null) {
+            if (version != null && version.pending()) {
                 versions.settle(element.getObjectKey(), version, 0);
             }
         }
@@ -172,6 +149,9 @@ final class ReplicationQueue {
          * version is settled all the same, so that the peers' resync from this node serves it.
          */
         void settleUnsent() {
+            if (version == null) {
+                return;
+            }
             try {
                 settle();
             } catch (IOException | RuntimeException e) {

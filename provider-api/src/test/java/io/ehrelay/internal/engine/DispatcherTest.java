@@ -116,7 +116,8 @@ class DispatcherTest {
             new Element("k4", large.clone())};
         for (Element e : elements) {
             cache.queueAdd(100);
-            assertThat(queue.offer(0, new ReplicationQueue.Entry(cache, name, e, 100, clock.nanoTime(), 5, 9, 0)))
+            assertThat(queue.offer(0, new ReplicationQueue.Entry(cache, name, e, 100, clock.nanoTime(),
+                    new Version(5, 9, 0, 0, false), null)))
                     .isTrue();
         }
         dispatcher.start();
