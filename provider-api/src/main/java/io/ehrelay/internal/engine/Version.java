@@ -11,6 +11,9 @@ package io.ehrelay.internal.engine;
  * Until then the version is {@linkplain #pending() pending}: it has no value hash (0), is never served to a peer
  * (the event itself carries the write), and has a digest of its own; {@link VersionTable#settle} gives it its
  * hash, under the key's lock. A peer can hold the write only after it was settled here.
+ *
+ * <p>A version is also its own entry in the {@link VersionTable} that holds it ({@link #key}, {@link #next}):
+ * one object per key, not a version and a map entry.
  */
 final class Version implements Comparable<Version> {
 
@@ -24,6 +27,10 @@ final class Version implements Comparable<Version> {
     int valueHash;
     final boolean removed;
     private volatile boolean pending;
+    /** The key, while a table holds this version (else null); written and read under the key's lock. */
+    Object key;
+    /** The next version of the table's bucket; written and read under the key's lock. */
+    Version next;
 
     Version(long stamp, long origin, int keyHash, int valueHash, boolean removed) {
         this.stamp = stamp;

@@ -6,11 +6,12 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -23,6 +24,12 @@ import io.ehrelay.spi.Clock;
  * the key's lock ({@link #offer}), and summed into {@value #LEAVES} XOR leaves for anti-entropy. Tombstones and
  * ghosts are bounded by retention and {@code maxTombstones}, oldest first. The design: docs/reliability.md, "One
  * order per key" and "Missed events". Thread-safe.
+ *
+ * <p>The versions are kept in {@value #STRIPES} chained hash tables, one per lock stripe, chosen by the key's
+ * {@code hashCode} (like a map, equal keys are one key whatever their encoding); each version is its own chain
+ * entry ({@link Version#key}, {@link Version#next}), so a key costs one object, not a version and a map node.
+ * Every access to a stripe's table holds its lock. The leaves, keyed by the hash of the key's encoded bytes (what
+ * every node computes alike), are updated atomically, since keys of one leaf may lie in different stripes.
  */
 final class VersionTable {
 
@@ -39,11 +46,17 @@ final class VersionTable {
     static final int ABSENT = 1;
     static final int SUPERSEDED = 2;
 
-    private final ConcurrentHashMap<Object, Version> versions = new ConcurrentHashMap<>(1024);
-    /** XOR of the digests of each leaf's versions; written under the leaf's stripe lock. */
-    private final long[] leaves = new long[LEAVES];
-    /** How many versions each leaf holds; written under the leaf's stripe lock. */
-    private final int[] leafCounts = new int[LEAVES];
+    /** Smallest length of a stripe's table (a power of two); it doubles past three quarters full. */
+    private static final int MIN_TABLE = 4;
+
+    /** Per stripe, its chained hash table of versions (null until its first key); under the stripe's lock. */
+    private final Version[][] tables = new Version[STRIPES][];
+    /** Per stripe, how many versions its table holds; written under the stripe's lock. */
+    private final int[] counts = new int[STRIPES];
+    /** XOR of the digests of each leaf's versions. */
+    private final AtomicLongArray leaves = new AtomicLongArray(LEAVES);
+    /** How many versions each leaf holds. */
+    private final AtomicIntegerArray leafCounts = new AtomicIntegerArray(LEAVES);
     /**
      * Per stripe, when a remote write was last applied there ({@link #EHCACHE_TIME}, as Ehcache stamps an
      * element's lastUpdateTime; written under the stripe's lock, after the cache write).
@@ -78,16 +91,150 @@ final class VersionTable {
         return h & (LEAVES - 1);
     }
 
-    private static int stripeOf(int keyHash) {
-        return leafOf(keyHash) & (STRIPES - 1);
+    /** The key's {@code hashCode}, its high bits folded in: its stripe is the low bits, its bucket those above. */
+    private static int spread(Object key) {
+        int h = key.hashCode();
+        return h ^ (h >>> 16);
     }
 
-    private ReentrantLock lockOf(int keyHash) {
-        return stripes[stripeOf(keyHash)];
+    private static int stripeOf(int spread) {
+        return spread & (STRIPES - 1);
+    }
+
+    private static int bucketOf(int spread, int length) {
+        return (spread >>> 8) & (length - 1);
     }
 
     Version get(Object key) {
-        return versions.get(key);
+        int h = spread(key);
+        ReentrantLock lock = stripes[stripeOf(h)];
+        lock.lock();
+        try {
+            return find(key, h);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- the stripes' tables: every method below holds the key's stripe lock -----------------------------------
+
+    private Version find(Object key, int h) {
+        Version[] tab = tables[stripeOf(h)];
+        if (tab == null) {
+            return null;
+        }
+        for (Version n = tab[bucketOf(h, tab.length)]; n != null; n = n.next) {
+            if (n.key == key || key.equals(n.key)) {
+                return n;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Makes {@code v} the key's version in place of {@code cur} (what {@link #find} gave, or null), and returns what
+     * was stored: {@code v} itself, or a copy of it when it is some table's entry already (a version object is one
+     * key's entry in one table).
+     */
+    private Version store(Object key, int h, Version cur, Version v) {
+        if (v == cur) {
+            return v;
+        }
+        if (v.key != null) {
+            v = new Version(v.stamp, v.origin, v.keyHash, v.valueHash, v.removed);
+        }
+        int stripe = stripeOf(h);
+        Version[] tab = tables[stripe];
+        if (tab == null) {
+            tab = new Version[MIN_TABLE];
+            tables[stripe] = tab;
+        }
+        int b = bucketOf(h, tab.length);
+        v.key = key;
+        if (cur == null) {
+            v.next = tab[b];
+            tab[b] = v;
+            if (++counts[stripe] > tab.length - (tab.length >>> 2)) {
+                grow(stripe);
+            }
+            return v;
+        }
+        v.next = cur.next;
+        if (tab[b] == cur) {
+            tab[b] = v;
+        } else {
+            Version p = tab[b];
+            while (p.next != cur) {
+                p = p.next;
+            }
+            p.next = v;
+        }
+        cur.next = null;
+        cur.key = null;
+        return v;
+    }
+
+    /** Takes {@code cur} (what {@link #find} gave for the key) out of its table. */
+    private void unlink(int h, Version cur) {
+        int stripe = stripeOf(h);
+        Version[] tab = tables[stripe];
+        int b = bucketOf(h, tab.length);
+        if (tab[b] == cur) {
+            tab[b] = cur.next;
+        } else {
+            Version p = tab[b];
+            while (p.next != cur) {
+                p = p.next;
+            }
+            p.next = cur.next;
+        }
+        cur.next = null;
+        cur.key = null;
+        counts[stripe]--;
+    }
+
+    private void grow(int stripe) {
+        Version[] old = tables[stripe];
+        Version[] tab = new Version[old.length << 1];
+        for (Version head : old) {
+            Version n = head;
+            while (n != null) {
+                Version next = n.next;
+                int b = bucketOf(spread(n.key), tab.length);
+                n.next = tab[b];
+                tab[b] = n;
+                n = next;
+            }
+        }
+        tables[stripe] = tab;
+    }
+
+    /** Gives every key and version to {@code each}, one stripe at a time under its lock (a weakly consistent view). */
+    private void forEach(BiConsumer<Object, Version> each) {
+        for (int stripe = 0; stripe < STRIPES; stripe++) {
+            ReentrantLock l = stripes[stripe];
+            l.lock();
+            try {
+                Version[] tab = tables[stripe];
+                if (tab == null) {
+                    continue;
+                }
+                for (Version head : tab) {
+                    for (Version n = head; n != null; n = n.next) {
+                        each.accept(n.key, n);
+                    }
+                }
+            } finally {
+                l.unlock();
+            }
+        }
+    }
+
+    private static void xor(AtomicLongArray a, int i, long delta) {
+        long prev;
+        do {
+            prev = a.get(i);
+        } while (!a.compareAndSet(i, prev, prev ^ delta));
     }
 
     /** The newest removeAll this node applied, or {@code null}. */
@@ -139,12 +286,12 @@ final class VersionTable {
      */
     <S, E> Outcome offer(Object key, Version v, long self, long horizon, StoreWrite<S, E> storeWrite,
                          StoreFill<S, E> fillIfAbsent, S store, E event) {
-        int stripe = stripeOf(v.keyHash);
+        int h = spread(key);
+        int stripe = stripeOf(h);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
         try {
-            // one map operation in the usual case (the write is newer): put first, put back if it is not
-            Version cur = versions.put(key, v);
+            Version cur = find(key, h);
             Outcome refused = null;
             if (cur != null && !v.newerThan(cur)) {
                 refused = cur.compareTo(v) == 0 ? Outcome.SAME : cur.origin == self ? Outcome.LOCAL_WON : Outcome.STALE;
@@ -155,7 +302,6 @@ final class VersionTable {
                 }
             }
             if (refused != null) {
-                restore(key, cur);
                 if (refused == Outcome.SAME && fillIfAbsent != null && !v.removed
                         && fillIfAbsent.fill(store, key, event)) {
                     lastRemoteMillis[stripe] = EHCACHE_TIME.currentTimeMillis();
@@ -163,23 +309,16 @@ final class VersionTable {
                 }
                 return refused;
             }
+            // recorded before the cache is written, as the key's newest write while the cache takes it
+            account(cur, store(key, h, cur, v), v.keyHash);
             try {
                 storeWrite.write(store, key, event);
             } finally {
-                account(cur, v, v.keyHash);
                 lastRemoteMillis[stripe] = EHCACHE_TIME.currentTimeMillis();
             }
             return Outcome.APPLIED;
         } finally {
             lock.unlock();
-        }
-    }
-
-    private void restore(Object key, Version previous) {
-        if (previous == null) {
-            versions.remove(key);
-        } else {
-            versions.put(key, previous);
         }
     }
 
@@ -220,28 +359,27 @@ final class VersionTable {
      */
     <S, W> Version local(Object key, int keyHash, int valueHash, boolean removed, boolean pendingHash, Hlc hlc,
                          long self, long writtenAtMillis, StoreCheck<S, W> check, S store, W written) {
-        int stripe = stripeOf(keyHash);
+        int h = spread(key);
+        int stripe = stripeOf(h);
         ReentrantLock lock = stripes[stripe];
         lock.lock();
         try {
             Version v = pendingHash && !removed ? Version.pendingPut(hlc.next(), self, keyHash)
                     : new Version(hlc.next(), self, keyHash, valueHash, removed);
-            Version cur = versions.put(key, v); // put back below in the rare case the write was superseded
+            Version cur = find(key, h);
             long since = writtenAtMillis - 1;
             boolean mayBeSuperseded = removed || writtenAtMillis <= 0 || lastRemoteMillis[stripe] >= since
                     || cur != null && Hlc.millisOf(cur.stamp) >= since;
             if (mayBeSuperseded) {
                 int held = check.held(store, key, written);
                 if (held == SUPERSEDED) {
-                    restore(key, cur);
                     return null;
                 }
                 if (held == ABSENT && (valueHash != 0 || v.pending())) {
                     v = new Version(v.stamp, self, keyHash, 0, false);
-                    versions.put(key, v);
                 }
             }
-            account(cur, v, keyHash);
+            account(cur, store(key, h, cur, v), keyHash);
             return v;
         } finally {
             lock.unlock();
@@ -254,7 +392,8 @@ final class VersionTable {
      * (once replaced, it is no longer counted anywhere). Nothing when it was settled already.
      */
     void settle(Object key, Version v, int valueHash) {
-        ReentrantLock lock = stripes[stripeOf(v.keyHash)];
+        int h = spread(key);
+        ReentrantLock lock = stripes[stripeOf(h)];
         lock.lock();
         try {
             if (!v.pending()) {
@@ -262,8 +401,8 @@ final class VersionTable {
             }
             long before = v.digest();
             v.settle(valueHash);
-            if (versions.get(key) == v) {
-                leaves[leafOf(v.keyHash)] ^= before ^ v.digest(); // under the leaf's stripe lock
+            if (v.key != null) { // the table still holds it (a replaced version has no key)
+                xor(leaves, leafOf(v.keyHash), before ^ v.digest());
             }
         } finally {
             lock.unlock();
@@ -290,14 +429,14 @@ final class VersionTable {
             cleared = v;
             Arrays.fill(lastRemoteMillis, EHCACHE_TIME.currentTimeMillis());
             for (Object key : storeKeys) {
-                Version kv = versions.get(key);
+                Version kv = find(key, spread(key));
                 if (kv == null || v.newerThan(kv)) {
                     dropFromStore.accept(key);
                 }
             }
-            for (Map.Entry<Object, Version> e : new ArrayList<>(versions.entrySet())) {
+            for (Map.Entry<Object, Version> e : all()) {
                 if (v.newerThan(e.getValue())) {
-                    record(e.getKey(), e.getValue(), null);
+                    drop(e.getKey(), e.getValue());
                 }
             }
             return true;
@@ -319,8 +458,8 @@ final class VersionTable {
         try {
             clearStore.run();
             Arrays.fill(lastRemoteMillis, EHCACHE_TIME.currentTimeMillis());
-            for (Map.Entry<Object, Version> e : new ArrayList<>(versions.entrySet())) {
-                record(e.getKey(), e.getValue(), null);
+            for (Map.Entry<Object, Version> e : all()) {
+                drop(e.getKey(), e.getValue());
             }
         } finally {
             for (int i = stripes.length - 1; i >= 0; i--) {
@@ -329,17 +468,14 @@ final class VersionTable {
         }
     }
 
-    /** Replaces {@code key}'s version {@code old} by {@code v} ({@code null}: drops it); caller holds its lock. */
-    private void record(Object key, Version old, Version v) {
-        if (v != null) {
-            versions.put(key, v);
-        } else {
-            versions.remove(key);
-        }
-        account(old, v, v != null ? v.keyHash : old.keyHash);
+    /** Every key and version, listed (a weakly consistent view, exact while every stripe lock is held). */
+    private List<Map.Entry<Object, Version>> all() {
+        List<Map.Entry<Object, Version>> out = new ArrayList<>();
+        forEach((key, v) -> out.add(new AbstractMap.SimpleImmutableEntry<>(key, v)));
+        return out;
     }
 
-    /** The counts and the leaf of a version replaced in the map ({@code null}s: none); caller holds the lock. */
+    /** The counts and the leaf of a version replaced in the table ({@code null}s: none); caller holds the lock. */
     private void account(Version old, Version v, int keyHash) {
         long delta = 0;
         int count = 0;
@@ -358,8 +494,12 @@ final class VersionTable {
             }
         }
         int leaf = leafOf(keyHash);
-        leaves[leaf] ^= delta; // under the leaf's stripe lock
-        leafCounts[leaf] += count;
+        if (delta != 0) {
+            xor(leaves, leaf, delta);
+        }
+        if (count != 0) {
+            leafCounts.addAndGet(leaf, count);
+        }
     }
 
     /**
@@ -376,7 +516,7 @@ final class VersionTable {
             if (!leafSet[leaf]) {
                 continue;
             }
-            int n = leafCounts[leaf]; // a racy read: a bound, not an account
+            int n = leafCounts.get(leaf); // read while writes go on: a bound, not an account
             if (any && keys + n > maxKeys) {
                 break;
             }
@@ -390,16 +530,8 @@ final class VersionTable {
     /** A copy of the leaves. */
     long[] leaves() {
         long[] out = new long[LEAVES];
-        for (int stripe = 0; stripe < STRIPES; stripe++) {
-            ReentrantLock l = stripes[stripe];
-            l.lock();
-            try {
-                for (int leaf = stripe; leaf < LEAVES; leaf += STRIPES) {
-                    out[leaf] = leaves[leaf];
-                }
-            } finally {
-                l.unlock();
-            }
+        for (int leaf = 0; leaf < LEAVES; leaf++) {
+            out[leaf] = leaves.get(leaf);
         }
         return out;
     }
@@ -411,7 +543,7 @@ final class VersionTable {
     List<Map.Entry<Object, Version>> entries(boolean[] leafSet, int firstLeaf) {
         @SuppressWarnings({"unchecked", "rawtypes"})
         List<Map.Entry<Object, Version>>[] byLeaf = new List[LEAVES];
-        versions.forEach((key, v) -> {
+        forEach((key, v) -> {
             int leaf = leafOf(v.keyHash);
             if (leafSet[leaf]) {
                 if (byLeaf[leaf] == null) {
@@ -443,7 +575,7 @@ final class VersionTable {
     Map<Integer, List<Object>> keysWithHashes(int[] sortedKeyHashes) {
         scans.incrementAndGet();
         Map<Integer, List<Object>> out = new HashMap<>();
-        versions.forEach((key, v) -> {
+        forEach((key, v) -> {
             if (Arrays.binarySearch(sortedKeyHashes, v.keyHash) >= 0) {
                 out.computeIfAbsent(v.keyHash, h -> new ArrayList<>(1)).add(key);
             }
@@ -456,13 +588,20 @@ final class VersionTable {
         return scans.get();
     }
 
-    /** The keys this table holds a version of (a weakly consistent view). */
-    Set<Object> keys() {
-        return versions.keySet();
+    /** The keys this table holds a version of (listed one stripe at a time: a weakly consistent view). */
+    List<Object> keys() {
+        List<Object> out = new ArrayList<>();
+        forEach((key, v) -> out.add(key));
+        return out;
     }
 
+    /** How many versions the table holds (the stripes' counts, read while writes go on). */
     int size() {
-        return versions.size();
+        int n = 0;
+        for (int stripe = 0; stripe < STRIPES; stripe++) {
+            n += counts[stripe];
+        }
+        return n;
     }
 
     int tombstones() {
@@ -479,18 +618,22 @@ final class VersionTable {
         int[] dropped = {0};
         List<Object> spare = new ArrayList<>();
         List<Long> spareStamps = new ArrayList<>();
+        List<Map.Entry<Object, Version>> expired = new ArrayList<>();
         // versions beyond the keys held are tombstones or ghosts: only when they may exceed the bound is each
         // key looked up in the cache
-        boolean lookUp = versions.size() - Math.max(0, heldCount) > max;
-        // forEach, not entrySet(): no entry object per version on every round
-        versions.forEach((key, v) -> {
+        boolean lookUp = size() - Math.max(0, heldCount) > max;
+        // no entry object per version on every round: only the tombstones to drop are listed
+        forEach((key, v) -> {
             if (v.removed && v.stamp < horizon) {
-                dropped[0] += drop(key, v);
+                expired.add(new AbstractMap.SimpleImmutableEntry<>(key, v));
             } else if (v.removed || lookUp && !held.test(key)) {
                 spare.add(key);
                 spareStamps.add(v.stamp);
             }
         });
+        for (Map.Entry<Object, Version> e : expired) {
+            dropped[0] += drop(e.getKey(), e.getValue());
+        }
         if (spare.size() > max) {
             long[] stamps = new long[spareStamps.size()];
             for (int i = 0; i < stamps.length; i++) {
@@ -499,7 +642,7 @@ final class VersionTable {
             Arrays.sort(stamps);
             long below = stamps[spare.size() - max];
             for (Object key : spare) {
-                Version v = versions.get(key);
+                Version v = get(key);
                 if (v != null && v.stamp < below && (v.removed || !held.test(key))) {
                     dropped[0] += drop(key, v);
                 }
@@ -508,14 +651,17 @@ final class VersionTable {
         return dropped[0];
     }
 
+    /** Drops {@code key}'s version if it is still {@code v}; returns 1 if it did. */
     private int drop(Object key, Version v) {
-        ReentrantLock lock = lockOf(v.keyHash);
+        int h = spread(key);
+        ReentrantLock lock = stripes[stripeOf(h)];
         lock.lock();
         try {
-            if (versions.get(key) != v) {
+            if (find(key, h) != v) {
                 return 0;
             }
-            record(key, v, null);
+            unlink(h, v);
+            account(v, null, v.keyHash);
             return 1;
         } finally {
             lock.unlock();

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.ehrelay.testing.ManualClock;
@@ -389,5 +391,61 @@ class VersionTableTest {
             assertThat(t.tombstones()).as("seed %d", seed).isEqualTo(tombs);
             assertThat(new HashSet<>(t.keys())).isEqualTo(model.keySet());
         }
+    }
+
+    @Test
+    void writersOnManyThreads_leaveOneVersionPerKey_theNewest_andLeavesAndCountsThatAddUp() throws Exception {
+        VersionTable t = new VersionTable();
+        Hlc hlc = new Hlc(new ManualClock());
+        int threads = 4;
+        int keys = 5000;
+        // every thread writes every key, remotely and locally, growing the tables while the others write
+        ConcurrentHashMap<Key, Version> newest = new ConcurrentHashMap<>();
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Thread> running = new ArrayList<>();
+        List<Throwable> failed = Collections.synchronizedList(new ArrayList<>());
+        for (int n = 0; n < threads; n++) {
+            int self = n;
+            Thread th = new Thread(() -> {
+                try {
+                    Random r = new Random(self);
+                    start.await();
+                    for (int i = 0; i < 4 * keys; i++) {
+                        int id = r.nextInt(keys);
+                        Key key = new Key(id, id % 97);
+                        Version v;
+                        if (r.nextBoolean()) {
+                            v = new Version(hlc.next(), 10 + self, id * 31, r.nextInt(5), r.nextInt(5) == 0);
+                            t.offer(key, v, SELF, 0, () -> { });
+                        } else {
+                            v = t.local(key, id * 31, 1 + r.nextInt(5), false, hlc, SELF, () -> true);
+                        }
+                        newest.merge(key, v, (a, b) -> a.newerThan(b) ? a : b);
+                    }
+                } catch (Exception e) {
+                    failed.add(e);
+                }
+            });
+            th.start();
+            running.add(th);
+        }
+        for (Thread th : running) {
+            th.join();
+        }
+        assertThat(failed).isEmpty();
+        assertThat(t.size()).isEqualTo(newest.size());
+        long[] leaves = new long[VersionTable.LEAVES];
+        int tombs = 0;
+        for (Map.Entry<Key, Version> e : newest.entrySet()) {
+            Version held = t.get(e.getKey());
+            assertThat(held).as("%s", e.getKey()).isNotNull();
+            assertThat(held.compareTo(e.getValue())).as("%s: %s, newest %s", e.getKey(), held, e.getValue())
+                    .isZero();
+            leaves[VersionTable.leafOf(held.keyHash)] ^= held.digest();
+            tombs += held.removed ? 1 : 0;
+        }
+        assertThat(t.leaves()).isEqualTo(leaves);
+        assertThat(t.tombstones()).isEqualTo(tombs);
+        assertThat(new HashSet<>(t.keys())).isEqualTo(newest.keySet());
     }
 }
