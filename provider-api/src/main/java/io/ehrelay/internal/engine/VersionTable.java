@@ -91,18 +91,22 @@ final class VersionTable {
         return h & (LEAVES - 1);
     }
 
-    /** The key's {@code hashCode}, its high bits folded in: its stripe is the low bits, its bucket those above. */
+    /**
+     * The key's {@code hashCode}, its high bits folded in: its stripe is bits 8 to 15, its bucket the others, so
+     * that keys whose hashes follow each other (numbered keys) fill one stripe's table in order, as they would one
+     * map's: a run of puts then writes into few cards of the tables, not into every stripe's.
+     */
     private static int spread(Object key) {
         int h = key.hashCode();
         return h ^ (h >>> 16);
     }
 
     private static int stripeOf(int spread) {
-        return spread & (STRIPES - 1);
+        return (spread >>> 8) & (STRIPES - 1);
     }
 
     private static int bucketOf(int spread, int length) {
-        return (spread >>> 8) & (length - 1);
+        return ((spread >>> 16) << 8 | (spread & 0xff)) & (length - 1);
     }
 
     Version get(Object key) {
