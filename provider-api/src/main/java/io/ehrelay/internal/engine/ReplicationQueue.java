@@ -139,8 +139,8 @@ final class ReplicationQueue {
 
         /** A pending version whose value cannot be hashed becomes one without value: served as an invalidation. */
         void settleWithoutValue() {
-            if (version != null && version.pending()) {
-                versions.settle(element.getObjectKey(), version, 0);
+            if (version != null) {
+                versions.settle(element.getObjectKey(), version, 0); // nothing when settled already
             }
         }
 

@@ -164,17 +164,7 @@ final class VersionTable {
             return v;
         }
         v.next = cur.next;
-        if (tab[b] == cur) {
-            tab[b] = v;
-        } else {
-            Version p = tab[b];
-            while (p.next != cur) {
-                p = p.next;
-            }
-            p.next = v;
-        }
-        cur.next = null;
-        cur.key = null;
+        relink(tab, b, cur, v);
         return v;
     }
 
@@ -182,19 +172,23 @@ final class VersionTable {
     private void unlink(int h, Version cur) {
         int stripe = stripeOf(h);
         Version[] tab = tables[stripe];
-        int b = bucketOf(h, tab.length);
+        relink(tab, bucketOf(h, tab.length), cur, cur.next);
+        counts[stripe]--;
+    }
+
+    /** Links {@code with} where bucket {@code b}'s chain links {@code cur}, and detaches {@code cur}. */
+    private static void relink(Version[] tab, int b, Version cur, Version with) {
         if (tab[b] == cur) {
-            tab[b] = cur.next;
+            tab[b] = with;
         } else {
             Version p = tab[b];
             while (p.next != cur) {
                 p = p.next;
             }
-            p.next = cur.next;
+            p.next = with;
         }
         cur.next = null;
         cur.key = null;
-        counts[stripe]--;
     }
 
     private void grow(int stripe) {
