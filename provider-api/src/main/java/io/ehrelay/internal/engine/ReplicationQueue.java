@@ -20,7 +20,8 @@ import net.sf.ehcache.Element;
 /**
  * One CacheManager's asynchronous replication queue: bounded in bytes and events, in lanes (one per dispatcher
  * thread; a cache always in the same lane, so its events stay in order). When full, {@link OverflowPolicy#DROP}
- * refuses at once, {@link OverflowPolicy#BLOCK} waits up to its timeout while the lane is being drained; the caller
+ * refuses at once, {@link OverflowPolicy#BLOCK} waits up to its timeout while the lane is being drained (until its lane
+ * is an eighth of the bounds emptier than when it began waiting, or at least has room when the time is up); the caller
  * counts a refusal. {@link #close()} stops accepting and wakes every waiter; then {@link #take} drains or
  * {@link #clear} discards. Thread-safe.
  */
@@ -28,6 +29,14 @@ final class ReplicationQueue {
 
     private final long maxBytes;
     private final int maxEvents;
+    /** Per lane: the bytes it holds (its events are {@code lanes[i].size()}). */
+    private final long[] laneBytes;
+    /**
+     * Per lane, while writers wait for room: the lane's bytes, or its events, at or below which the first of them
+     * goes on ({@code -1}: nobody waits); {@link #take} wakes them only then.
+     */
+    private final long[] wakeBytes;
+    private final int[] wakeEvents;
     private final OverflowPolicy policy;
     private final long blockNanos;
     private final ReentrantLock lock = new ReentrantLock();
@@ -69,6 +78,11 @@ final class ReplicationQueue {
         lastTakeNanos = new long[laneCount];
         Arrays.fill(lastTakeNanos, clock.nanoTime());
         lostPending = new boolean[laneCount];
+        laneBytes = new long[laneCount];
+        wakeBytes = new long[laneCount];
+        wakeEvents = new int[laneCount];
+        Arrays.fill(wakeBytes, -1);
+        Arrays.fill(wakeEvents, -1);
         notEmpty = new Condition[laneCount];
         for (int i = 0; i < laneCount; i++) {
             lanes[i] = new ArrayDeque<>();
@@ -182,9 +196,18 @@ final class ReplicationQueue {
                 // the lane's dispatcher took events within the wait's length: room is coming (a bulk load
                 // outrunning it). When it has taken nothing for that long (a peer not taking batches), writers
                 // do not wait at all: each would wait the full time for nothing
+                // The writer goes on once its lane is an eighth of the bounds emptier than now (or empty), not as
+                // soon as one event fits: it then writes a run of events without waiting again, where waking for
+                // every batch taken cost a wait and a wake-up per batch on both threads. Writers wait as long in
+                // all (the peers set the pace); when the time is up, room for the event is enough
                 long start = clock.nanoTime();
                 long left = blockNanos;
-                while (!hasRoom(size) && left > 0 && !closed) {
+                long untilBytes = Math.max(0, laneBytes[lane] - maxBytes / 8);
+                int untilEvents = Math.max(0, lanes[lane].size() - maxEvents / 8);
+                while (!(hasRoom(size) && (laneBytes[lane] <= untilBytes || lanes[lane].size() <= untilEvents))
+                        && left > 0 && !closed) {
+                    wakeBytes[lane] = Math.max(wakeBytes[lane], untilBytes);
+                    wakeEvents[lane] = Math.max(wakeEvents[lane], untilEvents);
                     left = spaceAvailable.awaitNanos(left);
                 }
                 waited = Math.max(1, clock.nanoTime() - start);
@@ -198,6 +221,7 @@ final class ReplicationQueue {
                 lostPending[lane] = false;
             }
             lanes[lane].addLast(e);
+            laneBytes[lane] += size;
             bytes += size;
             events++;
             if (bytes > highWaterBytes) {
@@ -273,9 +297,14 @@ final class ReplicationQueue {
                 taken += e.size;
             }
             bytes -= taken;
+            laneBytes[lane] -= taken;
             events -= out.size();
             lastTakeNanos[lane] = clock.nanoTime();
-            spaceAvailable.signalAll();
+            if (laneBytes[lane] <= wakeBytes[lane] || q.size() <= wakeEvents[lane]) {
+                wakeBytes[lane] = -1; // those who wait longer say so again
+                wakeEvents[lane] = -1;
+                spaceAvailable.signalAll();
+            }
             return out;
         } finally {
             lock.unlock();
@@ -326,6 +355,7 @@ final class ReplicationQueue {
             }
             bytes = 0;
             events = 0;
+            Arrays.fill(laneBytes, 0);
             spaceAvailable.signalAll();
             return out;
         } finally {

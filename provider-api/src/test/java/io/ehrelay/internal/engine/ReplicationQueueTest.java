@@ -94,6 +94,59 @@ class ReplicationQueueTest {
     }
 
     @Test
+    void blockPolicy_aWriterThatWaited_goesOnOnceItsLaneIsAnEighthEmptier_notAtTheFirstRoom() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 16, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
+        for (int i = 0; i < 16; i++) {
+            assertThat(q.offer(0, entry(1))).isTrue();
+        }
+        AtomicLong accepted = new AtomicLong();
+        Thread writer = new Thread(() -> {
+            try {
+                if (q.offer(0, entry(1))) {
+                    accepted.incrementAndGet();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        writer.start();
+        Await.until(() -> writer.getState() == Thread.State.TIMED_WAITING, () -> "the writer did not wait");
+        assertThat(q.take(0, 1, 1 << 20, 0, 0)).hasSize(1);
+        Thread.sleep(200);
+        assertThat(writer.getState()).as("room for one event, the lane one event emptier")
+                .isEqualTo(Thread.State.TIMED_WAITING);
+        assertThat(accepted).hasValue(0);
+        assertThat(q.take(0, 1, 1 << 20, 0, 0)).hasSize(1); // two of 16 taken: an eighth
+        writer.join(5000);
+        assertThat(writer.isAlive()).isFalse();
+        assertThat(accepted).hasValue(1);
+    }
+
+    @Test
+    void blockPolicy_aWriterWhoseLaneIsDrained_goesOnAtTheFirstRoom_whileAnotherLaneHoldsTheQueue() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(2, 1 << 20, 16, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
+        for (int i = 0; i < 15; i++) {
+            assertThat(q.offer(1, entry(1))).isTrue(); // a lane whose peer does not take
+        }
+        assertThat(q.offer(0, entry(1))).isTrue();
+        Thread offering = Thread.currentThread();
+        Thread taker = new Thread(() -> {
+            try {
+                Await.until(() -> offering.getState() == Thread.State.TIMED_WAITING, () -> "the offer did not wait");
+                q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(1));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        taker.start();
+        long t0 = System.nanoTime();
+        assertThat(q.offer(0, entry(1))).isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited, of the 10 s allowed")
+                .isLessThan(5_000);
+        taker.join();
+    }
+
+    @Test
     void take_respectsCountAndBytesAndKeepsOrder() throws Exception {
         ReplicationQueue q = new ReplicationQueue(2, 1 << 20, 1000, OverflowPolicy.DROP, 0, Clock.SYSTEM);
         for (int i = 1; i <= 10; i++) {
