@@ -90,6 +90,12 @@ final class Outbound {
     /**
      * Replicates a put or update with its value ({@code replicate*ViaCopy=true}), stamped by {@link Ordering};
      * nothing is sent when a remote write replaced the element before this node was told.
+     *
+     * <p>The whole of an asynchronous put, to its place in the queue, is written out here rather than through
+     * {@link #offer}: so this method is over HotSpot's {@code FreqInlineSize} (325 bytes of bytecode) and is
+     * compiled once, on its own. When Ehcache's listener loop and each level below it inlined it, the JIT compiled
+     * the put path again at every level while the replay's steps ran (E2: about a second of C2 time on the
+     * writer; docs/benchmarks.md). {@code OutboundCompileTest} keeps it over the limit.
      */
     void put(CacheBinding binding, Ehcache cache, Element element, ReplicatorConfig rc) {
         if (keyNotSerializable(binding, element.getObjectKey())) {
@@ -113,8 +119,23 @@ final class Outbound {
                     invalidateInstead(binding, element.getObjectKey(), v, rc);
                     return;
                 }
-                offer(binding, new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element, size,
-                        clock.nanoTime(), v, binding.versions));
+                ReplicationQueue.Entry entry = new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element,
+                        size, clock.nanoTime(), v, binding.versions);
+                CacheMetrics m = binding.metrics;
+                m.queueAdd(size);
+                boolean started = running.getAsBoolean();
+                boolean accepted;
+                try {
+                    accepted = started && queue.offer(binding.lane, entry);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    accepted = false;
+                }
+                if (accepted) {
+                    m.onEnqueued();
+                } else {
+                    refused(binding, entry, started);
+                }
                 return;
             }
         }
@@ -238,6 +259,12 @@ final class Outbound {
             m.onEnqueued();
             return;
         }
+        refused(binding, entry, started);
+    }
+
+    /** The queue did not take {@code entry} ({@code started}: replication runs, so the queue was full). */
+    private void refused(CacheBinding binding, ReplicationQueue.Entry entry, boolean started) {
+        CacheMetrics m = binding.metrics;
         m.queueRemove(entry.size);
         m.onDropped();
         entry.settleUnsent(); // the peers are owed this node's state: a pending version is never served
