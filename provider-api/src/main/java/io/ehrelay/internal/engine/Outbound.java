@@ -91,8 +91,8 @@ final class Outbound {
      * Replicates a put or update with its value ({@code replicate*ViaCopy=true}), stamped by {@link Ordering};
      * nothing is sent when a remote write replaced the element before this node was told.
      *
-     * <p>The whole of an asynchronous put, to its place in the queue, is written out here rather than through
-     * {@link #offer}: so this method is over HotSpot's {@code FreqInlineSize} (325 bytes of bytecode) and is
+     * <p>The whole of an asynchronous put, to its place in the queue, is written out here (for other events,
+     * {@link #offer} does the queue's part): so this method is over HotSpot's {@code FreqInlineSize} (325 bytes of bytecode) and is
      * compiled once, on its own. When Ehcache's listener loop and each level below it inlined it, the JIT compiled
      * the put path again at every level while the replay's steps ran (E2: about a second of C2 time on the
      * writer; docs/benchmarks.md). {@code OutboundCompileTest} keeps it over the limit.
@@ -121,18 +121,10 @@ final class Outbound {
                 }
                 ReplicationQueue.Entry entry = new ReplicationQueue.Entry(binding.metrics, binding.nameUtf8, element,
                         size, clock.nanoTime(), v, binding.versions);
-                CacheMetrics m = binding.metrics;
-                m.queueAdd(size);
+                binding.metrics.queueAdd(size);
                 boolean started = running.getAsBoolean();
-                boolean accepted;
-                try {
-                    accepted = started && queue.offer(binding.lane, entry);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    accepted = false;
-                }
-                if (accepted) {
-                    m.onEnqueued();
+                if (started && enqueue(binding, entry)) {
+                    binding.metrics.onEnqueued();
                 } else {
                     refused(binding, entry, started);
                 }
@@ -245,21 +237,23 @@ final class Outbound {
 
     /** Queues an event; a refused one is counted in {@code dropped}, logged, and owed to every peer. */
     private void offer(CacheBinding binding, ReplicationQueue.Entry entry) {
-        CacheMetrics m = binding.metrics;
-        m.queueAdd(entry.size);
+        binding.metrics.queueAdd(entry.size);
         boolean started = running.getAsBoolean();
-        boolean accepted;
+        if (started && enqueue(binding, entry)) {
+            binding.metrics.onEnqueued();
+        } else {
+            refused(binding, entry, started);
+        }
+    }
+
+    /** Whether the queue took the event; an interrupted wait for room did not, and the thread stays interrupted. */
+    private boolean enqueue(CacheBinding binding, ReplicationQueue.Entry entry) {
         try {
-            accepted = started && queue.offer(binding.lane, entry);
+            return queue.offer(binding.lane, entry);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            accepted = false;
+            return false;
         }
-        if (accepted) {
-            m.onEnqueued();
-            return;
-        }
-        refused(binding, entry, started);
     }
 
     /** The queue did not take {@code entry} ({@code started}: replication runs, so the queue was full). */

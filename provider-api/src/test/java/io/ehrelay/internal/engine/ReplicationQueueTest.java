@@ -74,14 +74,11 @@ class ReplicationQueueTest {
         assertThat(waits).as("waits told").hasValue(1);
     }
 
-    @Test
-    void blockPolicy_proceedsWhenTheDispatcherMakesRoom() throws Exception {
-        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
-        assertThat(q.offer(0, entry(1))).isTrue();
+    /** A dispatcher that takes from lane 0 once the calling thread waits (for room, in the offer it makes next). */
+    private static Thread takeOnceThisThreadWaits(ReplicationQueue q) {
         Thread offering = Thread.currentThread();
         Thread taker = new Thread(() -> {
             try {
-                // takes once the offer below waits for room
                 Await.until(() -> offering.getState() == Thread.State.TIMED_WAITING, () -> "the offer did not wait");
                 q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(1));
             } catch (InterruptedException e) {
@@ -89,6 +86,14 @@ class ReplicationQueueTest {
             }
         });
         taker.start();
+        return taker;
+    }
+
+    @Test
+    void blockPolicy_proceedsWhenTheDispatcherMakesRoom() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
+        assertThat(q.offer(0, entry(1))).isTrue();
+        Thread taker = takeOnceThisThreadWaits(q);
         assertThat(q.offer(0, entry(1))).isTrue();
         taker.join();
     }
@@ -129,16 +134,7 @@ class ReplicationQueueTest {
             assertThat(q.offer(1, entry(1))).isTrue(); // a lane whose peer does not take
         }
         assertThat(q.offer(0, entry(1))).isTrue();
-        Thread offering = Thread.currentThread();
-        Thread taker = new Thread(() -> {
-            try {
-                Await.until(() -> offering.getState() == Thread.State.TIMED_WAITING, () -> "the offer did not wait");
-                q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(1));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        taker.start();
+        Thread taker = takeOnceThisThreadWaits(q);
         long t0 = System.nanoTime();
         assertThat(q.offer(0, entry(1))).isTrue();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited, of the 10 s allowed")
