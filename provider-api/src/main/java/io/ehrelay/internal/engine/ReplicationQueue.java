@@ -37,6 +37,8 @@ final class ReplicationQueue {
      */
     private final long[] wakeBytes;
     private final int[] wakeEvents;
+    /** Writers whose lane is drained enough and who wait only for room (another lane holds the queue). */
+    private int roomWaiters;
     private final OverflowPolicy policy;
     private final long blockNanos;
     private final ReentrantLock lock = new ReentrantLock();
@@ -204,11 +206,24 @@ final class ReplicationQueue {
                 long left = blockNanos;
                 long untilBytes = Math.max(0, laneBytes[lane] - maxBytes / 8);
                 int untilEvents = Math.max(0, lanes[lane].size() - maxEvents / 8);
-                while (!(hasRoom(size) && (laneBytes[lane] <= untilBytes || lanes[lane].size() <= untilEvents))
-                        && left > 0 && !closed) {
-                    wakeBytes[lane] = Math.max(wakeBytes[lane], untilBytes);
-                    wakeEvents[lane] = Math.max(wakeEvents[lane], untilEvents);
-                    left = spaceAvailable.awaitNanos(left);
+                while (left > 0 && !closed) {
+                    boolean laneDrained = laneBytes[lane] <= untilBytes || lanes[lane].size() <= untilEvents;
+                    if (laneDrained && hasRoom(size)) {
+                        break;
+                    }
+                    if (laneDrained) {
+                        roomWaiters++; // room comes from another lane's take: every take wakes it
+                    } else {
+                        wakeBytes[lane] = Math.max(wakeBytes[lane], untilBytes);
+                        wakeEvents[lane] = Math.max(wakeEvents[lane], untilEvents);
+                    }
+                    try {
+                        left = spaceAvailable.awaitNanos(left);
+                    } finally {
+                        if (laneDrained) {
+                            roomWaiters--;
+                        }
+                    }
                 }
                 waited = Math.max(1, clock.nanoTime() - start);
             }
@@ -300,7 +315,7 @@ final class ReplicationQueue {
             laneBytes[lane] -= taken;
             events -= out.size();
             lastTakeNanos[lane] = clock.nanoTime();
-            if (laneBytes[lane] <= wakeBytes[lane] || q.size() <= wakeEvents[lane]) {
+            if (roomWaiters > 0 || laneBytes[lane] <= wakeBytes[lane] || q.size() <= wakeEvents[lane]) {
                 wakeBytes[lane] = -1; // those who wait longer say so again
                 wakeEvents[lane] = -1;
                 spaceAvailable.signalAll();

@@ -74,13 +74,13 @@ class ReplicationQueueTest {
         assertThat(waits).as("waits told").hasValue(1);
     }
 
-    /** A dispatcher that takes from lane 0 once the calling thread waits (for room, in the offer it makes next). */
-    private static Thread takeOnceThisThreadWaits(ReplicationQueue q) {
+    /** A dispatcher that takes up to {@code count} events of a lane once the calling thread waits (for room). */
+    private static Thread takeOnceThisThreadWaits(ReplicationQueue q, int lane, int count) {
         Thread offering = Thread.currentThread();
         Thread taker = new Thread(() -> {
             try {
                 Await.until(() -> offering.getState() == Thread.State.TIMED_WAITING, () -> "the offer did not wait");
-                q.take(0, 10, 1 << 20, 0, TimeUnit.SECONDS.toNanos(1));
+                q.take(lane, count, 1 << 20, 0, TimeUnit.SECONDS.toNanos(1));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -93,7 +93,7 @@ class ReplicationQueueTest {
     void blockPolicy_proceedsWhenTheDispatcherMakesRoom() throws Exception {
         ReplicationQueue q = new ReplicationQueue(1, 1 << 20, 1, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
         assertThat(q.offer(0, entry(1))).isTrue();
-        Thread taker = takeOnceThisThreadWaits(q);
+        Thread taker = takeOnceThisThreadWaits(q, 0, 10);
         assertThat(q.offer(0, entry(1))).isTrue();
         taker.join();
     }
@@ -134,7 +134,21 @@ class ReplicationQueueTest {
             assertThat(q.offer(1, entry(1))).isTrue(); // a lane whose peer does not take
         }
         assertThat(q.offer(0, entry(1))).isTrue();
-        Thread taker = takeOnceThisThreadWaits(q);
+        Thread taker = takeOnceThisThreadWaits(q, 0, 10);
+        long t0 = System.nanoTime();
+        assertThat(q.offer(0, entry(1))).isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited, of the 10 s allowed")
+                .isLessThan(5_000);
+        taker.join();
+    }
+
+    @Test
+    void blockPolicy_aWriterWhoseLaneIsEmpty_goesOnWhenAnotherLaneMakesRoom() throws Exception {
+        ReplicationQueue q = new ReplicationQueue(2, 1 << 20, 16, OverflowPolicy.BLOCK, 10_000, Clock.SYSTEM);
+        for (int i = 0; i < 16; i++) {
+            assertThat(q.offer(1, entry(1))).isTrue(); // the other lane holds the whole queue
+        }
+        Thread taker = takeOnceThisThreadWaits(q, 1, 1);
         long t0 = System.nanoTime();
         assertThat(q.offer(0, entry(1))).isTrue();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited, of the 10 s allowed")
