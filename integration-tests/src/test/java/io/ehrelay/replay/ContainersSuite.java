@@ -103,10 +103,13 @@ abstract class ContainersSuite {
         assertThat(writer.cacheCount("replay", "sendLatency")).isEqualTo(expected);
         assertThat(((Number) writer.cacheAttribute("replay", "sendLatency", "99thPercentile")).doubleValue()).isPositive();
         // every event received is accounted for: applied, or already held (anti-entropy may take a write that has
-        // waited a whole interval in the queue before it arrives live)
-        Await.until(() -> count(reader, "applied") + count(reader, "staleDiscarded") == expected,
+        // waited a whole interval in the queue before it arrives live). staleDiscarded also counts a repair that
+        // arrives after the live write it fetched (CI, 2026-12-02: applied 90006 + 1 of 90006), so the sum may pass
+        // the events by those; no event is applied twice
+        Await.until(() -> count(reader, "applied") + count(reader, "staleDiscarded") >= expected,
                 () -> "applied " + count(reader, "applied") + " + already held " + count(reader, "staleDiscarded")
                         + " of " + expected);
+        assertThat(count(reader, "applied")).as("applied, of %d events", expected).isLessThanOrEqualTo(expected);
         assertThat(reader.cacheCount("replay", "received")).isEqualTo(expected);
         assertThat(reader.cacheCount("replay", "conflictsLocalWon")).isZero();
         assertThat(reader.cacheCount("replay", "applyLatency")).isEqualTo(count(reader, "applied"));
