@@ -92,8 +92,8 @@ final class Outbound {
      * nothing is sent when a remote write replaced the element before this node was told.
      *
      * <p>The whole of an asynchronous put, to its place in the queue, is written out here (for other events,
-     * {@link #offer} does the queue's part): so this method is over HotSpot's {@code FreqInlineSize} (325 bytes of bytecode) and is
-     * compiled once, on its own. When Ehcache's listener loop and each level below it inlined it, the JIT compiled
+     * {@link #offer} does the queue's part): so this method is over HotSpot's {@code FreqInlineSize} (325 bytes of
+     * bytecode) and is compiled once, on its own. When Ehcache's listener loop and each level below it inlined it, the JIT compiled
      * the put path again at every level while the replay's steps ran (E2: about a second of C2 time on the
      * writer; docs/benchmarks.md). {@code OutboundCompileTest} keeps it over the limit.
      */

@@ -197,7 +197,8 @@ final class ReplicationQueue {
                     && clock.nanoTime() - lastTakeNanos[lane] < blockNanos) {
                 // the lane's dispatcher took events within the wait's length: room is coming (a bulk load
                 // outrunning it). When it has taken nothing for that long (a peer not taking batches), writers
-                // do not wait at all: each would wait the full time for nothing
+                // do not wait at all: each would wait the full time for nothing.
+                //
                 // The writer goes on once its lane is an eighth of the bounds emptier than now (or empty), not as
                 // soon as one event fits: it then writes a run of events without waiting again, where waking for
                 // every batch taken cost a wait and a wake-up per batch on both threads. Writers wait as long in

@@ -134,12 +134,7 @@ class ReplicationQueueTest {
             assertThat(q.offer(1, entry(1))).isTrue(); // a lane whose peer does not take
         }
         assertThat(q.offer(0, entry(1))).isTrue();
-        Thread taker = takeOnceThisThreadWaits(q, 0, 10);
-        long t0 = System.nanoTime();
-        assertThat(q.offer(0, entry(1))).isTrue();
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited, of the 10 s allowed")
-                .isLessThan(5_000);
-        taker.join();
+        offerToLane0GoesOnOnceTaken(q, 0, 10);
     }
 
     @Test
@@ -148,7 +143,15 @@ class ReplicationQueueTest {
         for (int i = 0; i < 16; i++) {
             assertThat(q.offer(1, entry(1))).isTrue(); // the other lane holds the whole queue
         }
-        Thread taker = takeOnceThisThreadWaits(q, 1, 1);
+        offerToLane0GoesOnOnceTaken(q, 1, 1);
+    }
+
+    /**
+     * An offer to lane 0 of a full queue (10 s allowed) that the queue takes well before its time is up, once a
+     * dispatcher took up to {@code count} events of {@code lane}.
+     */
+    private void offerToLane0GoesOnOnceTaken(ReplicationQueue q, int lane, int count) throws Exception {
+        Thread taker = takeOnceThisThreadWaits(q, lane, count);
         long t0 = System.nanoTime();
         assertThat(q.offer(0, entry(1))).isTrue();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ms waited, of the 10 s allowed")
