@@ -4,8 +4,8 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 import com.caucho.hessian.io.Hessian2Input;
 import com.caucho.hessian.io.Hessian2Output;
@@ -57,8 +57,8 @@ final class HessianWire {
      * {@code batchMaxBytes}), so that sending a batch allocates nothing of its size. One thread at a time.
      */
     static final class Body extends ByteArrayOutputStream {
-        /** Where the payload passes from its buffer into the Hessian output, a part at a time. */
-        private final byte[] part = new byte[8192];
+        /** The largest chunk of a Hessian 2 binary: its length is two bytes. */
+        static final int MAX_CHUNK = 0xFFFF;
 
         Body() {
             super(8192);
@@ -67,12 +67,46 @@ final class HessianWire {
         byte[] array() {
             return buf;
         }
+
+        /**
+         * Appends {@code from} (its position to its limit; not moved) as a Hessian 2 binary: chunks of at most
+         * {@link #MAX_CHUNK} bytes, each a tag ({@code 'A'}, the last {@code 'B'}) and a two-byte length, copied
+         * from the buffer straight into this body's array (Hessian's own binary writer stages each part twice
+         * more, through its output buffer).
+         */
+        void writeBinary(ByteBuffer from) {
+            ByteBuffer src = from.duplicate();
+            int left = src.remaining();
+            int tags = left / MAX_CHUNK + 1;
+            ensureRoom(left + 3 * tags);
+            do {
+                int n = Math.min(left, MAX_CHUNK);
+                left -= n;
+                buf[count++] = (byte) (left > 0 ? 'A' : 'B');
+                buf[count++] = (byte) (n >>> 8);
+                buf[count++] = (byte) n;
+                src.get(buf, count, n);
+                count += n;
+            } while (left > 0);
+        }
+
+        private void ensureRoom(int more) {
+            long need = (long) count + more;
+            if (need > Integer.MAX_VALUE - 8) {
+                throw new IllegalStateException("a call of " + need + " bytes");
+            }
+            if (need > buf.length) {
+                buf = Arrays.copyOf(buf, (int) Math.max(need, Math.min(Integer.MAX_VALUE - 8L,
+                        buf.length + (long) (buf.length >> 1))));
+            }
+        }
     }
 
     /**
      * A call with a payload read from {@code payload} (its position to its limit; not moved) into {@code body},
-     * which is reset first: the same bytes as {@link #call(String, Envelope)} would make from an array holding
-     * the payload, without that array.
+     * which is reset first: the same call as {@link #call(String, Envelope)} makes from an array holding the
+     * payload (the binary in chunks of up to 64 KiB instead of Hessian's 8 KiB), without that array and with one
+     * copy of the payload.
      */
     static void call(String method, Envelope envelope, ByteBuffer payload, Body body) throws IOException {
         ByteBuffer from = payload.duplicate();
@@ -83,15 +117,8 @@ final class HessianWire {
         out.setSerializerFactory(FACTORY);
         out.startCall(method, 2);
         out.writeObject(envelope);
-        // Hessian's own chunked binary writer (writeByteBufferPart overruns its buffer with parts over ~8 KiB)
-        OutputStream binary = out.getBytesOutputStream();
-        byte[] part = body.part;
-        while (from.hasRemaining()) {
-            int n = Math.min(part.length, from.remaining());
-            from.get(part, 0, n);
-            binary.write(part, 0, n);
-        }
-        binary.close();
+        out.flush(); // what Hessian buffered goes into the body before the payload's bytes
+        body.writeBinary(from);
         out.completeCall();
         out.flush();
     }

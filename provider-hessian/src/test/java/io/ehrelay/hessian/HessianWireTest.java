@@ -18,7 +18,7 @@ class HessianWireTest {
     void aCallWrittenFromABuffer_readsBackAsTheSamePayload_inAReusedBody() throws Exception {
         HessianWire.Body body = new HessianWire.Body();
         Random random = new Random(7);
-        for (int length : new int[] {0, 1, 8191, 8192, 8193, 70_000, 1 << 20, 5}) {
+        for (int length : new int[] {0, 1, 8191, 8192, 8193, 65_534, 65_535, 65_536, 70_000, 131_070, 131_071, 1 << 20, 5}) {
             byte[] payload = new byte[length];
             random.nextBytes(payload);
             ByteBuffer direct = ByteBuffer.allocateDirect(length + 10);
