@@ -1,5 +1,7 @@
 package io.ehrelay.spi;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -15,6 +17,9 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Batch {
 
     private final ByteBuffer data;
+    /** The array {@link #data} is a view of, from {@link #arrayOffset}; {@code null} when it is in direct memory. */
+    private final byte[] array;
+    private final int arrayOffset;
     private final int eventCount;
     private final long deadlineNanos;
     /** The array copy, made by the first peer's send that asks and shared by the others (and deadline views). */
@@ -39,7 +44,8 @@ public final class Batch {
      * @throws IllegalArgumentException when a reference lies outside the bytes, or references overlap
      */
     public Batch(ByteBuffer data, int eventCount, int[] valueAt, byte[][] values, int valueCount) {
-        this(data.slice().asReadOnlyBuffer(), eventCount, 0L, new AtomicReference<>(),
+        this(data.slice().asReadOnlyBuffer(), data.hasArray() ? data.array() : null,
+                data.hasArray() ? data.arrayOffset() + data.position() : 0, eventCount, 0L, new AtomicReference<>(),
                 valueCount == 0 ? null : valueAt, valueCount == 0 ? null : values, valueCount,
                 new AtomicReference<>());
         int end = 0;
@@ -52,9 +58,12 @@ public final class Batch {
         }
     }
 
-    private Batch(ByteBuffer readOnly, int eventCount, long deadlineNanos, AtomicReference<byte[]> copy,
-                  int[] valueAt, byte[][] values, int valueCount, AtomicReference<Pieces> pieces) {
+    private Batch(ByteBuffer readOnly, byte[] array, int arrayOffset, int eventCount, long deadlineNanos,
+                  AtomicReference<byte[]> copy, int[] valueAt, byte[][] values, int valueCount,
+                  AtomicReference<Pieces> pieces) {
         this.data = readOnly;
+        this.array = array;
+        this.arrayOffset = arrayOffset;
         this.eventCount = eventCount;
         this.deadlineNanos = deadlineNanos;
         this.copy = copy;
@@ -73,7 +82,7 @@ public final class Batch {
      * put's timeout, which transports that can bound a call use as its timeout.
      */
     public Batch withDeadline(long nanoTime) {
-        return new Batch(data, eventCount, nanoTime, copy, valueAt, values, valueCount, pieces);
+        return new Batch(data, array, arrayOffset, eventCount, nanoTime, copy, valueAt, values, valueCount, pieces);
     }
 
     /** The deadline, or {@code 0} for none. */
@@ -92,6 +101,25 @@ public final class Batch {
     /** A fresh read-only view of the batch, for a (gathering) channel write. */
     public ByteBuffer buffer() {
         return data.duplicate();
+    }
+
+    /**
+     * Writes the batch's bytes to {@code out}: in one call from the array that holds them when the batch is on
+     * the heap (a transport that {@linkplain Transport#encodesOnHeap() asks for it}, or a batch made from an
+     * array), otherwise copied out of direct memory through {@code scratch}, a part at a time. The batch is not
+     * moved; {@code out} must not keep the array it is given.
+     */
+    public void writeTo(OutputStream out, byte[] scratch) throws IOException {
+        if (array != null) {
+            out.write(array, arrayOffset, data.remaining());
+            return;
+        }
+        ByteBuffer d = data.duplicate();
+        while (d.hasRemaining()) {
+            int n = Math.min(d.remaining(), scratch.length);
+            d.get(scratch, 0, n);
+            out.write(scratch, 0, n);
+        }
     }
 
     /**

@@ -39,6 +39,16 @@ public interface Transport {
     }
 
     /**
+     * Whether the dispatcher encodes this transport's batches in heap arrays instead of direct memory: for a
+     * transport that hands each batch to an {@code OutputStream} ({@link Batch#writeTo}), which then takes the
+     * batch's own array instead of a copy of it staged through a scratch array. {@code false} by default: a
+     * transport that writes to NIO channels wants direct memory, which the channel writes without a copy.
+     */
+    default boolean encodesOnHeap() {
+        return false;
+    }
+
+    /**
      * Asks a peer for a cache's content. Chunks (event batches of PUT events) are handed to {@code sink} in
      * order, on a transport thread; the future completes when the peer has sent everything, or fails.
      */

@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -64,6 +67,62 @@ class BatchTest {
         direct.put(new byte[64]);
         assertArrayEquals(expected, batch.toByteArray());
         assertEquals(40, batch.length());
+    }
+
+    /** Records each write a stream is given, and the array it came in. */
+    private static final class Writes extends OutputStream {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final List<byte[]> arrays = new ArrayList<>();
+        final List<Integer> offsets = new ArrayList<>();
+
+        @Override
+        public void write(int b) {
+            throw new AssertionError("a batch is written in bulk");
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            arrays.add(b);
+            offsets.add(off);
+            bytes.write(b, off, len);
+        }
+    }
+
+    @Test
+    void writeTo_givesAHeapBatchItsOwnArrayInOneWrite_andStagesADirectOneThroughScratch() throws Exception {
+        byte[] backing = new byte[100];
+        for (int i = 0; i < backing.length; i++) {
+            backing[i] = (byte) (i * 7);
+        }
+        // the batch sits at 10..90 of a larger array, as a sink's view of what was written can
+        ByteBuffer heap = ByteBuffer.wrap(backing, 10, 80).slice();
+        Batch onHeap = new Batch(heap, 2).withDeadline(1L);
+        byte[] scratch = new byte[16];
+        Writes w = new Writes();
+        onHeap.writeTo(w, scratch);
+        assertEquals(1, w.arrays.size());
+        assertSame(backing, w.arrays.get(0));
+        assertEquals(10, (int) w.offsets.get(0));
+        assertArrayEquals(Arrays.copyOfRange(backing, 10, 90), w.bytes.toByteArray());
+
+        ByteBuffer direct = ByteBuffer.allocateDirect(80);
+        direct.put(backing, 10, 80).flip();
+        Batch inDirect = new Batch(direct, 2);
+        Writes d = new Writes();
+        inDirect.writeTo(d, scratch);
+        assertEquals(5, d.arrays.size(), "80 bytes through a scratch of 16");
+        for (byte[] a : d.arrays) {
+            assertSame(scratch, a);
+        }
+        assertArrayEquals(Arrays.copyOfRange(backing, 10, 90), d.bytes.toByteArray());
+        assertEquals(0, direct.position(), "the batch is not moved");
+
+        // a read-only view exposes no array: written as direct memory is, with the same bytes
+        Batch readOnly = new Batch(ByteBuffer.wrap(backing, 10, 80).slice().asReadOnlyBuffer(), 2);
+        Writes r = new Writes();
+        readOnly.writeTo(r, scratch);
+        assertTrue(r.arrays.stream().allMatch(a -> a == scratch));
+        assertArrayEquals(Arrays.copyOfRange(backing, 10, 90), r.bytes.toByteArray());
     }
 
     private static byte[] concat(Batch.Pieces p) {

@@ -16,6 +16,7 @@ import java.util.function.Consumer;
 
 import io.ehrelay.internal.InboundBudget;
 import io.ehrelay.internal.rpc.RpcSessions;
+import io.ehrelay.spi.Batch;
 import io.ehrelay.spi.Clock;
 
 /**
@@ -48,10 +49,11 @@ final class RelayBatch implements Serializable {
     private transient byte[] bytes;
     /**
      * On the sending side, instead of {@link #bytes}: the batch in the dispatcher's buffer, written from there
-     * through {@link #scratch} (no array of the batch's size per send; the buffer is read only while the call
-     * writes its argument, before the send completes).
+     * ({@link Batch#writeTo}: its heap array in one write, or direct memory through {@link #scratch}; no array of
+     * the batch's size per send; the buffer is read only while the call writes its argument, before the send
+     * completes).
      */
-    private transient ByteBuffer data;
+    private transient Batch data;
     private transient byte[] scratch;
     /** On the receiving side: the batch, in an array of the node's budget. */
     private transient InboundBudget.Borrowed received;
@@ -68,15 +70,16 @@ final class RelayBatch implements Serializable {
     }
 
     /**
-     * A batch written from {@code data} (its position to its limit, read and not modified) in chunks through
-     * {@code scratch}, which the caller owns and does not share while the call runs.
+     * A batch written from {@code data} (read and not modified) as {@link Batch#writeTo} writes it, through
+     * {@code scratch} when it is in direct memory; the caller owns {@code scratch} and does not share it while the
+     * call runs.
      */
-    RelayBatch(String from, byte[] session, ByteBuffer data, byte[] scratch) {
+    RelayBatch(String from, byte[] session, Batch data, byte[] scratch) {
         this.from = from;
         this.session = session;
-        this.data = data.duplicate();
+        this.data = data;
         this.scratch = scratch;
-        this.announced = data.remaining();
+        this.announced = data.length();
     }
 
     private RelayBatch(String from, byte[] session, byte[] bytes, int announced, long stallMillis) {
@@ -161,12 +164,7 @@ final class RelayBatch implements Serializable {
         }
         out.writeInt(announced);
         if (data != null) {
-            ByteBuffer d = data.duplicate();
-            while (d.hasRemaining()) {
-                int n = Math.min(d.remaining(), scratch.length);
-                d.get(scratch, 0, n);
-                out.write(scratch, 0, n);
-            }
+            data.writeTo(out, scratch);
             return;
         }
         out.write(bytes);

@@ -217,9 +217,9 @@ final class RmiPeerChannel extends PeerChannel {
         if (l.kind != Kind.EHRELAY) {
             super.transmit(batch, acknowledge);
         } else if (acknowledge) {
-            l.relay.deliver(new RelayBatch(self, l.next(), batch.buffer(), scratch));
+            l.relay.deliver(new RelayBatch(self, l.next(), batch, scratch));
         } else {
-            l.relay.post(new RelayBatch(self, l.next(), batch.buffer(), scratch));
+            l.relay.post(new RelayBatch(self, l.next(), batch, scratch));
         }
     }
 

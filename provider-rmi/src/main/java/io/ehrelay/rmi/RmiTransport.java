@@ -237,6 +237,12 @@ final class RmiTransport extends RpcTransport<RmiPeerChannel> {
         return localEndpoint;
     }
 
+    /** RMI marshals each batch into an {@code ObjectOutputStream}, which then takes the batch's own array. */
+    @Override
+    public boolean encodesOnHeap() {
+        return true;
+    }
+
     /** Ehcache's own heartbeat, listing the caches bound for stock peers: stock nodes find this one and back. */
     @Override
     public HeartbeatFormat heartbeatFormat() {

@@ -123,6 +123,19 @@ public final class ByteSink extends OutputStream {
         return v.asReadOnlyBuffer();
     }
 
+    /**
+     * As {@link #view()}, except that a heap sink's view is writable, so that a {@link io.ehrelay.spi.Batch} made of
+     * it can hand its array to a stream in one call ({@code Batch.writeTo}); the batch reads it and never writes it.
+     */
+    public ByteBuffer batchView() {
+        if (direct) {
+            return view();
+        }
+        ByteBuffer v = buf.duplicate();
+        v.flip();
+        return v;
+    }
+
     /** The bytes written; a heap sink's own array, without a copy, when it was sized exactly. */
     public byte[] toByteArray() {
         if (!direct && buf.position() == buf.capacity()) {

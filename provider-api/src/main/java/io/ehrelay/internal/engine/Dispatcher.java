@@ -248,7 +248,8 @@ final class Dispatcher {
     }
 
     private ByteSink newBuffer() {
-        return ByteSink.direct(config.batchMaxBytes() + 1024);
+        int capacity = config.batchMaxBytes() + 1024;
+        return transport.encodesOnHeap() ? new ByteSink(capacity) : ByteSink.direct(capacity);
     }
 
     /**
@@ -332,7 +333,7 @@ final class Dispatcher {
         EventCodec.putBatchHeader(buffer, 0, included.size(), flags, streams[lane], seqs.incrementAndGet(lane));
         starts[included.size()] = buffer.position();
         List<Peer> targets = peers.get();
-        Batch bytes = refs[lane] == null ? new Batch(buffer.view(), included.size())
+        Batch bytes = refs[lane] == null ? new Batch(buffer.batchView(), included.size())
                 : refs[lane].batch(buffer.view(), included.size());
         if (targets.isEmpty()) {
             LOG.debug("no peers: {} events not addressed to anyone", included.size());

@@ -144,6 +144,29 @@ class DispatcherTest {
     }
 
     @Test
+    void aTransportThatWritesToStreams_getsBatchesEncodedOnTheHeap_writtenInOneCallEach() throws Exception {
+        scripted.failNext(0);
+        scripted.onHeap = true;
+        byte[] value = new byte[2000]; // larger than the scratch a direct batch would be staged through
+        Arrays.fill(value, (byte) 5);
+        byte[] name = "a".getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < 3; i++) {
+            cache.queueAdd(100);
+            assertThat(queue.offer(0, new ReplicationQueue.Entry(cache, name, new Element("k" + i, value), 100,
+                    clock.nanoTime(), new Version(5, 9, 0, 0, false), null))).isTrue();
+        }
+        dispatcher.start();
+        Await.until(() -> cache.sentCount() == 3, () -> "sent " + cache.sentCount());
+        assertThat(scripted.writtenArrays).hasSize(1);
+        assertThat(scripted.writtenArrays.get(0)).as("the batch's own array, in one write").hasSize(1);
+        assertThat(scripted.writtenArrays.get(0).get(0).length).isGreaterThanOrEqualTo(sentBatches.get(0).length);
+        DecodedBatch got = EventDecoder.decodeBatch(sentBatches.get(0), 0, sentBatches.get(0).length,
+                kit.config.limits());
+        assertThat(got.events()).extracting(e -> e.key()).containsExactly("k0", "k1", "k2");
+        assertThat((byte[]) got.events().get(2).value()).isEqualTo(value);
+    }
+
+    @Test
     void aLaneThatMeetsAnUnexpectedError_goesOn_countsTheBatchFailed_andFlagsItLost() throws Exception {
         scripted.failNext(0);
         scripted.throwNext = new OutOfMemoryError("thrown by the test's transport");

@@ -1,6 +1,9 @@
 package io.ehrelay.internal.engine;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -23,6 +26,10 @@ final class RecordingTransport implements Transport {
     final List<Batch.Pieces> sentPieces = new CopyOnWriteArrayList<>();
     /** Asks the dispatcher to name large values by reference (read when it starts). */
     volatile boolean byReference;
+    /** Asks the dispatcher for batches on the heap (read when it starts). */
+    volatile boolean onHeap;
+    /** For each send, the arrays {@link Batch#writeTo} handed a stream, while {@link #onHeap} is set. */
+    final List<List<byte[]>> writtenArrays = new CopyOnWriteArrayList<>();
     /** Every send fails while set. */
     volatile boolean failing;
     private final AtomicInteger failNext = new AtomicInteger();
@@ -50,6 +57,25 @@ final class RecordingTransport implements Transport {
         if (byReference) {
             sentPieces.add(batch.pieces());
         }
+        if (onHeap) {
+            List<byte[]> arrays = new ArrayList<>();
+            try {
+                batch.writeTo(new OutputStream() {
+                    @Override
+                    public void write(int b) {
+                        throw new AssertionError("written in bulk");
+                    }
+
+                    @Override
+                    public void write(byte[] b, int off, int len) {
+                        arrays.add(b);
+                    }
+                }, new byte[256]);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            writtenArrays.add(arrays);
+        }
         CompletableFuture<Void> f = new CompletableFuture<>();
         if (failing || failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             f.completeExceptionally(new IOException("connection reset"));
@@ -62,6 +88,7 @@ final class RecordingTransport implements Transport {
     }
 
     @Override public boolean sendsValuesByReference() { return byReference; }
+    @Override public boolean encodesOnHeap() { return onHeap; }
     @Override public void start(TransportContext context) { }
     @Override public String localEndpoint() { return "self:0"; }
     @Override public CompletableFuture<Void> requestState(Peer p, String c, int m, InboundHandler.ChunkSink s) {
