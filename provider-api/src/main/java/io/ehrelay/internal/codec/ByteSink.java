@@ -118,9 +118,14 @@ public final class ByteSink extends OutputStream {
 
     /** A read-only view of the bytes written so far, positioned at 0; valid until the next write or reset. */
     public ByteBuffer view() {
+        return written().asReadOnlyBuffer();
+    }
+
+    /** The bytes written so far, positioned at 0, sharing this sink's memory. */
+    private ByteBuffer written() {
         ByteBuffer v = buf.duplicate();
         v.flip();
-        return v.asReadOnlyBuffer();
+        return v;
     }
 
     /**
@@ -128,12 +133,7 @@ public final class ByteSink extends OutputStream {
      * it can hand its array to a stream in one call ({@code Batch.writeTo}); the batch reads it and never writes it.
      */
     public ByteBuffer batchView() {
-        if (direct) {
-            return view();
-        }
-        ByteBuffer v = buf.duplicate();
-        v.flip();
-        return v;
+        return direct ? view() : written();
     }
 
     /** The bytes written; a heap sink's own array, without a copy, when it was sized exactly. */
